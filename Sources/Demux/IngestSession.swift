@@ -1,0 +1,248 @@
+internal import CFFmpeg
+public import MediaCore
+public import Logging
+import Foundation
+
+/// An open libavformat input: a camera, a server, a publisher pushing to us, or a file.
+///
+/// Confined to the thread that opened it (the ingest thread). Every blocking call runs under a
+/// deadline enforced by FFmpeg's interrupt callback; `interruptHandle.interrupt()` from any
+/// thread makes the current call return promptly.
+public final class IngestSession: PacketSource {
+    public let url: String
+    public let options: SourceOptions
+    public private(set) var streams: [StreamInfo] = []
+    public private(set) var formatName: String = ""
+    /// The RTSP transport actually in use (`auto` resolves to `udp` or `tcp`); nil for non-RTSP.
+    public private(set) var transportUsed: SourceOptions.Transport?
+    /// Options we passed that the demuxer or protocol did not use (likely typos).
+    public private(set) var unusedOptions: [String] = []
+    public let interruptHandle: InterruptHandle
+    /// Source URL with credentials removed, for logs and errors.
+    public let redactedURL: String
+
+    private var context: UnsafeMutablePointer<AVFormatContext>?
+    private let scratch: UnsafeMutablePointer<AVPacket>
+    private let logger: Logger
+    private let isFile: Bool
+    // realtime pacing and looping of files
+    private var paceOriginNanos: UInt64?
+    private var paceOriginSeconds: Double = 0
+    private var loopOffset: [Int: Int64] = [:]
+    private var lastEnd: [Int: Int64] = [:]
+
+    /// Opens the source and probes its streams, within `options.openTimeout`.
+    public init(url: String, options: SourceOptions = SourceOptions(), interruptHandle: InterruptHandle = InterruptHandle(), logger: Logger = Logger(label: "liverelay.demux")) throws(IngestError) {
+        self.url = url
+        self.options = options
+        self.interruptHandle = interruptHandle
+        self.redactedURL = Redactor.redact(url)
+        self.logger = logger
+        let scheme = IngestSession.scheme(of: url)
+        self.isFile = scheme == "file" || scheme == nil
+        guard let pkt = av_packet_alloc() else {
+            throw IngestError(.failed, source: url, stage: "opening", detail: "out of memory")
+        }
+        scratch = pkt
+        do {
+            if scheme == "rtsp" && options.transport == .auto && !options.listen {
+                do {
+                    try open(transport: .udp)
+                } catch let e where e.kind != .stopped && e.kind != .unreachable && e.kind != .refused {
+                    logger.info("UDP did not deliver; retrying over TCP", metadata: ["source": "\(redactedURL)", "error": "\(e)"])
+                    try open(transport: .tcp)
+                }
+            } else {
+                try open(transport: scheme == "rtsp" ? options.transport : nil)
+            }
+        } catch {
+            var p: UnsafeMutablePointer<AVPacket>? = scratch
+            av_packet_free(&p)
+            throw error
+        }
+    }
+
+    deinit {
+        close()
+        var p: UnsafeMutablePointer<AVPacket>? = scratch
+        av_packet_free(&p)
+    }
+
+    static func scheme(of url: String) -> String? {
+        guard let r = url.range(of: "://") else { return nil }
+        return url[..<r.lowerBound].lowercased()
+    }
+
+    private func close() {
+        if context != nil { avformat_close_input(&context) }
+    }
+
+    private func open(transport: SourceOptions.Transport?) throws(IngestError) {
+        close()
+        guard let ctx = avformat_alloc_context() else {
+            throw IngestError(.failed, source: url, stage: "opening", detail: "out of memory")
+        }
+        // Safety: the handle is retained by `self` and outlives the context, which `close()`
+        // frees in deinit; FFmpeg calls back on this thread only, while a call is in progress.
+        ctx.pointee.interrupt_callback.callback = { opaque in
+            guard let opaque else { return 0 }
+            return Unmanaged<InterruptHandle>.fromOpaque(opaque).takeUnretainedValue().shouldAbort() ? 1 : 0
+        }
+        ctx.pointee.interrupt_callback.opaque = Unmanaged.passUnretained(interruptHandle).toOpaque()
+
+        var passed: [String: String] = [:]
+        let scheme = IngestSession.scheme(of: url)
+        if let transport { passed["rtsp_transport"] = transport.rawValue; transportUsed = transport }
+        if scheme == "rtsp", let q = options.reorderQueueSize { passed["reorder_queue_size"] = String(q) }
+        if options.listen {
+            switch scheme {
+            case "rtmp": passed["listen"] = "1"
+            case "rtsp": passed["rtsp_flags"] = "listen"
+            case "srt": if !url.contains("mode=") { passed["mode"] = "listener" }
+            case "udp", "tcp": if scheme == "tcp" { passed["listen"] = "1" }
+            default: break
+            }
+        }
+        if options.lowLatencyProbe && !isFile {
+            passed["probesize"] = "65536"
+            passed["analyzeduration"] = "500000"
+            passed["fpsprobesize"] = "0"
+        }
+        for (k, v) in options.extraOptions { passed[k] = v }
+        var dict: OpaquePointer? = nil
+        for (k, v) in passed { av_dict_set(&dict, k, v, 0) }
+        defer { av_dict_free(&dict) }
+
+        let openDeadline = options.listen ? options.listenTimeout : options.openTimeout
+        interruptHandle.arm(seconds: openDeadline)
+        var ctxOpt: UnsafeMutablePointer<AVFormatContext>? = ctx
+        let r = avformat_open_input(&ctxOpt, url, nil, &dict)
+        // avformat_open_input frees the context and nils the pointer on failure.
+        if r < 0 {
+            interruptHandle.disarm()
+            throw IngestError.classify(FFmpegError(code: r, operation: "avformat_open_input"), source: url,
+                                       stage: options.listen ? "waiting for a publisher" : "opening",
+                                       handle: interruptHandle, deadline: openDeadline)
+        }
+        context = ctxOpt
+        unusedOptions = IngestSession.keys(dict).sorted()
+
+        interruptHandle.arm(seconds: options.openTimeout)
+        let f = avformat_find_stream_info(ctxOpt, nil)
+        interruptHandle.disarm()
+        if f < 0 {
+            let e = IngestError.classify(FFmpegError(code: f, operation: "avformat_find_stream_info"), source: url,
+                                         stage: "probing streams", handle: interruptHandle, deadline: options.openTimeout)
+            close()
+            throw e
+        }
+        guard let c = context else { throw IngestError(.failed, source: url, stage: "opening", detail: "no context") }
+        formatName = c.pointee.iformat.map { String(cString: $0.pointee.name) } ?? "unknown"
+        var found: [StreamInfo] = []
+        for i in 0..<Int(c.pointee.nb_streams) {
+            guard let st = c.pointee.streams[i], let par = st.pointee.codecpar else { continue }
+            do {
+                let params = try CodecParameters(copying: par)
+                let fr = st.pointee.avg_frame_rate.den != 0 && st.pointee.avg_frame_rate.num != 0
+                    ? av_q2d(st.pointee.avg_frame_rate)
+                    : (st.pointee.r_frame_rate.den != 0 && st.pointee.r_frame_rate.num != 0 ? av_q2d(st.pointee.r_frame_rate) : nil)
+                found.append(StreamInfo(index: i, timeBase: TimeBase(st.pointee.time_base), frameRate: params.mediaType == .video ? fr : nil, parameters: params))
+            } catch {
+                throw IngestError(.failed, source: url, stage: "probing streams", detail: error.description, underlying: error)
+            }
+        }
+        streams = found
+        if !unusedOptions.isEmpty {
+            logger.warning("options not used by FFmpeg (typo?)", metadata: ["source": "\(redactedURL)", "options": "\(unusedOptions.sorted().joined(separator: ","))"])
+        }
+    }
+
+    private static func keys(_ dict: OpaquePointer?) -> [String] {
+        var out: [String] = []
+        var e: UnsafeMutablePointer<AVDictionaryEntry>? = nil
+        while true {
+            e = av_dict_get(dict, "", e, AV_DICT_IGNORE_SUFFIX)
+            guard let entry = e else { break }
+            out.append(String(cString: entry.pointee.key))
+        }
+        return out
+    }
+
+    /// Reads the next packet within `options.readTimeout`. Nil at the end of the stream (for a
+    /// push ingest: the publisher left).
+    public func readPacket() throws -> Packet? {
+        guard let ctx = context else { return nil }
+        while true {
+            interruptHandle.arm(seconds: options.readTimeout)
+            let r = av_read_frame(ctx, scratch)
+            interruptHandle.disarm()
+            if r < 0 {
+                let err = FFmpegError(code: r, operation: "av_read_frame")
+                if err.isEndOfFile && options.loop && isFile && !interruptHandle.isInterrupted {
+                    try rewind()
+                    continue
+                }
+                if err.isEndOfFile && !interruptHandle.didTimeOut { return nil }
+                if options.listen && r == FFmpegError.io && !interruptHandle.didTimeOut && !interruptHandle.isInterrupted { return nil }
+                if err.isTryAgain { continue }
+                throw IngestError.classify(err, source: url, stage: "reading", handle: interruptHandle, deadline: options.readTimeout)
+            }
+            let arrival = MonotonicClock.nanoseconds()
+            let index = Int(scratch.pointee.stream_index)
+            guard index < streams.count else { av_packet_unref(scratch); continue }
+            let stream = streams[index]
+            if options.loop, let off = loopOffset[index], off != 0 {
+                if scratch.pointee.pts != noTimestamp { scratch.pointee.pts += off }
+                if scratch.pointee.dts != noTimestamp { scratch.pointee.dts += off }
+            }
+            if options.loop {
+                let t = scratch.pointee.dts != noTimestamp ? scratch.pointee.dts : scratch.pointee.pts
+                if t != noTimestamp { lastEnd[index] = max(lastEnd[index] ?? .min, t + max(scratch.pointee.duration, 1)) }
+            }
+            if options.realtime && isFile { try pace(stream: stream) }
+            do {
+                return try Packet(movingFrom: scratch, timeBase: stream.timeBase, mediaType: stream.mediaType, arrivalNanos: options.realtime ? MonotonicClock.nanoseconds() : arrival)
+            } catch {
+                throw IngestError(.failed, source: url, stage: "reading", detail: error.description, underlying: error)
+            }
+        }
+    }
+
+    /// Sleeps until the packet's timestamp comes due on the wall clock (like `ffmpeg -re`).
+    private func pace(stream: StreamInfo) throws(IngestError) {
+        let t = scratch.pointee.dts != noTimestamp ? scratch.pointee.dts : scratch.pointee.pts
+        guard t != noTimestamp else { return }
+        let seconds = stream.timeBase.seconds(t)
+        guard let origin = paceOriginNanos else {
+            paceOriginNanos = MonotonicClock.nanoseconds()
+            paceOriginSeconds = seconds
+            return
+        }
+        let due = origin &+ UInt64(max(0, seconds - paceOriginSeconds) * 1e9)
+        while true {
+            if interruptHandle.isInterrupted {
+                throw IngestError(.stopped, source: url, stage: "reading", detail: "stopped")
+            }
+            let now = MonotonicClock.nanoseconds()
+            if now >= due { return }
+            usleep(UInt32(min(due - now, 20_000_000) / 1000))
+        }
+    }
+
+    private func rewind() throws(IngestError) {
+        guard let ctx = context else { return }
+        // The next pass starts where this one ended, per stream: timestamps keep rising.
+        for s in streams {
+            let end = lastEnd[s.index] ?? 0
+            let firstOfFile = (ctx.pointee.streams[s.index]?.pointee.start_time).flatMap { $0 == noTimestamp ? nil : $0 } ?? 0
+            loopOffset[s.index] = end - firstOfFile
+        }
+        let r = av_seek_frame(ctx, -1, 0, AVSEEK_FLAG_BACKWARD)
+        if r < 0 {
+            throw IngestError.classify(FFmpegError(code: r, operation: "av_seek_frame"), source: url, stage: "looping", handle: interruptHandle, deadline: 0)
+        }
+    }
+}
+
+@available(*, unavailable)
+extension IngestSession: Sendable {}

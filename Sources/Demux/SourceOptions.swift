@@ -1,0 +1,35 @@
+/// How to open a source. Defaults suit a live camera: low-latency probing, short deadlines.
+public struct SourceOptions: Sendable, Hashable {
+    /// RTSP lower transport.
+    public enum Transport: String, Sendable, Hashable, CaseIterable, Codable {
+        /// RTP over UDP: lowest latency, loses packets on a bad network.
+        case udp
+        /// RTP interleaved in the RTSP TCP connection: no loss, head-of-line blocking.
+        case tcp
+        /// UDP first; TCP if UDP does not deliver within the open deadline.
+        case auto
+    }
+
+    public var transport: Transport = .auto
+    /// Deadline for connecting and probing the streams, in seconds.
+    public var openTimeout: Double = 5
+    /// Deadline for each packet read, in seconds: a silent source times out after this.
+    public var readTimeout: Double = 3
+    /// We listen and a publisher pushes to us (RTMP, RTSP ANNOUNCE/RECORD, SRT listener).
+    public var listen: Bool = false
+    /// How long to wait for a publisher when listening, in seconds (0: until stopped).
+    public var listenTimeout: Double = 0
+    /// Pace a file source at its own frame rate, so it stands in for a live camera.
+    public var realtime: Bool = false
+    /// Start a file again at its end, with timestamps that keep going up.
+    public var loop: Bool = false
+    /// Small probe size and analyze duration for live sources.
+    public var lowLatencyProbe: Bool = true
+    /// RTP reorder queue size (RTSP over UDP). `0` hands packets on as they arrive (arrival
+    /// ordering); nil keeps FFmpeg's default reorder buffer (presentation ordering).
+    public var reorderQueueSize: Int? = nil
+    /// Further libavformat options, passed as they are. Unused ones are reported.
+    public var extraOptions: [String: String] = [:]
+
+    public init() {}
+}

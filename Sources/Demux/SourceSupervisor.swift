@@ -1,0 +1,159 @@
+public import MediaCore
+public import Logging
+import Foundation
+import Synchronization
+
+/// Where a supervised source stands.
+public enum SourceState: Sendable, Hashable, CustomStringConvertible {
+    case connecting
+    case live
+    case reconnecting(attempt: Int, lastError: String)
+    case stopped(reason: String)
+
+    public var name: String {
+        switch self {
+        case .connecting: "connecting"
+        case .live: "live"
+        case .reconnecting: "reconnecting"
+        case .stopped: "stopped"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .connecting, .live: name
+        case .reconnecting(let a, let e): "reconnecting (attempt \(a)): \(e)"
+        case .stopped(let r): "stopped: \(r)"
+        }
+    }
+}
+
+/// What a supervisor tells its owner, on the ingest thread.
+public enum SourceEvent: Sendable {
+    /// A (re)connection: the streams found. `generation` counts connections from 1.
+    case opened(streams: [StreamInfo], formatName: String, generation: Int)
+    case packet(Packet)
+    /// The connection ended (nil error: end of stream).
+    case closed(error: String?)
+    case stateChanged(SourceState)
+}
+
+/// Keeps one source open on a dedicated thread: opens it, reads packets, and reconnects with
+/// backoff when it fails. The thread never blocks longer than the source's deadlines.
+public final class SourceSupervisor: Sendable {
+    public typealias Factory = @Sendable (InterruptHandle) throws -> any PacketSource
+
+    public let name: String
+    private let factory: Factory
+    private let backoff: Backoff
+    private let reconnectAtEnd: Bool
+    private let logger: Logger
+    private let onEvent: @Sendable (SourceEvent) -> Void
+    private let handle = InterruptHandle()
+    private let stateBox = Mutex<SourceState>(.connecting)
+    private let finished = Mutex<Bool>(false)
+    private let started = Atomic<Bool>(false)
+    private let done = DispatchSemaphore(value: 0)
+
+    /// - Parameters:
+    ///   - reconnectAtEnd: reopen when the source ends cleanly (live sources, push ingest);
+    ///     false for files, which stop at their end.
+    public init(name: String, backoff: Backoff = Backoff(), reconnectAtEnd: Bool = true, logger: Logger,
+                factory: @escaping Factory, onEvent: @escaping @Sendable (SourceEvent) -> Void) {
+        self.name = name
+        self.factory = factory
+        self.backoff = backoff
+        self.reconnectAtEnd = reconnectAtEnd
+        self.logger = logger
+        self.onEvent = onEvent
+    }
+
+    public var state: SourceState { stateBox.withLock { $0 } }
+
+    /// Starts the ingest thread (once).
+    public func start() {
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let thread = Thread { [self] in
+            self.run()
+            self.finished.withLock { $0 = true }
+            self.done.signal()
+        }
+        thread.name = "ingest:\(name)"
+        thread.start()
+    }
+
+    /// Stops the source: the blocked call returns, the thread ends. Waits up to `timeout`.
+    @discardableResult
+    public func stop(timeout: Double = 5) -> Bool {
+        handle.interrupt()
+        guard started.load(ordering: .acquiring) else { return true }
+        if finished.withLock({ $0 }) { return true }
+        let ok = done.wait(timeout: .now() + timeout) == .success
+        if ok { done.signal() }
+        return ok
+    }
+
+    private func setState(_ s: SourceState) {
+        let changed = stateBox.withLock { old -> Bool in
+            if old == s { return false }
+            old = s
+            return true
+        }
+        if changed { onEvent(.stateChanged(s)) }
+    }
+
+    private func run() {
+        var attempt = 0
+        var generation = 0
+        while !handle.isInterrupted {
+            var lastError: String?
+            var liveSince: UInt64?
+            do {
+                let source = try factory(handle)
+                generation += 1
+                onEvent(.opened(streams: source.streams, formatName: source.formatName, generation: generation))
+                setState(.live)
+                liveSince = MonotonicClock.nanoseconds()
+                while let packet = try source.readPacket() {
+                    onEvent(.packet(packet))
+                }
+                onEvent(.closed(error: nil))
+                if !reconnectAtEnd {
+                    setState(.stopped(reason: "end of stream"))
+                    return
+                }
+                lastError = "end of stream"
+            } catch {
+                let text = Redactor.scrub("\(error)")
+                if handle.isInterrupted { break }
+                if liveSince != nil { onEvent(.closed(error: text)) }
+                lastError = text
+            }
+            if let since = liveSince, Double(MonotonicClock.nanoseconds() - since) / 1e9 >= backoff.stableAfter {
+                attempt = 0
+            }
+            attempt += 1
+            if let max = backoff.maxAttempts, attempt > max {
+                setState(.stopped(reason: lastError ?? "gave up"))
+                return
+            }
+            let reason = lastError ?? "unknown"
+            setState(.reconnecting(attempt: attempt, lastError: reason))
+            let wait = backoff.delay(attempt: attempt, unit: Double.random(in: 0..<1))
+            logger.warning("source down; reconnecting", metadata: [
+                "stream.name": "\(name)", "attempt": "\(attempt)", "delay_s": "\(wait)", "error": "\(reason)",
+            ])
+            sleepInterruptibly(wait)
+        }
+        setState(.stopped(reason: "stopped"))
+    }
+
+    private func sleepInterruptibly(_ seconds: Double) {
+        let end = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
+        while !handle.isInterrupted {
+            let now = MonotonicClock.nanoseconds()
+            if now >= end { return }
+            usleep(UInt32(min(end - now, 20_000_000) / 1000))
+        }
+    }
+}

@@ -1,0 +1,20 @@
+/// Anything that yields packets of a live (or file) stream on the calling thread: an FFmpeg
+/// input, or the built-in test source.
+///
+/// A source is confined to one thread (the ingest thread); only `interrupt()` may be called from
+/// another, and it makes a blocked `readPacket()` return promptly.
+public protocol PacketSource: AnyObject {
+    /// The streams found when the source opened.
+    var streams: [StreamInfo] { get }
+    /// Container or source kind (`rtsp`, `flv`, `mpegts`, `testsrc` …).
+    var formatName: String { get }
+    /// The next packet, or nil at the end of the stream. Throws on failure or timeout.
+    func readPacket() throws -> Packet?
+    /// A handle another thread may use to stop a blocked read.
+    var interruptHandle: InterruptHandle { get }
+}
+
+extension PacketSource {
+    /// The first video stream, if any.
+    public var videoStream: StreamInfo? { streams.first { $0.mediaType == .video } }
+}

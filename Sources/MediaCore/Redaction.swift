@@ -1,0 +1,146 @@
+import Foundation
+import Synchronization
+
+/// Removes credentials from source and destination URLs and from free text.
+///
+/// Every URL that reaches a log line, an error, the API or a metric label passes through
+/// `redact(_:)`. As a second net, secrets seen in URLs are remembered and `scrub(_:)` masks them
+/// in any text (FFmpeg's own log lines included).
+public enum Redactor {
+    public static let mask = "***"
+
+    /// Query keys whose values are credentials.
+    static let secretQueryKeys: Set<String> = [
+        "key", "token", "secret", "password", "passwd", "pass", "pwd", "passphrase", "auth",
+        "sig", "signature", "access_token", "apikey", "api_key", "streamkey", "stream_key", "credentials",
+    ]
+
+    private static let known = Mutex<Set<String>>([])
+
+    /// Remembers a secret so that `scrub` masks it wherever it appears later.
+    public static func remember(secret: String) {
+        guard secret.count >= 3 else { return }
+        known.withLock { _ = $0.insert(secret) }
+        if let decoded = secret.removingPercentEncodingSimple, decoded != secret, decoded.count >= 3 {
+            known.withLock { _ = $0.insert(decoded) }
+        }
+    }
+
+    /// The URL with its password, credential query values and (if `hideStreamKey`) the last
+    /// path component masked. The user name stays: it helps an operator tell sources apart.
+    /// Secrets found are remembered for `scrub`.
+    public static func redact(_ url: String, hideStreamKey: Bool = false) -> String {
+        guard let schemeEnd = url.range(of: "://") else { return scrub(url) }
+        let scheme = url[..<schemeEnd.lowerBound]
+        var rest = Substring(url[schemeEnd.upperBound...])
+        var fragment = ""
+        if let hash = rest.firstIndex(of: "#") {
+            fragment = String(rest[hash...])
+            rest = rest[..<hash]
+        }
+        var query: Substring? = nil
+        if let q = rest.firstIndex(of: "?") {
+            query = rest[rest.index(after: q)...]
+            rest = rest[..<q]
+        }
+        var authority = rest
+        var path: Substring = ""
+        if let slash = rest.firstIndex(of: "/") {
+            authority = rest[..<slash]
+            path = rest[slash...]
+        }
+        var out = String(scheme) + "://"
+        if let at = authority.lastIndex(of: "@") {
+            let userinfo = authority[..<at]
+            if let colon = userinfo.firstIndex(of: ":") {
+                let password = String(userinfo[userinfo.index(after: colon)...])
+                remember(secret: password)
+                out += userinfo[..<colon] + ":" + mask + "@"
+            } else {
+                // A lone user part can itself be a token (`rtmp://TOKEN@host`); keep short names.
+                let user = String(userinfo)
+                if user.count >= 16 { remember(secret: user); out += mask + "@" } else { out += user + "@" }
+            }
+            out += authority[authority.index(after: at)...]
+        } else {
+            out += authority
+        }
+        if hideStreamKey, let lastSlash = path.lastIndex(of: "/"), path.index(after: lastSlash) < path.endIndex {
+            let key = String(path[path.index(after: lastSlash)...])
+            remember(secret: key)
+            out += path[...lastSlash] + mask
+        } else {
+            out += path
+        }
+        if let query {
+            let parts = query.split(separator: "&", omittingEmptySubsequences: false).map { part -> String in
+                guard let eq = part.firstIndex(of: "=") else { return String(part) }
+                let name = part[..<eq].lowercased()
+                if secretQueryKeys.contains(name) {
+                    remember(secret: String(part[part.index(after: eq)...]))
+                    return part[..<eq] + "=" + mask
+                }
+                return String(part)
+            }
+            out += "?" + parts.joined(separator: "&")
+        }
+        return out + fragment
+    }
+
+    /// Masks every remembered secret and every `scheme://user:password@` in free text.
+    public static func scrub(_ text: String) -> String {
+        var result = text
+        // userinfo passwords in any URL-looking run
+        var searchStart = result.startIndex
+        while let schemeRange = result.range(of: "://", range: searchStart..<result.endIndex) {
+            let tail = result[schemeRange.upperBound...]
+            let end = tail.firstIndex(where: { $0 == "/" || $0 == " " || $0 == "'" || $0 == "\"" || $0 == "\n" }) ?? tail.endIndex
+            let authority = tail[..<end]
+            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+                let passwordRange = authority.index(after: colon)..<at
+                remember(secret: String(result[passwordRange]))
+                result.replaceSubrange(passwordRange, with: mask)
+                searchStart = result.index(schemeRange.upperBound, offsetBy: 0)
+                // move past this authority
+                if let next = result[searchStart...].firstIndex(of: "@") { searchStart = next } else { break }
+            } else {
+                searchStart = schemeRange.upperBound
+            }
+        }
+        let secrets = known.withLock { $0 }
+        for secret in secrets.sorted(by: { $0.count > $1.count }) where result.contains(secret) {
+            result = result.replacingAll(secret, with: mask)
+        }
+        return result
+    }
+}
+
+extension String {
+    var removingPercentEncodingSimple: String? {
+        guard contains("%") else { return nil }
+        var bytes: [UInt8] = []
+        var it = utf8.makeIterator()
+        while let b = it.next() {
+            if b == UInt8(ascii: "%"), let h = it.next(), let l = it.next(),
+               let v = UInt8(String(decoding: [h, l], as: UTF8.self), radix: 16) {
+                bytes.append(v)
+            } else {
+                bytes.append(b)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        guard !target.isEmpty else { return self }
+        var out = ""
+        var rest = self[...]
+        while let r = rest.range(of: target) {
+            out += rest[..<r.lowerBound]
+            out += replacement
+            rest = rest[r.upperBound...]
+        }
+        out += rest
+        return out
+    }
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs everything LiveRelay needs to build, run and test on Debian 12 (as root).
+# Idempotent: packages already installed are skipped quickly.
+set -euo pipefail
+
+PACKAGES=(
+  # build: FFmpeg's libraries through pkg-config
+  pkg-config libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
+  # real clients and encoders for tests and the bench
+  ffmpeg
+  # real RTSP server for tests: gst-rtsp-server through Python GObject introspection
+  python3-gi gir1.2-gst-rtsp-server-1.0 gstreamer1.0-tools
+  gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly
+  gstreamer1.0-plugins-bad gstreamer1.0-libav
+  # real RTMP server (and HTTP origin) for tests
+  nginx libnginx-mod-rtmp
+  # misc tools used by tests
+  procps curl
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: need root to install: ${missing[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  # Keep Debian's nginx package from starting a system-wide server on install.
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+  fi
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "setup: all packages present"
