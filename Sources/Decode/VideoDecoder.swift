@@ -113,8 +113,8 @@ public final class VideoDecoder {
         hardwareDevice = device
         setupFallback = fallback
 
+        // Every stored property is set from here on: if a step throws, deinit frees what exists.
         guard let ctx = avcodec_alloc_context3(codec) else {
-            var f: UnsafeMutablePointer<AVFrame>? = frame; av_frame_free(&f)
             throw DecodeError(codec: stream.codecName, detail: "out of memory")
         }
         context = ctx

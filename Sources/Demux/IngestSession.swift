@@ -44,6 +44,7 @@ public final class IngestSession: PacketSource {
             throw IngestError(.failed, source: url, stage: "opening", detail: "out of memory")
         }
         scratch = pkt
+        // Every stored property is set from here on: if opening throws, deinit frees `scratch`.
         do {
             if scheme == "rtsp" && options.transport == .auto && !options.listen {
                 do {
@@ -55,10 +56,6 @@ public final class IngestSession: PacketSource {
             } else {
                 try open(transport: scheme == "rtsp" ? options.transport : nil)
             }
-        } catch {
-            var p: UnsafeMutablePointer<AVPacket>? = scratch
-            av_packet_free(&p)
-            throw error
         }
     }
 

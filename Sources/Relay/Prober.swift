@@ -1,0 +1,142 @@
+public import MediaCore
+public import Demux
+public import Decode
+import Foundation
+
+/// What `liverelay probe` found.
+public struct ProbeReport: Sendable, Codable {
+    public struct Stream: Sendable, Codable {
+        public var index: Int
+        public var mediaType: String
+        public var codec: String
+        public var width: Int?
+        public var height: Int?
+        public var frameRate: Double?
+        public var timeBase: String
+        public var sampleRate: Int?
+        public var channels: Int?
+    }
+
+    public var source: String
+    public var container: String
+    public var transport: String?
+    public var streams: [Stream]
+    public var codec: String
+    public var width: Int
+    public var height: Int
+    public var frameRate: Double?
+    public var decoderPath: String
+    public var fallbackReason: String?
+    public var framesRequested: Int
+    public var framesDecoded: Int
+    public var corruptPackets: Int
+    public var corruptFrames: Int
+    public var decodeFps: Double
+    public var openMs: Double
+    public var timeToFirstFrameMs: Double?
+    public var stampsRead: Int
+    public var latencyP50Ms: Double?
+    public var latencyP99Ms: Double?
+    public var latencyMaxMs: Double?
+    public var unusedOptions: [String]
+}
+
+/// Opens a source, decodes some frames and reports what it saw: the engine behind
+/// `liverelay probe`.
+public struct Prober: Sendable {
+    public var url: String
+    public var sourceOptions: SourceOptions
+    public var decoderOptions: DecoderOptions
+    public var frames: Int
+
+    public init(url: String, sourceOptions: SourceOptions = SourceOptions(), decoderOptions: DecoderOptions = DecoderOptions(), frames: Int = 100) {
+        self.url = url
+        self.sourceOptions = sourceOptions
+        self.decoderOptions = decoderOptions
+        self.frames = frames
+    }
+
+    /// Runs the probe on the calling thread (it blocks, within the source's deadlines).
+    /// - Parameter handle: interrupt it from another thread to stop early.
+    public func run(handle: InterruptHandle = InterruptHandle()) throws -> ProbeReport {
+        let start = MonotonicClock.nanoseconds()
+        let source = try SourceFactory.open(url: url, options: sourceOptions, interruptHandle: handle)
+        let opened = MonotonicClock.nanoseconds()
+        guard let video = source.videoStream else {
+            throw IngestError(.noVideoStream, source: url, stage: "probing streams",
+                              detail: "found \(source.streams.map { "\($0.mediaType.rawValue) (\($0.codecName))" }.joined(separator: ", ").ifEmpty("no streams"))")
+        }
+        let decoder = try VideoDecoder(stream: video, options: decoderOptions)
+        var decoded = 0
+        var firstFrameAt: UInt64?
+        var decodeNanos: UInt64 = 0
+        var latencies: [Double] = []
+        var endedEarly = false
+        while decoded < frames {
+            guard let packet = try source.readPacket() else { endedEarly = true; break }
+            guard packet.streamIndex == video.index else { continue }
+            let t0 = MonotonicClock.nanoseconds()
+            let out = decoder.decode(packet)
+            decodeNanos += MonotonicClock.nanoseconds() - t0
+            for frame in out {
+                decoded += 1
+                if firstFrameAt == nil { firstFrameAt = MonotonicClock.nanoseconds() }
+                if let stamp = frame.readStamp() {
+                    latencies.append(Double(MonotonicClock.wallMicroseconds() - stamp.captureMillis * 1000) / 1000)
+                }
+            }
+        }
+        if endedEarly {
+            decoder.sendEndOfStream()
+            let t0 = MonotonicClock.nanoseconds()
+            let rest = decoder.drain().prefix(max(0, frames - decoded))
+            decodeNanos += MonotonicClock.nanoseconds() - t0
+            for frame in rest {
+                decoded += 1
+                if firstFrameAt == nil { firstFrameAt = MonotonicClock.nanoseconds() }
+                if let stamp = frame.readStamp() {
+                    latencies.append(Double(MonotonicClock.wallMicroseconds() - stamp.captureMillis * 1000) / 1000)
+                }
+            }
+        }
+        latencies.sort()
+        let session = source as? IngestSession
+        return ProbeReport(
+            source: Redactor.redact(url),
+            container: source.formatName,
+            transport: session?.transportUsed?.rawValue,
+            streams: source.streams.map { s in
+                ProbeReport.Stream(index: s.index, mediaType: s.mediaType.rawValue, codec: s.codecName,
+                                   width: s.mediaType == .video ? s.width : nil, height: s.mediaType == .video ? s.height : nil,
+                                   frameRate: s.frameRate, timeBase: s.timeBase.description,
+                                   sampleRate: s.mediaType == .audio ? s.parameters.sampleRate : nil,
+                                   channels: s.mediaType == .audio ? s.parameters.channels : nil)
+            },
+            codec: video.codecName, width: video.width, height: video.height, frameRate: video.frameRate,
+            decoderPath: decoder.path.rawValue, fallbackReason: decoder.fallbackReason,
+            framesRequested: frames, framesDecoded: decoded,
+            corruptPackets: decoder.counters.corruptPackets, corruptFrames: decoder.counters.corruptFrames,
+            decodeFps: decodeNanos > 0 ? Double(decoded) / (Double(decodeNanos) / 1e9) : 0,
+            openMs: Double(opened - start) / 1e6,
+            timeToFirstFrameMs: firstFrameAt.map { Double($0 - start) / 1e6 },
+            stampsRead: latencies.count,
+            latencyP50Ms: Percentiles.of(latencies, 0.50),
+            latencyP99Ms: Percentiles.of(latencies, 0.99),
+            latencyMaxMs: latencies.last,
+            unusedOptions: session?.unusedOptions ?? []
+        )
+    }
+}
+
+/// Nearest-rank percentiles over a sorted sample.
+public enum Percentiles {
+    public static func of(_ sorted: [Double], _ q: Double) -> Double? {
+        guard !sorted.isEmpty else { return nil }
+        let rank = Int((q * Double(sorted.count)).rounded(.up))
+        return sorted[min(sorted.count - 1, max(0, rank - 1))]
+    }
+}
+
+extension String {
+    func ifEmpty(_ replacement: String) -> String { isEmpty ? replacement : self }
+}
