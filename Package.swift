@@ -65,16 +65,16 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["MediaCore"],
+            dependencies: ["MediaCore", "Demux", "Mux"],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "DemuxTests", dependencies: ["Demux", "Mux", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "DecodeTests", dependencies: ["Decode", "Demux", "Mux", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "MuxTests", dependencies: ["Mux", "Decode", "Demux", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "liverelayTests", dependencies: ["TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "DemuxTests", dependencies: ["Demux", "Mux", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "DecodeTests", dependencies: ["Decode", "Demux", "Mux", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "MuxTests", dependencies: ["Mux", "Decode", "Demux", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "liverelayTests", dependencies: ["TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
     ]
 )

@@ -102,7 +102,7 @@ public final class IngestSession: PacketSource {
         }
         if options.lowLatencyProbe && !isFile {
             passed["probesize"] = "65536"
-            passed["analyzeduration"] = "500000"
+            passed["analyzeduration"] = "100000"
             passed["fpsprobesize"] = "0"
         }
         for (k, v) in options.extraOptions { passed[k] = v }

@@ -1,0 +1,161 @@
+import Testing
+import Foundation
+import MediaCore
+import Demux
+import TestSupport
+
+@Suite(.serialized) struct IngestSessionTests {
+    init() { FFmpegLog.silence() }
+
+    func options(timeout: Double) -> SourceOptions {
+        var o = SourceOptions()
+        o.openTimeout = timeout
+        o.readTimeout = timeout
+        return o
+    }
+
+    @Test func refusedConnectionIsUnreachableAndQuick() throws {
+        let start = Date()
+        let error = #expect(throws: IngestError.self) {
+            _ = try IngestSession(url: "rtsp://127.0.0.1:1/x", options: options(timeout: 2))
+        }
+        #expect(error?.kind == .unreachable)
+        #expect(Date().timeIntervalSince(start) < 3)
+        #expect(error?.description.hasPrefix("rtsp://127.0.0.1:1/x: unreachable") == true)
+    }
+
+    @Test(arguments: ["rtsp", "rtmp", "http"])
+    func aPortThatNeverAnswersTimesOutWithinItsDeadline(scheme: String) throws {
+        let silent = TestMedia.SilentServer()
+        let start = Date()
+        let error = #expect(throws: IngestError.self) {
+            _ = try IngestSession(url: "\(scheme)://127.0.0.1:\(silent.port)/live/x", options: options(timeout: 1.5))
+        }
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(error?.kind == .timedOut, "\(String(describing: error))")
+        #expect(elapsed >= 1.4 && elapsed < 3.5, "took \(elapsed) s")
+    }
+
+    @Test func credentialsNeverAppearInErrors() throws {
+        let silent = TestMedia.SilentServer()
+        let error = #expect(throws: IngestError.self) {
+            _ = try IngestSession(url: "rtsp://operator:Pa55w0rdXYZ@127.0.0.1:\(silent.port)/cam", options: options(timeout: 1))
+        }
+        let text = "\(String(describing: error))"
+        #expect(!text.contains("Pa55w0rdXYZ"))
+        #expect(text.contains("operator:***@"))
+    }
+
+    @Test func garbageBytesAreInvalidData() throws {
+        let dir = Paths.tempDirectory("garbage")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("garbage.bin")
+        var rng = SystemRandomNumberGenerator()
+        try Data((0..<65536).map { _ in UInt8.random(in: 0...255, using: &rng) }).write(to: file)
+        let error = #expect(throws: IngestError.self) { _ = try IngestSession(url: file.path) }
+        #expect(error?.kind == .invalidData, "\(String(describing: error))")
+    }
+
+    @Test func truncatedFilesFailCleanlyOrEndEarly() throws {
+        let dir = Paths.tempDirectory("trunc")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // MP4 keeps its index at the end: cut, it cannot be opened, with a clear error.
+        let mp4 = dir.appendingPathComponent("full.mp4")
+        try TestMedia.writeFile(mp4, frames: 60)
+        let data = try Data(contentsOf: mp4)
+        let cutMP4 = dir.appendingPathComponent("cut.mp4")
+        try data.prefix(data.count / 2).write(to: cutMP4)
+        let error = #expect(throws: IngestError.self) { _ = try IngestSession(url: cutMP4.path) }
+        #expect(error?.kind == .invalidData, "\(String(describing: error))")
+        // MPEG-TS cut mid-packet: what is there is read, then the stream ends.
+        let ts = dir.appendingPathComponent("full.ts")
+        try TestMedia.writeFile(ts, frames: 60)
+        let tsData = try Data(contentsOf: ts)
+        let cutTS = dir.appendingPathComponent("cut.ts")
+        try tsData.prefix(tsData.count / 2 + 77).write(to: cutTS)
+        let session = try IngestSession(url: cutTS.path)
+        var n = 0
+        while let _ = try session.readPacket() { n += 1 }
+        #expect(n > 10 && n < 60)
+    }
+
+    @Test func fileOpensWithItsStreamsAndEveryPacket() throws {
+        let dir = Paths.tempDirectory("file")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("clip.mp4")
+        try TestMedia.writeFile(file, frames: 45, size: "320x240", fps: 30, gop: 15)
+        let session = try IngestSession(url: file.path)
+        #expect(session.formatName.contains("mp4"))
+        let video = try #require(session.videoStream)
+        #expect(video.codecName == "h264")
+        #expect(video.width == 320 && video.height == 240)
+        var packets: [Packet] = []
+        while let p = try session.readPacket() { packets.append(p) }
+        #expect(packets.count == 45)
+        #expect(packets.filter(\.isKeyframe).count == 3)
+        #expect(zip(packets, packets.dropFirst()).allSatisfy { $0.arrivalNanos <= $1.arrivalNanos })
+    }
+
+    @Test func realtimePacingAndLoopingStandInForALiveCamera() throws {
+        let dir = Paths.tempDirectory("loop")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("clip.ts")
+        try TestMedia.writeFile(file, frames: 15, fps: 30, gop: 15)
+        var o = SourceOptions()
+        o.realtime = true
+        o.loop = true
+        let session = try IngestSession(url: file.path, options: o)
+        let start = Date()
+        var last: Int64 = .min
+        for _ in 0..<45 {
+            let p = try #require(try session.readPacket())
+            let dts = try #require(p.dts)
+            #expect(dts > last, "timestamps keep rising across loops")
+            last = dts
+        }
+        // 45 frames at 30 fps: about 1.5 s of wall clock, not instantly.
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(elapsed > 1.2 && elapsed < 3, "took \(elapsed) s")
+    }
+
+    @Test func unusedOptionsAreReported() throws {
+        let dir = Paths.tempDirectory("opts")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("clip.ts")
+        try TestMedia.writeFile(file, frames: 5)
+        var o = SourceOptions()
+        o.extraOptions = ["rtsp_transprot": "tcp", "probesize": "100000"]
+        let session = try IngestSession(url: file.path, options: o)
+        #expect(session.unusedOptions == ["rtsp_transprot"])
+    }
+
+    @Test func interruptStopsABlockedReadAtOnce() throws {
+        let rtsp = try Servers.RTSP()
+        var o = options(timeout: 10)
+        o.transport = .tcp
+        let session = try IngestSession(url: rtsp.url(), options: o)
+        _ = try session.readPacket()
+        let handle = session.interruptHandle
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { handle.interrupt() }
+        let start = Date()
+        let error = #expect(throws: IngestError.self) { while true { _ = try session.readPacket() } }
+        #expect(error?.kind == .stopped)
+        #expect(Date().timeIntervalSince(start) < 2)
+    }
+
+    @Test func reopeningAThousandTimesDoesNotLeak() throws {
+        let dir = Paths.tempDirectory("leak")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("clip.ts")
+        try TestMedia.writeFile(file, frames: 10)
+        func cycle() throws {
+            let s = try IngestSession(url: file.path)
+            for _ in 0..<5 { _ = try s.readPacket() }
+        }
+        for _ in 0..<100 { try cycle() } // warm up allocator pools
+        let before = TestMedia.residentKiB()
+        for _ in 0..<1000 { try cycle() }
+        let after = TestMedia.residentKiB()
+        #expect(after - before < 8 * 1024, "RSS grew from \(before) KiB to \(after) KiB over 1000 open/close cycles")
+    }
+}

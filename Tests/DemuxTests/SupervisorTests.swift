@@ -1,0 +1,94 @@
+import Testing
+import Logging
+import Foundation
+import Synchronization
+import MediaCore
+import Demux
+import TestSupport
+
+@Suite struct BackoffTests {
+    @Test func growsExponentiallyToTheCap() {
+        let b = Backoff(initial: 0.5, cap: 10, jitter: 0)
+        #expect((1...7).map { b.delay(attempt: $0, unit: 0.5) } == [0.5, 1, 2, 4, 8, 10, 10])
+    }
+
+    @Test func jitterStaysWithinItsFraction() {
+        let b = Backoff(initial: 1, cap: 10, jitter: 0.2)
+        #expect(b.delay(attempt: 1, unit: 0) == 0.8)
+        #expect(abs(b.delay(attempt: 1, unit: 0.999999) - 1.2) < 1e-5)
+        for _ in 0..<100 {
+            let d = b.delay(attempt: 3, unit: Double.random(in: 0..<1))
+            #expect(d >= 3.2 && d <= 4.8)
+        }
+    }
+}
+
+@Suite(.serialized) struct SupervisorTests {
+    init() { FFmpegLog.silence() }
+
+    final class Recorder: Sendable {
+        let states = Mutex<[SourceState]>([])
+        let packets = Atomic<Int>(0)
+        let opened = Atomic<Int>(0)
+        func handle(_ e: SourceEvent) {
+            switch e {
+            case .stateChanged(let s): states.withLock { $0.append(s) }
+            case .packet: packets.add(1, ordering: .relaxed)
+            case .opened: opened.add(1, ordering: .relaxed)
+            case .closed: break
+            }
+        }
+    }
+
+    @Test func aDeadSourceIsRetriedWithBackoffAndStopsPromptly() throws {
+        let rec = Recorder()
+        var o = SourceOptions()
+        o.openTimeout = 1
+        let sup = SourceSupervisor(name: "dead", backoff: Backoff(initial: 0.1, cap: 0.2), logger: .init(label: "test"),
+                                   factory: { [o] h in try IngestSession(url: "rtsp://user:topsecret99@127.0.0.1:1/x", options: o, interruptHandle: h) },
+                                   onEvent: rec.handle)
+        sup.start()
+        Thread.sleep(forTimeInterval: 1.0)
+        let start = Date()
+        #expect(sup.stop(timeout: 2))
+        #expect(Date().timeIntervalSince(start) < 1)
+        let states = rec.states.withLock { $0 }
+        let attempts = states.compactMap { if case .reconnecting(let a, _) = $0 { a } else { nil } }
+        #expect(attempts.count >= 3)
+        #expect(attempts == Array(1...attempts.count))
+        for case .reconnecting(_, let err) in states {
+            #expect(err.contains("unreachable"))
+            #expect(!err.contains("topsecret99"))
+        }
+        if case .stopped = sup.state {} else { Issue.record("state \(sup.state)") }
+    }
+
+    @Test func reconnectsWhenTheServerComesBack() throws {
+        let rec = Recorder()
+        let port = FreePort.tcp()
+        var o = SourceOptions()
+        o.openTimeout = 2
+        o.readTimeout = 1
+        o.transport = .tcp
+        let sup = SourceSupervisor(name: "cam", backoff: Backoff(initial: 0.2, cap: 0.5), logger: .init(label: "test"),
+                                   factory: { [o] h in try IngestSession(url: "rtsp://127.0.0.1:\(port)/test", options: o, interruptHandle: h) },
+                                   onEvent: rec.handle)
+        sup.start()
+        defer { sup.stop() }
+        Thread.sleep(forTimeInterval: 0.8)
+        #expect(sup.state.name == "reconnecting")
+        // Bring a real server up on that port.
+        let server = try ChildProcess(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/rtsp_server.py").path, "--port", String(port)])
+        #expect(server.waitFor("ready", timeout: 15))
+        let deadline = Date().addingTimeInterval(10)
+        while rec.packets.load(ordering: .relaxed) < 30 && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        #expect(sup.state == .live)
+        #expect(rec.packets.load(ordering: .relaxed) >= 30)
+        // Kill it: the supervisor notices within the read deadline and tries again.
+        server.stop()
+        let down = Date().addingTimeInterval(5)
+        while sup.state == .live && Date() < down { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(sup.state.name == "reconnecting")
+        #expect(rec.opened.load(ordering: .relaxed) == 1)
+    }
+}

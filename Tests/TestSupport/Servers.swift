@@ -1,0 +1,73 @@
+public import Foundation
+
+/// Real servers the tests start on free ports: gst-rtsp-server and nginx with the RTMP module.
+public enum Servers {
+    public static let python = "/usr/bin/python3"
+    public static let nginx = "/usr/sbin/nginx"
+    public static let rtmpModule = "/usr/lib/nginx/modules/ngx_rtmp_module.so"
+
+    /// An RTSP server serving the default mount `/test` (a live x264 test pattern, 640x360 at
+    /// 30 fps), or the mounts given as `path=launch-line`.
+    public final class RTSP: @unchecked Sendable {
+        // Safety: immutable after init.
+        public let port: Int
+        public let child: ChildProcess
+
+        public init(mounts: [String] = [], records: [String] = []) throws {
+            port = FreePort.tcp()
+            var args = [Paths.packageRoot.appendingPathComponent("scripts/rtsp_server.py").path, "--port", String(port)]
+            for m in mounts { args += ["--mount", m] }
+            for r in records { args += ["--record", r] }
+            child = try ChildProcess(Servers.python, args)
+            guard child.waitFor("ready", timeout: 15) else {
+                child.stop()
+                throw ServerError("gst-rtsp-server did not start: \(child.stderr)")
+            }
+        }
+
+        public func url(_ path: String = "/test") -> String { "rtsp://127.0.0.1:\(port)\(path)" }
+        deinit { child.stop() }
+    }
+
+    /// nginx with libnginx-mod-rtmp: application `live`.
+    public final class NginxRTMP: @unchecked Sendable {
+        // Safety: immutable after init.
+        public let port: Int
+        public let directory: URL
+        public let child: ChildProcess
+
+        public init(extraApplication: String = "") throws {
+            port = FreePort.tcp()
+            directory = Paths.tempDirectory("nginx")
+            try FileManager.default.createDirectory(at: directory.appendingPathComponent("logs"), withIntermediateDirectories: true)
+            let conf = """
+            load_module \(Servers.rtmpModule);
+            daemon off;
+            master_process off;
+            pid \(directory.path)/nginx.pid;
+            error_log \(directory.path)/logs/error.log;
+            events { worker_connections 256; }
+            rtmp { server { listen 127.0.0.1:\(port); chunk_size 4096;
+              application live { live on; \(extraApplication) } } }
+            """
+            let confPath = directory.appendingPathComponent("nginx.conf")
+            try conf.write(to: confPath, atomically: true, encoding: .utf8)
+            child = try ChildProcess(Servers.nginx, ["-c", confPath.path, "-p", directory.path])
+            guard FreePort.waitUntilListening(port, timeout: 10) else {
+                child.stop()
+                throw ServerError("nginx-rtmp did not start: \(child.stderr)")
+            }
+        }
+
+        public func url(_ stream: String) -> String { "rtmp://127.0.0.1:\(port)/live/\(stream)" }
+        deinit {
+            child.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    public struct ServerError: Error, CustomStringConvertible {
+        public let description: String
+        public init(_ d: String) { description = d }
+    }
+}

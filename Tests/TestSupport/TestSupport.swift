@@ -1,0 +1,162 @@
+public import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the package lives, for scripts and the built binary.
+public enum Paths {
+    public static let packageRoot: URL = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url
+    }()
+
+    /// The directory holding the test bundle and the products built with it.
+    public static let productsDirectory: URL = {
+        let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var dir = exe.deletingLastPathComponent()
+        // swift-testing on Linux runs the .xctest binary itself.
+        while dir.pathExtension == "xctest" || dir.lastPathComponent == "MacOS" || dir.lastPathComponent == "Contents" {
+            dir.deleteLastPathComponent()
+        }
+        return dir
+    }()
+
+    public static var liverelay: String { productsDirectory.appendingPathComponent("liverelay").path }
+
+    public static func tempDirectory(_ name: String) -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("liverelay-\(name)-\(UUID().uuidString.prefix(8))")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
+
+/// Free loopback ports: bind port 0, read what the kernel gave, close.
+public enum FreePort {
+    public static func tcp() -> Int { allocate(type: Int32(SOCK_STREAM.rawValue)) }
+    public static func udp() -> Int { allocate(type: Int32(SOCK_DGRAM.rawValue)) }
+
+    private static func allocate(type: Int32) -> Int {
+        let fd = socket(AF_INET, type, 0)
+        precondition(fd >= 0, "socket() failed")
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = 0
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    /// True once something accepts TCP connections on the port.
+    public static func isListening(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
+    }
+
+    public static func waitUntilListening(_ port: Int, timeout: Double = 10) -> Bool {
+        let end = Date().addingTimeInterval(timeout)
+        while Date() < end {
+            if isListening(port) { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+}
+
+/// The result of running a command to completion.
+public struct CommandResult: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+    public var seconds: Double
+    public var timedOut: Bool
+    public var output: String { stdout + stderr }
+}
+
+/// A child process that the test owns; terminated on `stop()` or when released.
+public final class ChildProcess: @unchecked Sendable {
+    // Safety: `process` and the pipes are set in init and only read afterwards; Process is
+    // thread-safe for terminate/isRunning.
+    public let process = Process()
+    private let outPipe = Pipe()
+    private let errPipe = Pipe()
+    private let outBuffer = LockedData()
+    private let errBuffer = LockedData()
+
+    public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        process.standardOutput = outPipe
+        process.standardError = errPipe
+        let ob = outBuffer, eb = errBuffer
+        outPipe.fileHandleForReading.readabilityHandler = { h in ob.append(h.availableData) }
+        errPipe.fileHandleForReading.readabilityHandler = { h in eb.append(h.availableData) }
+        try process.run()
+    }
+
+    deinit { stop() }
+
+    public var stdout: String { outBuffer.string }
+    public var stderr: String { errBuffer.string }
+
+    /// Waits until a line containing `text` appears on stdout or stderr.
+    public func waitFor(_ text: String, timeout: Double) -> Bool {
+        let end = Date().addingTimeInterval(timeout)
+        while Date() < end {
+            if stdout.contains(text) || stderr.contains(text) { return true }
+            if !process.isRunning { return stdout.contains(text) || stderr.contains(text) }
+            usleep(20_000)
+        }
+        return false
+    }
+
+    /// Waits for exit; terminates the process if it runs past `timeout`.
+    @discardableResult
+    public func wait(timeout: Double) -> Bool {
+        let end = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < end { usleep(20_000) }
+        if process.isRunning { stop(); return false }
+        return true
+    }
+
+    /// SIGTERM, then SIGKILL after a second.
+    public func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        let end = Date().addingTimeInterval(1)
+        while process.isRunning && Date() < end { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    public var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
+
+    /// Runs a command to completion within `timeout` seconds.
+    public static func run(_ executable: String, _ arguments: [String], timeout: Double) throws -> CommandResult {
+        let start = Date()
+        let child = try ChildProcess(executable, arguments)
+        let finished = child.wait(timeout: timeout)
+        child.process.waitUntilExit()
+        usleep(50_000) // let the pipe handlers take the last bytes
+        return CommandResult(status: child.process.terminationStatus, stdout: child.stdout, stderr: child.stderr,
+                             seconds: Date().timeIntervalSince(start), timedOut: !finished)
+    }
+}
+
+final class LockedData: @unchecked Sendable {
+    // Safety: every access goes through `lock`.
+    private let lock = NSLock()
+    private var data = Data()
+    func append(_ d: Data) { lock.lock(); data.append(d); lock.unlock() }
+    var string: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
+}
