@@ -89,7 +89,7 @@ public final class IngestSession: PacketSource {
 
         var passed: [String: String] = [:]
         let scheme = IngestSession.scheme(of: url)
-        if let transport { passed["rtsp_transport"] = transport.rawValue; transportUsed = transport }
+        if let transport, transport != .auto { passed["rtsp_transport"] = transport.rawValue; transportUsed = transport }
         if scheme == "rtsp", let q = options.reorderQueueSize { passed["reorder_queue_size"] = String(q) }
         if options.listen {
             switch scheme {

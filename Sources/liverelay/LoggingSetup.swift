@@ -4,13 +4,18 @@ import Foundation
 
 enum LoggingSetup {
     /// Logs go to stderr, scrubbed of credentials; FFmpeg's own lines are routed through them.
-    static func bootstrap(json: Bool, level: Logger.Level = .warning) {
+    /// Without `verbose`, FFmpeg's own lines are silenced: a failure is said once, by our error.
+    static func bootstrap(verbose: Bool) {
         LoggingSystem.bootstrap { label in
             var h = ScrubbingStderrHandler(label: label)
-            h.logLevel = level
+            h.logLevel = verbose ? .debug : .warning
             return h
         }
-        FFmpegLog.route(to: Logger(label: "ffmpeg"), level: .error)
+        if verbose {
+            FFmpegLog.route(to: Logger(label: "ffmpeg"), level: .info)
+        } else {
+            FFmpegLog.silence()
+        }
     }
 }
 

@@ -48,8 +48,11 @@ struct ProbeCommand: ParsableCommand {
         for o in extraOptions where !o.contains("=") { throw ValidationError("--option expects KEY=VALUE, got \"\(o)\"") }
     }
 
+    @Flag(help: "Log more, FFmpeg's own messages included.")
+    var verbose = false
+
     func run() throws {
-        LoggingSetup.bootstrap(json: json)
+        LoggingSetup.bootstrap(verbose: verbose)
         var options = SourceOptions()
         options.transport = transport
         options.openTimeout = timeout
@@ -65,6 +68,9 @@ struct ProbeCommand: ParsableCommand {
         decoder.hardware = hwaccel
         decoder.devicePath = device
         let prober = Prober(url: url, sourceOptions: options, decoderOptions: decoder, frames: frames)
+        if listen {
+            FileHandle.standardError.write(Data("liverelay: waiting for a publisher at \(Redactor.redact(url))\n".utf8))
+        }
         let report: ProbeReport
         do {
             report = try prober.run()

@@ -29,8 +29,11 @@ struct PublishCommand: ParsableCommand {
     @Option(help: "Container override (flv, mpegts, rtsp, mp4, matroska …).")
     var format: String?
 
+    @Flag(help: "Log more, FFmpeg's own messages included.")
+    var verbose = false
+
     func run() throws {
-        LoggingSetup.bootstrap(json: false)
+        LoggingSetup.bootstrap(verbose: verbose)
         let handle = InterruptHandle()
         Signals.onTerminate { handle.interrupt() }
         do {

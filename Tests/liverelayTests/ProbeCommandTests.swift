@@ -1,0 +1,178 @@
+import Testing
+import Foundation
+import TestSupport
+
+/// `liverelay probe` against real servers and publishers, as a user runs it.
+@Suite(.serialized) struct ProbeCommandTests {
+    func probe(_ args: [String], timeout: Double = 30) throws -> CommandResult {
+        try ChildProcess.run(Paths.liverelay, ["probe"] + args, timeout: timeout)
+    }
+
+    func json(_ r: CommandResult) throws -> [String: Any] { try json(r.stdout) }
+
+    func json(_ stdout: String) throws -> [String: Any] {
+        let line = try #require(stdout.split(separator: "\n").last)
+        return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    }
+
+    /// Starts `liverelay publish` of the stamped test source to a destination.
+    func publish(_ destination: String, extra: [String] = []) throws -> ChildProcess {
+        try ChildProcess(Paths.liverelay, ["publish", destination, "--source", "testsrc://?size=640x360&fps=30&gop=30"] + extra)
+    }
+
+    @Test func rtspOverUDPDecodesAlmostEveryFrameInSoftwareWithAReason() throws {
+        let server = try Servers.RTSP()
+        let r = try probe([server.url(), "--transport", "udp", "--frames", "100", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let j = try json(r)
+        #expect((j["frames_decoded"] as? Int ?? 0) >= 95)
+        #expect(j["transport"] as? String == "udp")
+        #expect(j["codec"] as? String == "h264")
+        #expect(j["width"] as? Int == 640 && j["height"] as? Int == 360)
+        if !FileManager.default.fileExists(atPath: "/dev/dri") {
+            #expect(j["decoder_path"] as? String == "software")
+            #expect(j["fallback_reason"] as? String == "vaapi: no /dev/dri render node")
+        }
+        #expect(j["time_to_first_frame_ms"] is Double)
+    }
+
+    @Test func rtspOverTCP() throws {
+        let server = try Servers.RTSP()
+        let r = try probe([server.url(), "--transport", "tcp", "--frames", "30", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let j = try json(r)
+        #expect(j["frames_decoded"] as? Int == 30)
+        #expect(j["transport"] as? String == "tcp")
+    }
+
+    @Test func rtmpPullFromNginxCarriesStamps() throws {
+        let nginx = try Servers.NginxRTMP()
+        let pub = try publish(nginx.url("cam"))
+        defer { pub.stop() }
+        Thread.sleep(forTimeInterval: 1)
+        let r = try probe([nginx.url("cam"), "--frames", "60", "--json"])
+        #expect(r.status == 0, "\(r.stderr) \(pub.stderr)")
+        let j = try json(r)
+        #expect(j["container"] as? String == "flv")
+        #expect(j["frames_decoded"] as? Int == 60)
+        #expect((j["stamps_read"] as? Int ?? 0) == 60)
+        #expect((j["latency_p50_ms"] as? Double ?? 1e9) < 200)
+    }
+
+    @Test func rtmpPushIngestIsReadyQuickly() throws {
+        let port = FreePort.tcp()
+        let url = "rtmp://127.0.0.1:\(port)/live/phone"
+        let listener = try ChildProcess(Paths.liverelay, ["probe", url, "--listen", "--frames", "60", "--timeout", "15", "--json"])
+        // Connecting to see whether it listens would be taken for the publisher: wait for its word.
+        #expect(listener.waitFor("waiting for a publisher", timeout: 10))
+        Thread.sleep(forTimeInterval: 0.3)
+        let pub = try publish(url)
+        defer { pub.stop() }
+        #expect(listener.wait(timeout: 20))
+        #expect(listener.exitStatus == 0, "\(listener.stderr)")
+        let j = try json(listener.stdout)
+        #expect(j["frames_decoded"] as? Int == 60)
+        #expect(j["stamps_read"] as? Int == 60)
+        // Ready at once: FFmpeg's default probing would hold the first frames for seconds.
+        #expect((j["latency_max_ms"] as? Double ?? 1e9) < 400, "\(j)")
+    }
+
+    @Test func rtspPublishIngest() throws {
+        let port = FreePort.tcp()
+        let url = "rtsp://127.0.0.1:\(port)/live/cam"
+        let listener = try ChildProcess(Paths.liverelay, ["probe", url, "--listen", "--frames", "60", "--timeout", "15", "--json"])
+        // Connecting to see whether it listens would be taken for the publisher: wait for its word.
+        #expect(listener.waitFor("waiting for a publisher", timeout: 10))
+        Thread.sleep(forTimeInterval: 0.3)
+        let pub = try publish(url, extra: ["--transport", "tcp"])
+        defer { pub.stop() }
+        #expect(listener.wait(timeout: 20))
+        #expect(listener.exitStatus == 0, "\(listener.stderr) \(pub.stderr)")
+        let j = try json(listener.stdout)
+        #expect(j["frames_decoded"] as? Int == 60)
+        #expect((j["stamps_read"] as? Int ?? 0) >= 55)
+    }
+
+    @Test func srtListenerWithACallerPublishing() throws {
+        let port = FreePort.udp()
+        let listener = try ChildProcess(Paths.liverelay, ["probe", "srt://127.0.0.1:\(port)?mode=listener&latency=20000", "--listen", "--frames", "60", "--timeout", "15", "--json"])
+        Thread.sleep(forTimeInterval: 0.5)
+        let pub = try publish("srt://127.0.0.1:\(port)?mode=caller&latency=20000")
+        defer { pub.stop() }
+        #expect(listener.wait(timeout: 20))
+        #expect(listener.exitStatus == 0, "\(listener.stderr) \(pub.stderr)")
+        let j = try json(listener.stdout)
+        #expect(j["container"] as? String == "mpegts")
+        #expect(j["frames_decoded"] as? Int == 60)
+    }
+
+    @Test func aFile() throws {
+        let dir = Paths.tempDirectory("probefile")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("clip.mp4")
+        try TestMedia.writeFile(file, frames: 50, size: "320x240")
+        let r = try probe([file.path, "--frames", "100", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let j = try json(r)
+        #expect(j["frames_decoded"] as? Int == 50)
+        #expect(j["stamps_read"] as? Int == 50)
+        let text = try probe([file.path, "--frames", "10"])
+        #expect(text.stdout.contains("decoder:       software") || text.stdout.contains("decoder:       vaapi"))
+    }
+
+    @Test func unreachableExitsOneWithinThreeSeconds() throws {
+        let r = try probe(["rtsp://127.0.0.1:1/x", "--timeout", "2"], timeout: 10)
+        #expect(r.status == 1)
+        #expect(r.seconds < 3)
+        let lines = r.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("unreachable"))
+    }
+
+    @Test func aSilentPortTimesOutWithinItsDeadline() throws {
+        let silent = TestMedia.SilentServer()
+        let r = try probe(["rtmp://127.0.0.1:\(silent.port)/live/x", "--timeout", "2"], timeout: 10)
+        #expect(r.status == 1)
+        #expect(r.seconds < 4)
+        #expect(r.stderr.contains("timed out"), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
+    }
+
+    @Test func garbageBytesAreInvalidData() throws {
+        let dir = Paths.tempDirectory("garbage")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("noise.bin")
+        try Data((0..<100_000).map { _ in UInt8.random(in: 0...255) }).write(to: file)
+        let r = try probe([file.path])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("invalid data"), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func passwordsNeverAppearInOutput() throws {
+        let server = try Servers.RTSP()
+        let secret = "Zq7-very-secret"
+        // Against a live server (which ignores the credentials), an unreachable port and a silent one.
+        let silent = TestMedia.SilentServer()
+        let urls = [
+            "rtsp://admin:\(secret)@127.0.0.1:\(server.port)/test",
+            "rtsp://admin:\(secret)@127.0.0.1:1/test",
+            "rtmp://admin:\(secret)@127.0.0.1:\(silent.port)/live/x",
+            "srt://127.0.0.1:\(FreePort.udp())?passphrase=\(secret)&connect_timeout=1000",
+        ]
+        for url in urls {
+            for extra in [["--json"], []] {
+                let r = try probe([url, "--frames", "10", "--timeout", "2"] + extra)
+                #expect(!r.output.contains(secret), "\(r.output)")
+                #expect(!r.output.isEmpty)
+            }
+        }
+    }
+
+    @Test func usageErrorsExitTwo() throws {
+        let r = try probe(["rtsp://x/y", "--transport", "carrier-pigeon"])
+        #expect(r.status == 2)
+        let r2 = try probe(["rtsp://x/y", "--frames", "0"])
+        #expect(r2.status == 2)
+    }
+}
