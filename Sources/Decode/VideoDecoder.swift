@@ -13,7 +13,7 @@ public enum ReceiveResult {
 }
 
 /// Counts of what went wrong while decoding; never fatal.
-public struct DecodeCounters: Sendable, Hashable {
+public struct DecodeCounters: Sendable, Hashable, Codable {
     /// Packets the decoder rejected as invalid.
     public var corruptPackets = 0
     /// Frames FFmpeg flagged as decoded from damaged data.

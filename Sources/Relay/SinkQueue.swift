@@ -1,0 +1,269 @@
+public import MediaCore
+import Foundation
+import Synchronization
+
+/// What a queue holds: something with an arrival time and a presentation timestamp.
+public protocol QueueItem: Sendable {
+    var arrivalNanos: UInt64 { get }
+    var presentationTime: Int64? { get }
+    var isKeyframe: Bool { get }
+}
+
+extension Frame: QueueItem {
+    public var presentationTime: Int64? { pts }
+}
+
+extension Packet: QueueItem {
+    /// Packets keep decode order (muxers need it): they are ordered by DTS.
+    public var presentationTime: Int64? { dts ?? pts }
+}
+
+/// One sink's bounded queue with the sink's own policies. `push` never blocks and never waits:
+/// the ingest thread hands an item over and goes on. The sink takes items with `next()`
+/// (async) or `pop(timeout:)` (a thread of its own).
+public final class SinkQueue<Item: QueueItem>: Sendable {
+    struct State {
+        var policy: SinkPolicy
+        var items: [Item] = []
+        var reorder: [Item] = []
+        var lastPTS: Int64?
+        var awaitingKeyframe = false
+        var discontinuity = false
+        var closed = false
+        var waiter: CheckedContinuation<Item?, Never>?
+        var stats = SinkCounters()
+    }
+
+    private let state: Mutex<State>
+    private let condition = NSCondition()
+    /// Presentation ordering holds this many frames to put them back in order.
+    public let reorderDepth: Int
+    private let clock: @Sendable () -> UInt64
+    /// Arrival → taken by the sink.
+    public let deliveredLatency = LatencyHistogram()
+    /// Capture → delivered, for stamped frames (recorded by the sink that reads stamps).
+    public let captureLatency = LatencyHistogram()
+
+    public init(policy: SinkPolicy, reorderDepth: Int = 4, clock: @escaping @Sendable () -> UInt64 = MonotonicClock.nanoseconds) {
+        state = Mutex(State(policy: policy))
+        self.reorderDepth = reorderDepth
+        self.clock = clock
+    }
+
+    public var policy: SinkPolicy {
+        get { state.withLock { $0.policy } }
+    }
+
+    /// Switches policies at run time; what is queued is kept as far as the new policy allows.
+    public func setPolicy(_ p: SinkPolicy) {
+        let released: [Item] = state.withLock { s in
+            s.policy = p
+            var out: [Item] = []
+            if p.ordering == .arrival && !s.reorder.isEmpty {
+                out = s.reorder
+                s.reorder.removeAll()
+            }
+            return out
+        }
+        for item in released { enqueue(item) }
+    }
+
+    public var counters: SinkCounters { state.withLock { $0.stats } }
+    public var depth: Int { state.withLock { $0.items.count } }
+
+    /// Hands an item to the sink. Never blocks.
+    public func push(_ item: Item) {
+        let ordering = state.withLock { s -> Ordering in
+            s.stats.received += 1
+            return s.policy.ordering
+        }
+        if ordering == .presentation {
+            // Hold a few items and release the earliest: strict presentation order.
+            let ready: [Item] = state.withLock { s in
+                s.reorder.append(item)
+                var out: [Item] = []
+                while s.reorder.count > reorderDepth {
+                    let i = s.reorder.indices.min { (s.reorder[$0].presentationTime ?? .min) < (s.reorder[$1].presentationTime ?? .min) }!
+                    out.append(s.reorder.remove(at: i))
+                }
+                return out
+            }
+            for r in ready { enqueue(r) }
+        } else {
+            enqueue(item)
+        }
+    }
+
+    /// Releases items held for reordering (end of stream).
+    public func flushReorder() {
+        let held: [Item] = state.withLock { s in
+            let out = s.reorder.sorted { ($0.presentationTime ?? .min) < ($1.presentationTime ?? .min) }
+            s.reorder.removeAll()
+            return out
+        }
+        for h in held { enqueue(h) }
+    }
+
+    private func enqueue(_ item: Item) {
+        let resume: (CheckedContinuation<Item?, Never>, Item)? = state.withLock { s in
+            let p = s.policy
+            // Ordering bookkeeping.
+            if let pts = item.presentationTime {
+                if let last = s.lastPTS, pts < last {
+                    if p.ordering == .presentation {
+                        s.stats.drop(.late)
+                        return nil
+                    }
+                    s.stats.outOfOrder += 1
+                }
+                s.lastPTS = max(pts, s.lastPTS ?? pts)
+            }
+            if s.awaitingKeyframe {
+                if !item.isKeyframe { s.stats.drop(.resync); return nil }
+                s.awaitingKeyframe = false
+                s.discontinuity = true
+            }
+            // A waiting consumer takes it straight away.
+            if let w = s.waiter, s.items.isEmpty {
+                s.waiter = nil
+                s.note(delivered: item)
+                return (w, item)
+            }
+            s.items.append(item)
+            let now = clock()
+            switch p.freshness {
+            case .latest(let n):
+                while s.items.count > max(1, n) {
+                    s.items.removeFirst()
+                    s.stats.drop(.queueFull)
+                    if p.keyframeResync { s.resync() }
+                }
+            case .lossless(let c):
+                if s.items.count > max(1, c) {
+                    // A live source cannot wait: count it and resynchronise at the next keyframe.
+                    let n = s.items.count
+                    s.items.removeAll()
+                    for _ in 0..<n { s.stats.drop(.queueFull) }
+                    s.resync()
+                }
+            case .maxAge(let ms):
+                let limit = UInt64(max(0, ms)) * 1_000_000
+                let before = s.items.count
+                s.items.removeAll { now > $0.arrivalNanos && now - $0.arrivalNanos > limit }
+                for _ in 0..<(before - s.items.count) { s.stats.drop(.tooOld) }
+                if before != s.items.count && p.keyframeResync { s.resync() }
+                if s.items.count > 256 { s.items.removeFirst(); s.stats.drop(.queueFull) }
+            }
+            return nil
+        }
+        if let (w, item) = resume {
+            w.resume(returning: item)
+        } else {
+            condition.lock(); condition.signal(); condition.unlock()
+        }
+    }
+
+    /// Takes the next item a sink may use, applying max-age at the moment of taking.
+    private func take(_ s: inout State) -> Item? {
+        while !s.items.isEmpty {
+            let item = s.items.removeFirst()
+            if case .maxAge(let ms) = s.policy.freshness {
+                let now = clock()
+                if now > item.arrivalNanos && now - item.arrivalNanos > UInt64(max(0, ms)) * 1_000_000 {
+                    s.stats.drop(.tooOld)
+                    if s.policy.keyframeResync { s.resync() }
+                    continue
+                }
+            }
+            s.note(delivered: item)
+            return item
+        }
+        return nil
+    }
+
+    /// The next item, waiting for one; nil once the queue is closed and empty.
+    public func next() async -> Item? {
+        let item = await nextItem()
+        if let item { recordDelivery(item) }
+        return item
+    }
+
+    private func recordDelivery(_ item: Item) {
+        let now = clock()
+        if now > item.arrivalNanos { deliveredLatency.record(nanoseconds: now - item.arrivalNanos) }
+    }
+
+    private func nextItem() async -> Item? {
+        await withCheckedContinuation { (c: CheckedContinuation<Item?, Never>) in
+            let immediate: Item?? = state.withLock { s in
+                if let item = take(&s) { return .some(item) }
+                if s.closed { return .some(nil) }
+                if let old = s.waiter { s.waiter = nil; old.resume(returning: nil) }
+                s.waiter = c
+                return .none
+            }
+            if let immediate { c.resume(returning: immediate) }
+        }
+    }
+
+    /// The next item, waiting up to `timeout` seconds on this thread; nil on timeout or close.
+    public func pop(timeout: Double) -> Item? {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            let result: (Item?, Bool) = state.withLock { s in (take(&s), s.closed) }
+            if let item = result.0 { recordDelivery(item); return item }
+            if result.1 { return nil }
+            if !condition.wait(until: deadline) { return nil }
+        }
+    }
+
+    /// True once after a resync: the next item follows a gap (HLS writes EXT-X-DISCONTINUITY).
+    public func takeDiscontinuity() -> Bool {
+        state.withLock { s in
+            let d = s.discontinuity
+            s.discontinuity = false
+            return d
+        }
+    }
+
+    /// Records that the stream itself dropped something for this sink (decoder behind, corrupt).
+    public func countDrop(_ reason: DropReason) {
+        state.withLock { $0.stats.drop(reason) }
+    }
+
+    /// Ends the queue: waiting consumers get nil.
+    public func close() {
+        let w = state.withLock { s -> CheckedContinuation<Item?, Never>? in
+            s.closed = true
+            let w = s.waiter
+            s.waiter = nil
+            return w
+        }
+        w?.resume(returning: nil)
+        condition.lock(); condition.broadcast(); condition.unlock()
+    }
+}
+
+extension SinkQueue.State {
+    /// After a drop, a packet sink waits for the next keyframe; a frame sink needs not.
+    mutating func resync() {
+        if policy.keyframeResync { awaitingKeyframe = true }
+    }
+
+    mutating func note(delivered item: Item) {
+        stats.delivered += 1
+    }
+}
+
+/// What a sink received, delivered and dropped.
+public struct SinkCounters: Sendable, Hashable, Codable {
+    public var received = 0
+    public var delivered = 0
+    public var outOfOrder = 0
+    public var dropped: [String: Int] = [:]
+    public init() {}
+    public var droppedTotal: Int { dropped.values.reduce(0, +) }
+    mutating func drop(_ r: DropReason) { dropped[r.rawValue, default: 0] += 1 }
+}
