@@ -5,4 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 swift build -c release --product liverelay
-exec .build/release/liverelay probe 'testsrc://?size=1280x720&fps=30&gop=30' --frames 150 "$@"
+echo "Open the printed preview URL in a browser (Ctrl-C stops)."
+exec .build/release/liverelay serve --config configs/demo.yaml "$@"

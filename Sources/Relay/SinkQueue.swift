@@ -267,3 +267,5 @@ public struct SinkCounters: Sendable, Hashable, Codable {
     public var droppedTotal: Int { dropped.values.reduce(0, +) }
     mutating func drop(_ r: DropReason) { dropped[r.rawValue, default: 0] += 1 }
 }
+
+public typealias MediaCoreFrame = Frame

@@ -1,0 +1,175 @@
+public import Demux
+public import Decode
+import Foundation
+import Yams
+
+/// A malformed configuration: names the file, the key path and what is wrong.
+public struct ConfigError: Error, Sendable, CustomStringConvertible {
+    public let file: String
+    public let path: String
+    public let problem: String
+    public var description: String { "\(file): \(path.isEmpty ? "" : path + ": ")\(problem)" }
+}
+
+/// LiveRelay's configuration (YAML).
+public struct Configuration: Sendable {
+    public struct Stream: Sendable {
+        public var name: String
+        public var source: String
+        public var title: String?
+        public var sourceOptions = SourceOptions()
+        public var decoderOptions = DecoderOptions()
+        /// nil: no preview for this stream.
+        public var preview: PreviewSettings? = PreviewSettings()
+    }
+
+    public var listenHost = "127.0.0.1"
+    public var listenPort = 8080
+    public var streams: [Stream] = []
+
+    public init() {}
+
+    public static func load(file: String) throws(ConfigError) -> Configuration {
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            throw ConfigError(file: file, path: "", problem: "cannot read the file")
+        }
+        return try parse(text, file: file)
+    }
+
+    public static func parse(_ text: String, file: String = "config") throws(ConfigError) -> Configuration {
+        let root: Node
+        do {
+            guard let n = try Yams.compose(yaml: text) else { throw ConfigError(file: file, path: "", problem: "empty configuration") }
+            root = n
+        } catch let e as ConfigError {
+            throw e
+        } catch {
+            throw ConfigError(file: file, path: "", problem: "not valid YAML: \("\(error)".split(separator: "\n").first ?? "")")
+        }
+        let r = Reader(file: file)
+        var config = Configuration()
+        let top = try r.mapping(root, "", allowed: ["server", "streams"])
+        if let server = top["server"] {
+            let s = try r.mapping(server, "server", allowed: ["listen"])
+            if let listen = s["listen"] {
+                let text = try r.string(listen, "server.listen")
+                guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+                    throw ConfigError(file: file, path: "server.listen", problem: "expected HOST:PORT, got \"\(text)\"")
+                }
+                config.listenHost = String(text[..<colon])
+                config.listenPort = port
+            }
+        }
+        guard let streamsNode = top["streams"] else { throw ConfigError(file: file, path: "streams", problem: "missing: at least one stream is needed") }
+        let streams = try r.mapping(streamsNode, "streams", allowed: nil)
+        for (name, node) in streams.sorted(by: { $0.key < $1.key }) {
+            let path = "streams.\(name)"
+            guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }), !name.isEmpty else {
+                throw ConfigError(file: file, path: path, problem: "stream names may use letters, digits, - and _ only")
+            }
+            let m = try r.mapping(node, path, allowed: ["source", "transport", "hwaccel", "device", "title", "listen", "realtime", "loop",
+                                                        "open_timeout", "read_timeout", "preview"])
+            guard let src = m["source"] else { throw ConfigError(file: file, path: "\(path).source", problem: "missing") }
+            var s = Stream(name: name, source: try r.string(src, "\(path).source"))
+            if let problem = SourceFactory.validate(url: s.source) { throw ConfigError(file: file, path: "\(path).source", problem: problem) }
+            if let t = m["title"] { s.title = try r.string(t, "\(path).title") }
+            if let t = m["transport"] { s.sourceOptions.transport = try r.choice(t, "\(path).transport", SourceOptions.Transport.self) }
+            if let t = m["hwaccel"] { s.decoderOptions.hardware = try r.choice(t, "\(path).hwaccel", HardwareAcceleration.self) }
+            if let t = m["device"] { s.decoderOptions.devicePath = try r.string(t, "\(path).device") }
+            if let t = m["listen"] { s.sourceOptions.listen = try r.bool(t, "\(path).listen") }
+            if let t = m["realtime"] { s.sourceOptions.realtime = try r.bool(t, "\(path).realtime") }
+            if let t = m["loop"] { s.sourceOptions.loop = try r.bool(t, "\(path).loop") }
+            if let t = m["open_timeout"] { s.sourceOptions.openTimeout = try r.number(t, "\(path).open_timeout", 0.1...600) }
+            if let t = m["read_timeout"] { s.sourceOptions.readTimeout = try r.number(t, "\(path).read_timeout", 0.1...600) }
+            if let p = m["preview"] {
+                if case .scalar(let sc) = p, ["false", "off", "no"].contains(sc.string) {
+                    s.preview = nil
+                } else {
+                    s.preview = try previewSettings(p, "\(path).preview", r)
+                    // Arrival-ordered previews skip the RTP reorder wait.
+                    if s.preview?.policy.ordering == .arrival { s.sourceOptions.reorderQueueSize = 0 }
+                }
+            }
+            config.streams.append(s)
+        }
+        if config.streams.isEmpty { throw ConfigError(file: file, path: "streams", problem: "at least one stream is needed") }
+        return config
+    }
+
+    static func previewSettings(_ node: Node, _ path: String, _ r: Reader) throws(ConfigError) -> PreviewSettings {
+        let m = try r.mapping(node, path, allowed: ["ordering", "freshness", "depth", "max_age_ms", "size", "fps", "quality"])
+        var p = PreviewSettings()
+        var ordering = Ordering.arrival
+        if let o = m["ordering"] { ordering = try r.choice(o, "\(path).ordering", Ordering.self) }
+        let depth = try m["depth"].map { n throws(ConfigError) in Int(try r.number(n, "\(path).depth", 1...10_000)) } ?? 1
+        let maxAge = try m["max_age_ms"].map { n throws(ConfigError) in Int(try r.number(n, "\(path).max_age_ms", 1...600_000)) } ?? 250
+        var freshness = Freshness.latest(count: depth)
+        if let f = m["freshness"] {
+            let name = try r.string(f, "\(path).freshness")
+            switch name {
+            case "latest": freshness = .latest(count: depth)
+            case "max_age": freshness = .maxAge(milliseconds: maxAge)
+            case "lossless": freshness = .lossless(capacity: max(depth, 32))
+            default: throw ConfigError(file: r.file, path: "\(path).freshness", problem: "expected latest, max_age or lossless, got \"\(name)\"")
+            }
+        }
+        p.policy = SinkPolicy(ordering: ordering, freshness: freshness)
+        if let s = m["size"] {
+            let text = try r.string(s, "\(path).size")
+            let wh = text.lowercased().split(separator: "x").compactMap { Int($0) }
+            guard wh.count == 2, (16...7680).contains(wh[0]), (16...4320).contains(wh[1]) else {
+                throw ConfigError(file: r.file, path: "\(path).size", problem: "expected WIDTHxHEIGHT, got \"\(text)\"")
+            }
+            p.width = wh[0]; p.height = wh[1]
+        }
+        if let f = m["fps"] { p.fps = try r.number(f, "\(path).fps", 0.1...240) }
+        if let q = m["quality"] { p.quality = Int(try r.number(q, "\(path).quality", 1...100)) }
+        return p
+    }
+
+    struct Reader {
+        let file: String
+        func mapping(_ node: Node, _ path: String, allowed: Set<String>?) throws(ConfigError) -> [String: Node] {
+            guard case .mapping(let m) = node else { throw ConfigError(file: file, path: path, problem: "expected a mapping of keys") }
+            var out: [String: Node] = [:]
+            for (k, v) in m {
+                guard case .scalar(let ks) = k else { throw ConfigError(file: file, path: path, problem: "keys must be plain strings") }
+                let key = ks.string
+                if let allowed, !allowed.contains(key) {
+                    throw ConfigError(file: file, path: path.isEmpty ? key : "\(path).\(key)",
+                                      problem: "unknown key (expected one of \(allowed.sorted().joined(separator: ", ")))")
+                }
+                out[key] = v
+            }
+            return out
+        }
+        func string(_ node: Node, _ path: String) throws(ConfigError) -> String {
+            guard case .scalar(let s) = node else { throw ConfigError(file: file, path: path, problem: "expected a single value") }
+            return s.string
+        }
+        func bool(_ node: Node, _ path: String) throws(ConfigError) -> Bool {
+            let s = try string(node, path)
+            switch s.lowercased() {
+            case "true", "yes", "on": return true
+            case "false", "no", "off": return false
+            default: throw ConfigError(file: file, path: path, problem: "expected true or false, got \"\(s)\"")
+            }
+        }
+        func number(_ node: Node, _ path: String, _ range: ClosedRange<Double>) throws(ConfigError) -> Double {
+            let s = try string(node, path)
+            guard let v = Double(s), range.contains(v) else {
+                throw ConfigError(file: file, path: path, problem: "expected a number from \(range.lowerBound) to \(range.upperBound), got \"\(s)\"")
+            }
+            return v
+        }
+        func choice<T: RawRepresentable & CaseIterable>(_ node: Node, _ path: String, _ type: T.Type) throws(ConfigError) -> T where T.RawValue == String {
+            let s = try string(node, path)
+            guard let v = T(rawValue: s) else {
+                let names = T.allCases.map(\.rawValue)
+                let expected = names.count == 2 ? "\(names[0]) or \(names[1])" : names.dropLast().joined(separator: ", ") + " or " + names.last!
+                throw ConfigError(file: file, path: path, problem: "expected \(expected), got \"\(s)\"")
+            }
+            return v
+        }
+    }
+}

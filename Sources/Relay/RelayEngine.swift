@@ -1,0 +1,59 @@
+public import Logging
+import Foundation
+
+/// Every configured stream with its hub and preview: the engine behind `liverelay serve`,
+/// embeddable in another Swift program without HTTP.
+public final class RelayEngine: Sendable {
+    public let configuration: Configuration
+    public let hubs: [String: StreamHub]
+    public let previews: [String: PreviewService]
+
+    public init(configuration: Configuration, logger: Logger) {
+        self.configuration = configuration
+        var hubs: [String: StreamHub] = [:]
+        var previews: [String: PreviewService] = [:]
+        for s in configuration.streams {
+            var l = logger
+            l[metadataKey: "stream.name"] = "\(s.name)"
+            let hub = StreamHub(name: s.name, source: s.source, title: s.title, sourceOptions: s.sourceOptions,
+                                decoderOptions: s.decoderOptions, logger: l)
+            hubs[s.name] = hub
+            if let p = s.preview { previews[s.name] = PreviewService(hub: hub, settings: p) }
+        }
+        self.hubs = hubs
+        self.previews = previews
+    }
+
+    public func start() {
+        for p in previews.values { p.start() }
+        for h in hubs.values { h.start() }
+    }
+
+    /// Stops every stream; each ingest returns within its deadlines.
+    public func stop() {
+        let group = DispatchGroup()
+        for h in hubs.values {
+            DispatchQueue.global().async(group: group) { h.stop() }
+        }
+        _ = group.wait(timeout: .now() + 5)
+        for p in previews.values { p.stop() }
+    }
+
+    /// Subscribes to a stream's decoded frames with a policy of your own: the in-process API.
+    /// Iterate `frames`; call `hub.removeSink(name)` when done.
+    public func subscribe(stream: String, sink: String, policy: SinkPolicy = .preview) -> FrameSubscription? {
+        guard let hub = hubs[stream] else { return nil }
+        return FrameSubscription(queue: hub.addFrameSink(sink, policy: policy))
+    }
+}
+
+/// Decoded frames of one stream as an async sequence, under the subscriber's policy.
+public struct FrameSubscription: AsyncSequence, Sendable {
+    public typealias Element = MediaCoreFrame
+    public let queue: SinkQueue<MediaCoreFrame>
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let queue: SinkQueue<MediaCoreFrame>
+        public mutating func next() async -> MediaCoreFrame? { await queue.next() }
+    }
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(queue: queue) }
+}

@@ -1,0 +1,27 @@
+import Relay
+import Foundation
+
+/// The operations page: every stream's live preview in a plain `<img>`, with its state.
+enum OpsPage {
+    static func escape(_ s: String) -> String {
+        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+
+    static func render(engine: RelayEngine) -> String {
+        var cards = ""
+        for name in engine.hubs.keys.sorted() {
+            let s = engine.hubs[name]!.currentStatus
+            let n = escape(name)
+            cards += """
+            <figure><img src="/streams/\(n)/preview.mjpg" alt="\(n)" width="480">
+            <figcaption><b>\(escape(s.title ?? name))</b> · \(escape(s.state))\(s.lastError.map { " · " + escape($0) } ?? "")</figcaption></figure>
+            """
+        }
+        return """
+        <!doctype html><html><head><meta charset="utf-8"><title>LiveRelay</title>
+        <style>body{font-family:sans-serif;background:#111;color:#eee}figure{display:inline-block;margin:8px}img{background:#222}</style>
+        </head><body><h1>LiveRelay</h1>\(cards)</body></html>
+        """
+    }
+}

@@ -1,0 +1,185 @@
+public import Hummingbird
+public import Relay
+import Foundation
+import MediaCore
+import NIOCore
+import HTTPTypes
+import Prometheus
+
+/// LiveRelay's HTTP face: API, preview (MJPEG, snapshot), metrics, health and the ops page.
+public enum RelayHTTP {
+    public static func router(engine: RelayEngine, metrics: RelayMetrics) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("/healthz") { _, _ in "ok\n" }
+        router.get("/") { _, _ in html(OpsPage.render(engine: engine)) }
+        router.get("/api/streams") { _, _ in
+            try json(engine.hubs.keys.sorted().map { StreamView(hub: engine.hubs[$0]!, preview: engine.previews[$0]) })
+        }
+        router.get("/api/streams/:name") { _, context in
+            let name = try context.parameters.require("name")
+            guard let hub = engine.hubs[name] else { return try jsonError(.notFound, "unknown stream \"\(name)\"") }
+            return try json(StreamView(hub: hub, preview: engine.previews[name]))
+        }
+        router.patch("/api/streams/:name/sinks/:sink") { request, context in
+            let name = try context.parameters.require("name")
+            let sink = try context.parameters.require("sink")
+            guard let hub = engine.hubs[name] else { return try jsonError(.notFound, "unknown stream \"\(name)\"") }
+            guard let current = hub.frameSink(sink)?.policy ?? hub.packetSink(sink)?.policy else {
+                return try jsonError(.notFound, "stream \"\(name)\" has no sink \"\(sink)\"")
+            }
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any] else {
+                return try jsonError(.badRequest, "expected a JSON object such as {\"ordering\":\"arrival\",\"freshness\":\"latest\",\"depth\":1}")
+            }
+            switch PolicyPatch.apply(object, to: current) {
+            case .failure(let error): return try jsonError(.badRequest, error.message)
+            case .success(let policy):
+                _ = hub.setPolicy(policy, forSink: sink)
+                return try json(StreamView(hub: hub, preview: engine.previews[name]))
+            }
+        }
+        router.get("/metrics") { _, _ in
+            metrics.update(engine: engine)
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: metrics.registry.emitToString())))
+        }
+        router.get("/streams/:name/snapshot.jpg") { _, context in
+            let name = try context.parameters.require("name")
+            guard let preview = engine.previews[name] else { return try jsonError(.notFound, "unknown stream or no preview \"\(name)\"") }
+            var image = preview.current
+            if image == nil { image = await withTimeout(seconds: 5) { await preview.next(after: 0) } ?? nil }
+            guard let image else { return try jsonError(.serviceUnavailable, "no picture yet from \"\(name)\"") }
+            var headers = HTTPFields()
+            headers[.contentType] = "image/jpeg"
+            headers[.cacheControl] = "no-store"
+            if image.isSlate { headers[HTTPField.Name("X-LiveRelay-Signal")!] = "lost" }
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: image.jpeg)))
+        }
+        router.get("/streams/:name/preview.mjpg") { _, context in
+            let name = try context.parameters.require("name")
+            guard let preview = engine.previews[name] else { return try jsonError(.notFound, "unknown stream or no preview \"\(name)\"") }
+            var headers = HTTPFields()
+            headers[.contentType] = "multipart/x-mixed-replace; boundary=liverelayframe"
+            headers[.cacheControl] = "no-store"
+            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                var seen: UInt64 = 0
+                // Each viewer takes the newest image whenever its socket takes a write: a slow
+                // viewer skips images, it never delays another.
+                while let image = await preview.next(after: seen) {
+                    seen = image.sequence
+                    var part = ByteBuffer(string: "--liverelayframe\r\nContent-Type: image/jpeg\r\nContent-Length: \(image.jpeg.count)\r\n\r\n")
+                    part.writeBytes(image.jpeg)
+                    part.writeString("\r\n")
+                    try await writer.write(part)
+                }
+                try await writer.finish(nil)
+            })
+        }
+        return router
+    }
+
+    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        let data = try encoder.encode(value)
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        headers[.cacheControl] = "no-store"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func jsonError(_ status: HTTPResponse.Status, _ message: String) throws -> Response {
+        try json(["error": message], status: status)
+    }
+
+    static func html(_ text: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/html; charset=utf-8"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func withTimeout<T: Sendable>(seconds: Double, _ body: @escaping @Sendable () async -> T) async -> T? {
+        await withTaskGroup(of: T?.self) { group in
+            group.addTask { await body() }
+            group.addTask { try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9)); return nil }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+}
+
+/// A PATCH body applied to a sink's policy.
+enum PolicyPatch {
+    static func apply(_ object: [String: Any], to current: SinkPolicy) -> Result<SinkPolicy, PatchError> {
+        let allowed: Set<String> = ["ordering", "freshness", "depth", "max_age_ms"]
+        if let unknown = object.keys.first(where: { !allowed.contains($0) }) {
+            return .failure(PatchError("unknown key \"\(unknown)\" (expected ordering, freshness, depth, max_age_ms)"))
+        }
+        var policy = current
+        if let o = object["ordering"] {
+            guard let s = o as? String, let v = Ordering(rawValue: s) else { return .failure(PatchError("ordering: expected arrival or presentation")) }
+            policy.ordering = v
+        }
+        let depth = object["depth"] as? Int
+        if object["depth"] != nil, (depth ?? 0) < 1 { return .failure(PatchError("depth: expected a whole number from 1")) }
+        let maxAge = object["max_age_ms"] as? Int
+        if object["max_age_ms"] != nil, (maxAge ?? 0) < 1 { return .failure(PatchError("max_age_ms: expected a whole number of milliseconds from 1")) }
+        let name = object["freshness"].map { $0 as? String } ?? policy.freshness.name
+        switch name {
+        case "latest": policy.freshness = .latest(count: depth ?? { if case .latest(let n) = current.freshness { n } else { 1 } }())
+        case "max_age": policy.freshness = .maxAge(milliseconds: maxAge ?? { if case .maxAge(let ms) = current.freshness { ms } else { 250 } }())
+        case "lossless": policy.freshness = .lossless(capacity: depth ?? { if case .lossless(let c) = current.freshness { c } else { 64 } }())
+        default: return .failure(PatchError("freshness: expected latest, max_age or lossless"))
+        }
+        return .success(policy)
+    }
+
+    struct PatchError: Error { let message: String; init(_ m: String) { message = m } }
+}
+
+
+/// The API's view of a stream and its sinks.
+struct StreamView: Encodable {
+    struct Sink: Encodable {
+        var name: String
+        var kind: String
+        var ordering: String
+        var freshness: String
+        var depth: Int?
+        var maxAgeMs: Int?
+        var queueDepth: Int
+        var received: Int
+        var delivered: Int
+        var outOfOrder: Int
+        var dropped: [String: Int]
+        var arrivalToDelivered: LatencySummary
+        var captureToDelivered: LatencySummary
+    }
+    var stream: StreamStatus
+    var sinks: [Sink]
+
+    init(hub: StreamHub, preview: PreviewService?) {
+        stream = hub.currentStatus
+        sinks = hub.sinkNames.compactMap { name in
+            if let q = hub.frameSink(name) { return Self.sink(name, kind: name == "preview" ? "preview" : "frames", q.policy, q.depth, q.counters, q.deliveredLatency, q.captureLatency) }
+            if let q = hub.packetSink(name) { return Self.sink(name, kind: "packets", q.policy, q.depth, q.counters, q.deliveredLatency, q.captureLatency) }
+            return nil
+        }
+    }
+
+    static func sink(_ name: String, kind: String, _ p: SinkPolicy, _ depth: Int, _ c: SinkCounters, _ d: LatencyHistogram, _ cap: LatencyHistogram) -> Sink {
+        var n: Int? = nil, age: Int? = nil
+        switch p.freshness {
+        case .latest(let x): n = x
+        case .lossless(let x): n = x
+        case .maxAge(let ms): age = ms
+        }
+        return Sink(name: name, kind: kind, ordering: p.ordering.rawValue, freshness: p.freshness.name, depth: n, maxAgeMs: age,
+                    queueDepth: depth, received: c.received, delivered: c.delivered, outOfOrder: c.outOfOrder, dropped: c.dropped,
+                    arrivalToDelivered: d.summary, captureToDelivered: cap.summary)
+    }
+}

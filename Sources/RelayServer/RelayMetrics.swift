@@ -1,0 +1,53 @@
+public import Prometheus
+public import Relay
+import Synchronization
+
+/// Prometheus metrics (swift-prometheus), refreshed from the engine's counters at each scrape.
+/// Labels carry stream and sink names only, never a source URL.
+public final class RelayMetrics: Sendable {
+    public let registry = PrometheusCollectorRegistry()
+    private let exported = Mutex<[String: Int]>([:])
+
+    public init() {}
+
+    func counter(_ name: String, _ labels: [(String, String)], total: Int) {
+        let key = name + labels.map { "\($0.0)=\($0.1)" }.joined(separator: ",")
+        let delta = exported.withLock { e -> Int in
+            let d = total - (e[key] ?? 0)
+            if d > 0 { e[key] = total }
+            return d
+        }
+        let c = registry.makeCounter(name: name, labels: labels)
+        if delta > 0 { c.increment(by: Int64(delta)) }
+    }
+
+    func gauge(_ name: String, _ labels: [(String, String)], _ value: Double) {
+        registry.makeGauge(name: name, labels: labels).set(value)
+    }
+
+    public func update(engine: RelayEngine) {
+        for (name, hub) in engine.hubs {
+            let s = hub.currentStatus
+            let l = [("stream", name)]
+            gauge("liverelay_stream_up", l, s.state == "live" ? 1 : 0)
+            gauge("liverelay_stream_fps_in", l, s.fpsIn)
+            counter("liverelay_stream_connections_total", l, total: s.connections)
+            if let p = s.arrivalToDecoded.p50Ms { gauge("liverelay_arrival_to_decoded_ms", l + [("quantile", "0.5")], p) }
+            if let p = s.arrivalToDecoded.p99Ms { gauge("liverelay_arrival_to_decoded_ms", l + [("quantile", "0.99")], p) }
+            for sink in hub.sinkNames {
+                guard let q = hub.frameSink(sink) else { continue }
+                let sl = l + [("sink", sink)]
+                let c = q.counters
+                counter("liverelay_sink_delivered_total", sl, total: c.delivered)
+                counter("liverelay_sink_out_of_order_total", sl, total: c.outOfOrder)
+                for reason in DropReason.allCases {
+                    counter("liverelay_sink_dropped_total", sl + [("reason", reason.rawValue)], total: c.dropped[reason.rawValue] ?? 0)
+                }
+                gauge("liverelay_sink_queue_depth", sl, Double(q.depth))
+                let d = q.deliveredLatency.summary
+                if let p = d.p50Ms { gauge("liverelay_sink_arrival_to_delivered_ms", sl + [("quantile", "0.5")], p) }
+                if let p = d.p99Ms { gauge("liverelay_sink_arrival_to_delivered_ms", sl + [("quantile", "0.99")], p) }
+            }
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import Relay
+import RelayServer
+import Logging
+import MediaCore
+import Foundation
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run every configured stream with its preview, API and metrics over HTTP."
+    )
+
+    @Option(help: "Configuration file (YAML).")
+    var config: String = "configs/demo.yaml"
+
+    @Option(help: "Override server.listen (HOST:PORT).")
+    var listen: String?
+
+    @Flag(help: "Log more, FFmpeg's own messages included.")
+    var verbose = false
+
+    func run() async throws {
+        LoggingSetup.bootstrap(verbose: verbose)
+        var configuration: Configuration
+        do {
+            configuration = try Configuration.load(file: config)
+            if let listen {
+                configuration = try Configuration.parse("server:\n  listen: \"\(listen)\"\nstreams:\n  x:\n    source: testsrc://", file: "--listen").overridingListen(of: configuration)
+            }
+        } catch {
+            FileHandle.standardError.write(Data("liverelay: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        let logger = Logger(label: "liverelay")
+        let c = configuration
+        try await RelayServerApp.run(configuration: configuration, logger: logger) { port in
+            let host = c.listenHost == "0.0.0.0" ? "127.0.0.1" : c.listenHost
+            var text = "LiveRelay listening on http://\(host):\(port)/\n"
+            for s in c.streams where s.preview != nil {
+                text += "  \(s.name): preview http://\(host):\(port)/streams/\(s.name)/preview.mjpg\n"
+            }
+            FileHandle.standardOutput.write(Data(text.utf8))
+        }
+    }
+}
+
+extension Configuration {
+    func overridingListen(of other: Configuration) -> Configuration {
+        var c = other
+        c.listenHost = listenHost
+        c.listenPort = listenPort
+        return c
+    }
+}
