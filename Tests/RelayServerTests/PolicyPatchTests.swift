@@ -1,0 +1,20 @@
+import Testing
+@testable import RelayServer
+import Relay
+
+@Suite struct PolicyPatchTests {
+    @Test func appliesKnownKeysAndRejectsTheRest() throws {
+        let base = SinkPolicy.preview
+        if case .success(let p) = PolicyPatch.apply(["ordering": "presentation", "freshness": "max_age", "max_age_ms": 120], to: base) {
+            #expect(p.ordering == .presentation)
+            #expect(p.freshness == .maxAge(milliseconds: 120))
+        } else { Issue.record("rejected a valid patch") }
+        for bad: [String: Any] in [["ordering": "fast"], ["freshness": "some"], ["depth": 0], ["colour": "red"]] {
+            if case .success = PolicyPatch.apply(bad, to: base) { Issue.record("accepted \(bad)") }
+        }
+    }
+
+    @Test func opsPageEscapesNames() {
+        #expect(OpsPage.escape("<script>\"x\"&") == "&lt;script&gt;&quot;x&quot;&amp;")
+    }
+}

@@ -1,0 +1,142 @@
+import Testing
+import Foundation
+import Synchronization
+import MediaCore
+import Relay
+import Demux
+
+/// A stand-in item with a settable arrival time: the queue's policies are pure logic.
+struct Item: QueueItem {
+    var arrivalNanos: UInt64
+    var presentationTime: Int64?
+    var isKeyframe: Bool
+}
+
+final class FakeClock: Sendable {
+    let now = Atomic<UInt64>(1_000_000_000)
+    func advance(ms: UInt64) { now.add(ms * 1_000_000, ordering: .relaxed) }
+    var read: @Sendable () -> UInt64 { { self.now.load(ordering: .relaxed) } }
+}
+
+@Suite struct SinkQueueTests {
+    @Test func latestKeepsTheNewestAndCountsQueueFull() {
+        let q = SinkQueue<Item>(policy: SinkPolicy(ordering: .arrival, freshness: .latest(count: 2)))
+        for i in 0..<10 { q.push(Item(arrivalNanos: 0, presentationTime: Int64(i), isKeyframe: false)) }
+        #expect(q.pop(timeout: 0)?.presentationTime == 8)
+        #expect(q.pop(timeout: 0)?.presentationTime == 9)
+        #expect(q.pop(timeout: 0) == nil)
+        #expect(q.counters.dropped["queue_full"] == 8)
+        #expect(q.counters.delivered == 2)
+    }
+
+    @Test func maxAgeDropsWhatIsTooOldWhenTaken() {
+        let clock = FakeClock()
+        let q = SinkQueue<Item>(policy: SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 100)), clock: clock.read)
+        q.push(Item(arrivalNanos: clock.read(), presentationTime: 1, isKeyframe: true))
+        clock.advance(ms: 50)
+        q.push(Item(arrivalNanos: clock.read(), presentationTime: 2, isKeyframe: false))
+        clock.advance(ms: 70) // the first is now 120 ms old, the second 70 ms
+        #expect(q.pop(timeout: 0)?.presentationTime == 2)
+        #expect(q.counters.dropped["too_old"] == 1)
+    }
+
+    @Test func losslessOverflowResyncsAPacketSinkAtTheNextKeyframe() {
+        let q = SinkQueue<Item>(policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 3), keyframeResync: true))
+        for i in 0..<4 { q.push(Item(arrivalNanos: 0, presentationTime: Int64(i), isKeyframe: i == 0)) }
+        #expect(q.counters.dropped["queue_full"] == 4)
+        q.push(Item(arrivalNanos: 0, presentationTime: 4, isKeyframe: false))
+        q.push(Item(arrivalNanos: 0, presentationTime: 5, isKeyframe: true))
+        q.push(Item(arrivalNanos: 0, presentationTime: 6, isKeyframe: false))
+        #expect(q.counters.dropped["resync"] == 1)
+        #expect(q.pop(timeout: 0)?.presentationTime == 5)
+        #expect(q.takeDiscontinuity())
+        #expect(q.pop(timeout: 0)?.presentationTime == 6)
+    }
+
+    @Test func arrivalDeliversOutOfOrderAtOnceWhilePresentationReorders() {
+        let order: [Int64] = [0, 3, 1, 2, 6, 4, 5, 9, 7, 8]
+        let arrival = SinkQueue<Item>(policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 100)))
+        let presentation = SinkQueue<Item>(policy: SinkPolicy(ordering: .presentation, freshness: .lossless(capacity: 100)), reorderDepth: 2)
+        var firstSeen: [Int64] = []
+        for pts in order {
+            let item = Item(arrivalNanos: 0, presentationTime: pts, isKeyframe: false)
+            arrival.push(item)
+            presentation.push(item)
+            if let a = arrival.pop(timeout: 0) { firstSeen.append(a.presentationTime!) }
+        }
+        // Arrival: every item leaves the moment it arrives, in arrival order, reorders counted.
+        #expect(firstSeen == order)
+        #expect(arrival.counters.outOfOrder == 6) // 1, 2, 4, 5, 7, 8 arrive after a later one
+        presentation.flushReorder()
+        var p: [Int64] = []
+        while let x = presentation.pop(timeout: 0) { p.append(x.presentationTime!) }
+        #expect(p == Array(0...9))
+        #expect(presentation.counters.dropped.isEmpty)
+    }
+
+    @Test func switchingPolicyTakesEffectForTheNextItem() {
+        let q = SinkQueue<Item>(policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 100)))
+        for i in 0..<5 { q.push(Item(arrivalNanos: 0, presentationTime: Int64(i), isKeyframe: false)) }
+        q.setPolicy(SinkPolicy(ordering: .arrival, freshness: .latest(count: 1)))
+        q.push(Item(arrivalNanos: 0, presentationTime: 5, isKeyframe: false))
+        #expect(q.pop(timeout: 0)?.presentationTime == 5)
+        #expect(q.counters.dropped["queue_full"] == 5)
+    }
+
+    @Test func asyncConsumerIsWokenAndCloseEndsIt() async {
+        let q = SinkQueue<Item>(policy: .preview)
+        let t = Task { await q.next() }
+        try? await Task.sleep(nanoseconds: 50_000_000)
+        q.push(Item(arrivalNanos: 0, presentationTime: 42, isKeyframe: false))
+        #expect(await t.value?.presentationTime == 42)
+        let t2 = Task { await q.next() }
+        try? await Task.sleep(nanoseconds: 50_000_000)
+        q.close()
+        #expect(await t2.value == nil)
+    }
+}
+
+@Suite struct ConfigurationTests {
+    @Test func parsesTheDocumentedShape() throws {
+        let c = try Configuration.parse("""
+        server:
+          listen: 127.0.0.1:9090
+        streams:
+          cam1:
+            source: rtsp://user:pass@camera.local/stream1
+            transport: udp
+            hwaccel: none
+            title: Unit 12 bodycam
+            preview:
+              ordering: arrival
+              freshness: max_age
+              max_age_ms: 250
+              size: 640x360
+              fps: 15
+        """)
+        #expect(c.listenPort == 9090)
+        let s = try #require(c.streams.first)
+        #expect(s.sourceOptions.transport == .udp)
+        #expect(s.sourceOptions.reorderQueueSize == 0)
+        #expect(s.preview?.policy.freshness == .maxAge(milliseconds: 250))
+        #expect(s.preview?.width == 640)
+    }
+
+    @Test(arguments: [
+        ("streams:\n  cam1:\n    source: testsrc://\n    preview:\n      ordering: fast", "streams.cam1.preview.ordering: expected presentation or arrival, got \"fast\""),
+        ("streams:\n  cam1:\n    source: testsrc://\n    trasnport: udp", "streams.cam1.trasnport: unknown key"),
+        ("streams:\n  cam1:\n    transport: udp", "streams.cam1.source: missing"),
+        ("server:\n  listen: nowhere\nstreams:\n  a:\n    source: testsrc://", "server.listen: expected HOST:PORT"),
+        ("streams: [", "not valid YAML"),
+        ("streams:\n  cam1:\n    source: gopher://x", "streams.cam1.source: unsupported scheme"),
+    ])
+    func errorsNameTheKey(yaml: String, expected: String) {
+        do {
+            _ = try Configuration.parse(yaml, file: "bad.yaml")
+            Issue.record("accepted")
+        } catch {
+            #expect(error.description.hasPrefix("bad.yaml: "))
+            #expect(error.description.contains(expected), "\(error.description)")
+        }
+    }
+}

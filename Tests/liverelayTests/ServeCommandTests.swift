@@ -1,0 +1,84 @@
+import Testing
+import Foundation
+import TestSupport
+
+/// `liverelay serve` as a user runs it, read by real clients (curl-like URLSession-free HTTP via
+/// ffmpeg and raw sockets would do; here: ffmpeg for MJPEG and curl for the API).
+@Suite(.serialized) struct ServeCommandTests {
+    func startServe(_ yaml: String) throws -> (ChildProcess, Int, URL) {
+        let dir = Paths.tempDirectory("serve")
+        let file = dir.appendingPathComponent("config.yaml")
+        try yaml.write(to: file, atomically: true, encoding: .utf8)
+        let port = FreePort.tcp()
+        let child = try ChildProcess(Paths.liverelay, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(port)"])
+        guard child.waitFor("listening on", timeout: 20) else { child.stop(); throw Servers.ServerError("serve did not start: \(child.stderr)") }
+        return (child, port, dir)
+    }
+
+    func curl(_ args: [String]) throws -> CommandResult {
+        try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "10"] + args, timeout: 15)
+    }
+
+    @Test func previewIsReadByFFmpegAndTheAPIAnswers() throws {
+        let (serve, port, dir) = try startServe("""
+        streams:
+          demo:
+            source: testsrc://?size=640x360&fps=30&gop=30
+            title: Test
+            preview:
+              ordering: arrival
+              freshness: latest
+              depth: 1
+              size: 320x180
+              fps: 30
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        Thread.sleep(forTimeInterval: 1)
+        // A real client decodes the MJPEG stream.
+        let ff = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-f", "mpjpeg", "-i", "http://127.0.0.1:\(port)/streams/demo/preview.mjpg",
+                                                         "-frames:v", "30", "-f", "framemd5", "-"], timeout: 20)
+        #expect(ff.status == 0, "\(ff.stderr)")
+        #expect(ff.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.count == 30)
+        #expect(ff.stdout.contains("320x180"))
+        // Snapshot is a JPEG.
+        let snap = try curl(["-o", "/dev/null", "-w", "%{http_code} %{content_type}", "http://127.0.0.1:\(port)/streams/demo/snapshot.jpg"])
+        #expect(snap.stdout == "200 image/jpeg")
+        // API: live, software decode, preview sink counted.
+        let api = try curl(["http://127.0.0.1:\(port)/api/streams/demo"])
+        let j = try #require(try JSONSerialization.jsonObject(with: Data(api.stdout.utf8)) as? [String: Any])
+        let stream = try #require(j["stream"] as? [String: Any])
+        #expect(stream["state"] as? String == "live")
+        let sinks = try #require(j["sinks"] as? [[String: Any]])
+        #expect(sinks.first?["kind"] as? String == "preview")
+        #expect((sinks.first?["delivered"] as? Int ?? 0) > 30)
+        // Switch the policy at run time; the source is not reconnected.
+        let patch = try curl(["-X", "PATCH", "-d", "{\"freshness\":\"max_age\",\"max_age_ms\":100}", "http://127.0.0.1:\(port)/api/streams/demo/sinks/preview"])
+        let pj = try #require(try JSONSerialization.jsonObject(with: Data(patch.stdout.utf8)) as? [String: Any])
+        let ps = try #require((pj["sinks"] as? [[String: Any]])?.first)
+        #expect(ps["freshness"] as? String == "max_age")
+        #expect(ps["max_age_ms"] as? Int == 100)
+        #expect((pj["stream"] as? [String: Any])?["connections"] as? Int == 1)
+        // Errors: unknown stream, malformed body, hostile path; the server stays up.
+        #expect(try curl(["-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/api/streams/nope"]).stdout == "404")
+        #expect(try curl(["-o", "/dev/null", "-w", "%{http_code}", "-X", "PATCH", "-d", "nonsense", "http://127.0.0.1:\(port)/api/streams/demo/sinks/preview"]).stdout == "400")
+        #expect(try curl(["-o", "/dev/null", "-w", "%{http_code}", "--path-as-is", "http://127.0.0.1:\(port)/streams/../../etc/passwd"]).stdout == "404")
+        #expect(try curl(["http://127.0.0.1:\(port)/healthz"]).stdout == "ok\n")
+        let metrics = try curl(["http://127.0.0.1:\(port)/metrics"])
+        #expect(metrics.stdout.contains("liverelay_sink_delivered_total{stream=\"demo\",sink=\"preview\"}"))
+        // SIGTERM stops it gracefully within 5 s.
+        let start = Date()
+        serve.process.terminate()
+        #expect(serve.wait(timeout: 6))
+        #expect(Date().timeIntervalSince(start) < 5)
+    }
+
+    @Test func badConfigExitsTwoNamingTheKey() throws {
+        let dir = Paths.tempDirectory("badconf")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("c.yaml")
+        try "streams:\n  cam1:\n    source: testsrc://\n    preview:\n      ordering: fast\n".write(to: file, atomically: true, encoding: .utf8)
+        let r = try ChildProcess.run(Paths.liverelay, ["serve", "--config", file.path], timeout: 10)
+        #expect(r.status == 2)
+        #expect(r.stderr.contains("streams.cam1.preview.ordering: expected presentation or arrival, got \"fast\""), "\(r.stderr)")
+    }
+}
