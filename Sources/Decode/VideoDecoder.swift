@@ -81,7 +81,6 @@ public final class VideoDecoder {
     private let scratch: UnsafeMutablePointer<AVFrame>
     private let timeBase: TimeBase
     private var awaitingKeyframe = false
-    private var pendingArrival: [UInt64] = []
     private var lastArrival: UInt64 = 0
     private let setupFallback: String?
     private let logger: Logger

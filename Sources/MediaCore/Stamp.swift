@@ -11,6 +11,11 @@ public struct Stamp: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "#\(frameNumber)@\(captureMillis)" }
+
+    /// Milliseconds from capture to now, on the wall clock (same machine, or synchronised clocks).
+    public var ageMilliseconds: Double {
+        Double(MonotonicClock.wallMicroseconds() - captureMillis * 1000) / 1000
+    }
 }
 
 /// A barcode of large luma blocks in the top quarter of a picture, robust to H.264 at modest

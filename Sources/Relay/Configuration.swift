@@ -29,6 +29,15 @@ public struct Configuration: Sendable {
 
     public init() {}
 
+    /// Sets `server.listen` from `HOST:PORT`.
+    public mutating func setListen(_ text: String, file: String) throws(ConfigError) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            throw ConfigError(file: file, path: "server.listen", problem: "expected HOST:PORT, got \"\(text)\"")
+        }
+        listenHost = String(text[..<colon])
+        listenPort = port
+    }
+
     public static func load(file: String) throws(ConfigError) -> Configuration {
         guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
             throw ConfigError(file: file, path: "", problem: "cannot read the file")
@@ -52,12 +61,7 @@ public struct Configuration: Sendable {
         if let server = top["server"] {
             let s = try r.mapping(server, "server", allowed: ["listen"])
             if let listen = s["listen"] {
-                let text = try r.string(listen, "server.listen")
-                guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
-                    throw ConfigError(file: file, path: "server.listen", problem: "expected HOST:PORT, got \"\(text)\"")
-                }
-                config.listenHost = String(text[..<colon])
-                config.listenPort = port
+                try config.setListen(try r.string(listen, "server.listen"), file: file)
             }
         }
         guard let streamsNode = top["streams"] else { throw ConfigError(file: file, path: "streams", problem: "missing: at least one stream is needed") }

@@ -119,7 +119,7 @@ public final class PreviewService: Sendable {
             let now = MonotonicClock.nanoseconds()
             if cfg.fps > 0, now - lastEmit < UInt64(1e9 / cfg.fps) * 9 / 10 { continue }
             if let stamp = frame.readStamp() {
-                queue.captureLatency.record(milliseconds: Double(MonotonicClock.wallMicroseconds() - stamp.captureMillis * 1000) / 1000)
+                queue.captureLatency.record(milliseconds: stamp.ageMilliseconds)
             }
             let w = (cfg.width ?? frame.width) & ~1, h = (cfg.height ?? frame.height) & ~1
             do {

@@ -71,33 +71,25 @@ public struct Prober: Sendable {
         var firstFrameAt: UInt64?
         var decodeNanos: UInt64 = 0
         var latencies: [Double] = []
-        var endedEarly = false
-        while decoded < frames {
-            guard let packet = try source.readPacket() else { endedEarly = true; break }
-            guard packet.streamIndex == video.index else { continue }
+        /// Runs one decoder call, timing it, and takes at most the frames still wanted.
+        func take(_ decode: () -> [Frame]) {
             let t0 = MonotonicClock.nanoseconds()
-            let out = decoder.decode(packet)
+            let out = decode()
             decodeNanos += MonotonicClock.nanoseconds() - t0
-            for frame in out {
+            for frame in out.prefix(max(0, frames - decoded)) {
                 decoded += 1
                 if firstFrameAt == nil { firstFrameAt = MonotonicClock.nanoseconds() }
-                if let stamp = frame.readStamp() {
-                    latencies.append(Double(MonotonicClock.wallMicroseconds() - stamp.captureMillis * 1000) / 1000)
-                }
+                if let stamp = frame.readStamp() { latencies.append(stamp.ageMilliseconds) }
             }
         }
-        if endedEarly {
-            decoder.sendEndOfStream()
-            let t0 = MonotonicClock.nanoseconds()
-            let rest = decoder.drain().prefix(max(0, frames - decoded))
-            decodeNanos += MonotonicClock.nanoseconds() - t0
-            for frame in rest {
-                decoded += 1
-                if firstFrameAt == nil { firstFrameAt = MonotonicClock.nanoseconds() }
-                if let stamp = frame.readStamp() {
-                    latencies.append(Double(MonotonicClock.wallMicroseconds() - stamp.captureMillis * 1000) / 1000)
-                }
+        while decoded < frames {
+            guard let packet = try source.readPacket() else {
+                decoder.sendEndOfStream()
+                take { decoder.drain() }
+                break
             }
+            guard packet.streamIndex == video.index else { continue }
+            take { decoder.decode(packet) }
         }
         latencies.sort()
         let session = source as? IngestSession

@@ -126,7 +126,7 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
             // A waiting consumer takes it straight away.
             if let w = s.waiter, s.items.isEmpty {
                 s.waiter = nil
-                s.note(delivered: item)
+                s.stats.delivered += 1
                 return (w, item)
             }
             s.items.append(item)
@@ -136,7 +136,7 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
                 while s.items.count > max(1, n) {
                     s.items.removeFirst()
                     s.stats.drop(.queueFull)
-                    if p.keyframeResync { s.resync() }
+                    s.resync()
                 }
             case .lossless(let c):
                 if s.items.count > max(1, c) {
@@ -151,7 +151,7 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
                 let before = s.items.count
                 s.items.removeAll { now > $0.arrivalNanos && now - $0.arrivalNanos > limit }
                 for _ in 0..<(before - s.items.count) { s.stats.drop(.tooOld) }
-                if before != s.items.count && p.keyframeResync { s.resync() }
+                if before != s.items.count { s.resync() }
                 if s.items.count > 256 { s.items.removeFirst(); s.stats.drop(.queueFull) }
             }
             return nil
@@ -171,11 +171,11 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
                 let now = clock()
                 if now > item.arrivalNanos && now - item.arrivalNanos > UInt64(max(0, ms)) * 1_000_000 {
                     s.stats.drop(.tooOld)
-                    if s.policy.keyframeResync { s.resync() }
+                    s.resync()
                     continue
                 }
             }
-            s.note(delivered: item)
+            s.stats.delivered += 1
             return item
         }
         return nil
@@ -252,9 +252,6 @@ extension SinkQueue.State {
         if policy.keyframeResync { awaitingKeyframe = true }
     }
 
-    mutating func note(delivered item: Item) {
-        stats.delivered += 1
-    }
 }
 
 /// What a sink received, delivered and dropped.

@@ -37,8 +37,8 @@ public final class StreamHub: Sendable {
     private let logger: Logger
     private let decoderOptions: DecoderOptions
     private let supervisor: Mutex<SourceSupervisor?> = Mutex(nil)
-    private let frameSinks = Mutex<[String: SinkQueue<Frame>]>([:])
-    private let packetSinks = Mutex<[String: SinkQueue<Packet>]>([:])
+    private let frameSinks = Mutex(SinkSet<Frame>())
+    private let packetSinks = Mutex(SinkSet<Packet>())
     private let status: Mutex<StreamStatus>
     private let ingest = IngestState()
     private let fps = RateMeter()
@@ -81,12 +81,12 @@ public final class StreamHub: Sendable {
     }
 
     public func removeSink(_ sinkName: String) {
-        frameSinks.withLock { $0.removeValue(forKey: sinkName) }?.close()
-        packetSinks.withLock { $0.removeValue(forKey: sinkName) }?.close()
+        frameSinks.withLock { $0.remove(sinkName) }?.close()
+        packetSinks.withLock { $0.remove(sinkName) }?.close()
     }
 
     public var sinkNames: [String] {
-        (frameSinks.withLock { Array($0.keys) } + packetSinks.withLock { Array($0.keys) }).sorted()
+        (frameSinks.withLock { Array($0.byName.keys) } + packetSinks.withLock { Array($0.byName.keys) }).sorted()
     }
 
     public func frameSink(_ name: String) -> SinkQueue<Frame>? { frameSinks.withLock { $0[name] } }
@@ -116,8 +116,8 @@ public final class StreamHub: Sendable {
     public func stop() {
         let sup = supervisor.withLock { s -> SourceSupervisor? in let x = s; s = nil; return x }
         sup?.stop(timeout: 5)
-        for q in frameSinks.withLock({ Array($0.values) }) { q.flushReorder(); q.close() }
-        for q in packetSinks.withLock({ Array($0.values) }) { q.close() }
+        for q in frameSinks.withLock({ $0.all }) { q.flushReorder(); q.close() }
+        for q in packetSinks.withLock({ $0.all }) { q.close() }
     }
 
     public var currentStatus: StreamStatus {
@@ -162,10 +162,11 @@ public final class StreamHub: Sendable {
     }
 
     private func publish(_ packet: Packet) {
-        for q in packetSinks.withLock({ Array($0.values) }) { q.push(packet) }
+        // Per packet: the lock hands out the current sink list without copying it.
+        for q in packetSinks.withLock({ $0.all }) { q.push(packet) }
         guard packet.mediaType == .video, let video = ingest.video, packet.streamIndex == video.index else { return }
         fps.tick()
-        let sinks = frameSinks.withLock { Array($0.values) }
+        let sinks = frameSinks.withLock { $0.all }
         guard !sinks.isEmpty else {
             if ingest.decoder != nil {
                 ingest.decoder = nil
@@ -210,6 +211,24 @@ public final class StreamHub: Sendable {
     }
 }
 
+/// Sinks by name, with the list the per-packet path iterates kept ready (rebuilt on change,
+/// which is rare, rather than on every packet).
+struct SinkSet<Item: QueueItem>: Sendable {
+    private(set) var byName: [String: SinkQueue<Item>] = [:]
+    private(set) var all: [SinkQueue<Item>] = []
+
+    subscript(name: String) -> SinkQueue<Item>? {
+        get { byName[name] }
+        set { byName[name] = newValue; all = Array(byName.values) }
+    }
+
+    mutating func remove(_ name: String) -> SinkQueue<Item>? {
+        let q = byName.removeValue(forKey: name)
+        all = Array(byName.values)
+        return q
+    }
+}
+
 /// State only the ingest thread touches.
 ///
 /// Safety: written and read only from the stream's ingest thread (SourceSupervisor's events),
@@ -218,7 +237,6 @@ final class IngestState: @unchecked Sendable {
     var decoder: VideoDecoder?
     var video: StreamInfo?
     private var baseline: Double?
-    private var skippingSince: UInt64?
 
     func reset(streams: [StreamInfo]) {
         video = streams.first { $0.mediaType == .video }

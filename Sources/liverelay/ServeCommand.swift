@@ -25,9 +25,7 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration: Configuration
         do {
             configuration = try Configuration.load(file: config)
-            if let listen {
-                configuration = try Configuration.parse("server:\n  listen: \"\(listen)\"\nstreams:\n  x:\n    source: testsrc://", file: "--listen").overridingListen(of: configuration)
-            }
+            if let listen { try configuration.setListen(listen, file: "--listen") }
         } catch {
             FileHandle.standardError.write(Data("liverelay: \(error)\n".utf8))
             throw ExitCode(2)
@@ -42,14 +40,5 @@ struct ServeCommand: AsyncParsableCommand {
             }
             FileHandle.standardOutput.write(Data(text.utf8))
         }
-    }
-}
-
-extension Configuration {
-    func overridingListen(of other: Configuration) -> Configuration {
-        var c = other
-        c.listenHost = listenHost
-        c.listenPort = listenPort
-        return c
     }
 }

@@ -17,24 +17,14 @@ public enum TestMedia {
     }
 
     /// A listening TCP socket that never accepts or answers: the kernel completes connections
-    /// into the backlog, and nothing is ever said. Close with `close()`.
+    /// into the backlog, and nothing is ever said. Closed when released.
     public final class SilentServer: @unchecked Sendable {
         // Safety: immutable after init.
         public let port: Int
         private let fd: Int32
         public init() {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            self.fd = fd
-            var addr = sockaddr_in()
-            addr.sin_family = sa_family_t(AF_INET)
-            addr.sin_port = 0
-            addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+            (fd, port) = FreePort.boundLoopbackSocket(type: Int32(SOCK_STREAM.rawValue))
             listen(fd, 16)
-            // getsockname into a local before `port` is stored.
-            _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-            port = Int(UInt16(bigEndian: addr.sin_port))
         }
         deinit { Glibc.close(fd) }
     }

@@ -37,9 +37,15 @@ public enum FreePort {
     public static func udp() -> Int { allocate(type: Int32(SOCK_DGRAM.rawValue)) }
 
     private static func allocate(type: Int32) -> Int {
+        let (fd, port) = boundLoopbackSocket(type: type)
+        close(fd)
+        return port
+    }
+
+    /// A socket bound to 127.0.0.1 on a port the kernel picks; the caller closes it.
+    public static func boundLoopbackSocket(type: Int32) -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, type, 0)
         precondition(fd >= 0, "socket() failed")
-        defer { close(fd) }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = 0
@@ -47,7 +53,7 @@ public enum FreePort {
         var len = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
         _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return Int(UInt16(bigEndian: addr.sin_port))
+        return (fd, Int(UInt16(bigEndian: addr.sin_port)))
     }
 
     /// True once something accepts TCP connections on the port.

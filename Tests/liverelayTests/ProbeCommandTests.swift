@@ -59,18 +59,23 @@ import TestSupport
         #expect((j["latency_p50_ms"] as? Double ?? 1e9) < 200)
     }
 
-    @Test func rtmpPushIngestIsReadyQuickly() throws {
-        let port = FreePort.tcp()
-        let url = "rtmp://127.0.0.1:\(port)/live/phone"
-        let listener = try ChildProcess(Paths.liverelay, ["probe", url, "--listen", "--frames", "60", "--timeout", "15", "--json"])
+    /// Runs `probe --listen` on `listenURL`, publishes the stamped test source to `publishURL`
+    /// once the probe says it waits, and returns the probe's JSON report.
+    func probeWhilePublishing(listenURL: String, publishURL: String, publishExtra: [String] = []) throws -> [String: Any] {
+        let listener = try ChildProcess(Paths.liverelay, ["probe", listenURL, "--listen", "--frames", "60", "--timeout", "15", "--json"])
         // Connecting to see whether it listens would be taken for the publisher: wait for its word.
         #expect(listener.waitFor("waiting for a publisher", timeout: 10))
         Thread.sleep(forTimeInterval: 0.3)
-        let pub = try publish(url)
+        let pub = try publish(publishURL, extra: publishExtra)
         defer { pub.stop() }
         #expect(listener.wait(timeout: 20))
-        #expect(listener.exitStatus == 0, "\(listener.stderr)")
-        let j = try json(listener.stdout)
+        #expect(listener.exitStatus == 0, "\(listener.stderr) \(pub.stderr)")
+        return try json(listener.stdout)
+    }
+
+    @Test func rtmpPushIngestIsReadyQuickly() throws {
+        let url = "rtmp://127.0.0.1:\(FreePort.tcp())/live/phone"
+        let j = try probeWhilePublishing(listenURL: url, publishURL: url)
         #expect(j["frames_decoded"] as? Int == 60)
         #expect(j["stamps_read"] as? Int == 60)
         // Ready at once: FFmpeg's default probing would hold the first frames for seconds.
@@ -78,30 +83,16 @@ import TestSupport
     }
 
     @Test func rtspPublishIngest() throws {
-        let port = FreePort.tcp()
-        let url = "rtsp://127.0.0.1:\(port)/live/cam"
-        let listener = try ChildProcess(Paths.liverelay, ["probe", url, "--listen", "--frames", "60", "--timeout", "15", "--json"])
-        // Connecting to see whether it listens would be taken for the publisher: wait for its word.
-        #expect(listener.waitFor("waiting for a publisher", timeout: 10))
-        Thread.sleep(forTimeInterval: 0.3)
-        let pub = try publish(url, extra: ["--transport", "tcp"])
-        defer { pub.stop() }
-        #expect(listener.wait(timeout: 20))
-        #expect(listener.exitStatus == 0, "\(listener.stderr) \(pub.stderr)")
-        let j = try json(listener.stdout)
+        let url = "rtsp://127.0.0.1:\(FreePort.tcp())/live/cam"
+        let j = try probeWhilePublishing(listenURL: url, publishURL: url, publishExtra: ["--transport", "tcp"])
         #expect(j["frames_decoded"] as? Int == 60)
         #expect((j["stamps_read"] as? Int ?? 0) >= 55)
     }
 
     @Test func srtListenerWithACallerPublishing() throws {
         let port = FreePort.udp()
-        let listener = try ChildProcess(Paths.liverelay, ["probe", "srt://127.0.0.1:\(port)?mode=listener&latency=20000", "--listen", "--frames", "60", "--timeout", "15", "--json"])
-        Thread.sleep(forTimeInterval: 0.5)
-        let pub = try publish("srt://127.0.0.1:\(port)?mode=caller&latency=20000")
-        defer { pub.stop() }
-        #expect(listener.wait(timeout: 20))
-        #expect(listener.exitStatus == 0, "\(listener.stderr) \(pub.stderr)")
-        let j = try json(listener.stdout)
+        let j = try probeWhilePublishing(listenURL: "srt://127.0.0.1:\(port)?mode=listener&latency=20000",
+                                         publishURL: "srt://127.0.0.1:\(port)?mode=caller&latency=20000")
         #expect(j["container"] as? String == "mpegts")
         #expect(j["frames_decoded"] as? Int == 60)
     }

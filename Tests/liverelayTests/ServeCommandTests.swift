@@ -2,8 +2,7 @@ import Testing
 import Foundation
 import TestSupport
 
-/// `liverelay serve` as a user runs it, read by real clients (curl-like URLSession-free HTTP via
-/// ffmpeg and raw sockets would do; here: ffmpeg for MJPEG and curl for the API).
+/// `liverelay serve` as a user runs it, read by real clients: ffmpeg for MJPEG, curl for the API.
 @Suite(.serialized) struct ServeCommandTests {
     func startServe(_ yaml: String) throws -> (ChildProcess, Int, URL) {
         let dir = Paths.tempDirectory("serve")
