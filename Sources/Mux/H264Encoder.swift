@@ -13,6 +13,9 @@ public struct EncoderSettings: Sendable, Hashable {
     public var tune = "zerolatency"
     /// Encoder threads (0: libx264 picks). zerolatency uses sliced threads: no added delay.
     public var threads = 0
+    /// B-frames between references (0: none). With B-frames the stream has a reorder delay,
+    /// as many cameras' streams do; the zerolatency tune (which forbids them) is not used then.
+    public var bframes = 0
 
     public init() {}
     public init(width: Int, height: Int, fps: Int, gop: Int, bitrateKbps: Int = 1000) {
@@ -53,7 +56,7 @@ public final class H264Encoder {
         ctx.pointee.framerate = av_make_q(Int32(settings.fps), 1)
         ctx.pointee.gop_size = Int32(settings.gop)
         ctx.pointee.keyint_min = Int32(settings.gop)
-        ctx.pointee.max_b_frames = 0
+        ctx.pointee.max_b_frames = Int32(settings.bframes)
         ctx.pointee.bit_rate = Int64(settings.bitrateKbps) * 1000
         ctx.pointee.rc_max_rate = Int64(settings.bitrateKbps) * 1500
         ctx.pointee.rc_buffer_size = Int32(settings.bitrateKbps * 1000)
@@ -61,9 +64,15 @@ public final class H264Encoder {
         ctx.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
         var opts: OpaquePointer? = nil
         av_dict_set(&opts, "preset", settings.preset, 0)
-        av_dict_set(&opts, "tune", settings.tune, 0)
         // In-band SPS/PPS on every keyframe (GLOBAL_HEADER alone would strip them), fixed GOP.
-        av_dict_set(&opts, "x264-params", "repeat-headers=1:scenecut=0", 0)
+        var x264 = "repeat-headers=1:scenecut=0"
+        if settings.bframes > 0 {
+            // A fixed pattern (no adaptive B decisions) and the shortest lookahead that allows it.
+            x264 += ":bframes=\(settings.bframes):b-adapt=0:rc-lookahead=\(settings.bframes + 1):sync-lookahead=0"
+        } else {
+            av_dict_set(&opts, "tune", settings.tune, 0)
+        }
+        av_dict_set(&opts, "x264-params", x264, 0)
         defer { av_dict_free(&opts) }
         let r = avcodec_open2(ctx, codec, &opts)
         if r < 0 {

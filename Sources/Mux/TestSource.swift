@@ -3,7 +3,8 @@ public import Demux
 import Foundation
 
 /// Settings of the stamped test source, from a `testsrc://` URL such as
-/// `testsrc://?size=1280x720&fps=30&gop=30&bitrate=2000&frames=300`.
+/// `testsrc://?size=1280x720&fps=30&gop=30&bitrate=2000&frames=300` (add `bframes=2` for a
+/// stream whose decode order differs from its presentation order).
 public struct TestSourceSettings: Sendable, Hashable {
     public var encoder = EncoderSettings()
     /// Stop after this many frames (0: never).
@@ -13,7 +14,7 @@ public struct TestSourceSettings: Sendable, Hashable {
 
     public init() {}
 
-    public static let keys = ["size", "fps", "gop", "bitrate", "frames", "realtime", "preset", "threads"]
+    public static let keys = ["size", "fps", "gop", "bitrate", "frames", "realtime", "preset", "threads", "bframes"]
 
     /// Parses a `testsrc://` URL; unknown keys and bad values are errors that name the key.
     public init(url: String) throws(IngestError) {
@@ -45,6 +46,7 @@ public struct TestSourceSettings: Sendable, Hashable {
             case "bitrate": encoder.bitrateKbps = try int(50...200_000)
             case "frames": frames = try int(0...Int(Int32.max))
             case "threads": encoder.threads = try int(0...64)
+            case "bframes": encoder.bframes = try int(0...8)
             case "realtime":
                 guard let b = ["1": true, "true": true, "0": false, "false": false][value.lowercased()] else { throw bad("true or false") }
                 realtime = b

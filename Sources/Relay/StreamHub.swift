@@ -64,7 +64,10 @@ public final class StreamHub: Sendable {
     /// Attaches a frame sink (decoded pictures). Decoding starts with the first one.
     @discardableResult
     public func addFrameSink(_ sinkName: String, policy: SinkPolicy) -> SinkQueue<Frame> {
-        let q = SinkQueue<Frame>(policy: policy)
+        // The decoder already puts frames in presentation order (FFmpeg's H.264 decoder reorders as
+        // deep as the SPS declares, LOW_DELAY or not): a presentation sink holds nothing more and
+        // drops what would go backwards; an arrival sink takes frames as they come.
+        let q = SinkQueue<Frame>(policy: policy, reorderDepth: 0)
         frameSinks.withLock { $0[sinkName] = q }
         return q
     }
@@ -75,7 +78,8 @@ public final class StreamHub: Sendable {
     public func addPacketSink(_ sinkName: String, policy: SinkPolicy) -> SinkQueue<Packet> {
         var p = policy
         p.keyframeResync = true
-        let q = SinkQueue<Packet>(policy: p)
+        // Demuxers hand packets over in decode order: nothing to hold.
+        let q = SinkQueue<Packet>(policy: p, reorderDepth: 0)
         packetSinks.withLock { $0[sinkName] = q }
         return q
     }
@@ -178,7 +182,7 @@ public final class StreamHub: Sendable {
             guard packet.isKeyframe else { return } // start cleanly at a keyframe
             do {
                 var o = decoderOptions
-                o.lowDelay = true // arrival sinks get frames at once; presentation sinks reorder themselves
+                o.lowDelay = true // no delay beyond the reorder depth the stream declares
                 let d = try VideoDecoder(stream: video, options: o, logger: logger)
                 ingest.decoder = d
                 status.withLock { s in

@@ -1,0 +1,111 @@
+import Testing
+import Foundation
+import Synchronization
+import Logging
+import MediaCore
+import Relay
+
+/// The hub with real parts: the stamped test source, libx264, libavcodec.
+@Suite(.serialized) struct StreamHubTests {
+    let logger = Logger(label: "test")
+
+    /// Frames a consumer thread took, with the monotonic time it took each.
+    final class Taken: Sendable {
+        let items = Mutex<[(pts: Int64, at: UInt64, counter: UInt32?)]>([])
+        func add(_ f: Frame) {
+            let c = f.readStamp()?.frameNumber
+            items.withLock { $0.append((f.pts ?? -1, MonotonicClock.nanoseconds(), c)) }
+        }
+        var all: [(pts: Int64, at: UInt64, counter: UInt32?)] { items.withLock { $0 } }
+    }
+
+    /// Frames per second over the frames taken between `from` and `to`.
+    static func rate(_ t: [(pts: Int64, at: UInt64, counter: UInt32?)], from: UInt64, to: UInt64) -> Double {
+        let n = t.filter { $0.at >= from && $0.at < to }.count
+        return Double(n) / (Double(to - from) / 1e9)
+    }
+
+    static func consume(_ q: SinkQueue<Frame>, into taken: Taken, sleepPerFrame: Double = 0) -> Thread {
+        let t = Thread {
+            while let f = q.pop(timeout: 10) {
+                taken.add(f)
+                if sleepPerFrame > 0 { Thread.sleep(forTimeInterval: sleepPerFrame) }
+            }
+        }
+        t.start()
+        return t
+    }
+
+    @Test func aSlowSinkCostsOnlyItselfAndCountsItsDropsByReason() async throws {
+        let hub = StreamHub(name: "slow", source: "testsrc://?size=320x240&fps=30&gop=30", logger: logger)
+        let fastA = Taken(), fastB = Taken(), slowLatest = Taken(), slowOld = Taken()
+        let qa = hub.addFrameSink("fast-a", policy: SinkPolicy(ordering: .arrival, freshness: .latest(count: 1)))
+        let qb = hub.addFrameSink("fast-b", policy: SinkPolicy(ordering: .presentation, freshness: .lossless(capacity: 30)))
+        let qs = hub.addFrameSink("slow-latest", policy: SinkPolicy(ordering: .arrival, freshness: .latest(count: 2)))
+        let qo = hub.addFrameSink("slow-max-age", policy: SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 100)))
+        let packets = hub.addPacketSink("packets", policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 300)))
+        _ = Self.consume(qa, into: fastA)
+        // The second fast sink is an async consumer (the in-process Swift API's path).
+        let asyncConsumer = Task { while let f = await qb.next() { fastB.add(f) } }
+        _ = Self.consume(qs, into: slowLatest, sleepPerFrame: 0.2)
+        _ = Self.consume(qo, into: slowOld, sleepPerFrame: 0.2)
+        hub.start()
+        defer { hub.stop() }
+        // Wait for the first frame, then measure four seconds.
+        let deadline = Date().addingTimeInterval(10)
+        while fastA.all.isEmpty && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try #require(!fastA.all.isEmpty, "no frame decoded within 10 s")
+        let from = MonotonicClock.nanoseconds() + 300_000_000
+        try await Task.sleep(for: .milliseconds(4300))
+        let to = MonotonicClock.nanoseconds()
+        let rateA = Self.rate(fastA.all, from: from, to: to)
+        let rateB = Self.rate(fastB.all, from: from, to: to)
+        let rateSlow = Self.rate(slowLatest.all, from: from, to: to)
+        #expect(rateA >= 29, "fast arrival sink got \(rateA) fps")
+        #expect(rateB >= 29, "fast presentation sink got \(rateB) fps")
+        #expect(rateSlow <= 5.5, "the slow sink took \(rateSlow) fps while sleeping 200 ms per frame")
+        hub.stop()
+        asyncConsumer.cancel()
+
+        // Every frame the slow sinks were given is accounted for: delivered, dropped, or still queued.
+        for q in [qs, qo] {
+            let c = q.counters
+            #expect(c.received == c.delivered + c.droppedTotal + q.depth, "\(c)")
+        }
+        #expect(qs.counters.dropped["queue_full", default: 0] > 50, "\(qs.counters)")
+        #expect(qo.counters.dropped["too_old", default: 0] > 50, "\(qo.counters)")
+        // The fast sinks dropped nothing and saw the frames in order; the packet sink too.
+        #expect(qa.counters.droppedTotal == 0 && qb.counters.droppedTotal == 0)
+        #expect(packets.counters.droppedTotal == 0)
+        // Stamps read back from the decoded pictures: the frames are the source's frames, in order.
+        let counters = fastB.all.compactMap(\.counter)
+        #expect(counters.count == fastB.all.count)
+        #expect(zip(counters, counters.dropFirst()).allSatisfy { $1 == $0 + 1 })
+    }
+
+    /// A B-frame stream (decode order ≠ presentation order, as from many cameras). FFmpeg's H.264
+    /// decoder reorders as deep as the SPS declares even with LOW_DELAY, so frames leave it in
+    /// presentation order; neither sink may add delay or lose a picture on top of that.
+    @Test func bFramesLeaveTheDecoderInPresentationOrderAndNoSinkHoldsThem() async throws {
+        let hub = StreamHub(name: "bframes", source: "testsrc://?size=320x240&fps=30&gop=30&bframes=2&frames=90&realtime=false", logger: logger)
+        let arrival = Taken(), presentation = Taken()
+        let qa = hub.addFrameSink("arrival", policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 1000)))
+        let qp = hub.addFrameSink("presentation", policy: SinkPolicy(ordering: .presentation, freshness: .lossless(capacity: 1000)))
+        hub.start()
+        let deadline = Date().addingTimeInterval(20)
+        while qa.counters.received < 80 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        // Both sinks have everything the decoder produced so far: nothing is held back.
+        let received = (qa.counters.received, qp.counters.received)
+        hub.stop()
+        #expect(received.0 == received.1)
+        while let f = qa.pop(timeout: 0) { arrival.add(f) }
+        while let f = qp.pop(timeout: 0) { presentation.add(f) }
+        let a = arrival.all.map(\.pts), p = presentation.all.map(\.pts)
+        try #require(a.count >= 80, "only \(a.count) frames decoded")
+        #expect(zip(p, p.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(a == p)
+        #expect(qa.counters.outOfOrder == 0 && qp.counters.droppedTotal == 0)
+        // Each picture is the source's: the stamp's frame counter equals the pts.
+        #expect(arrival.all.allSatisfy { $0.counter.map(Int64.init) == $0.pts })
+    }
+}
