@@ -14,6 +14,8 @@ PACKAGES=(
   gstreamer1.0-plugins-bad gstreamer1.0-libav
   # real RTMP server (and HTTP origin) for tests
   nginx libnginx-mod-rtmp
+  # real browser for the web pages (preview, HLS players): headless Chromium driven by Selenium
+  chromium chromium-driver python3-selenium
   # misc tools used by tests
   procps curl
 )

@@ -97,6 +97,7 @@ public final class PreviewService: Sendable {
         var encoder: JPEGEncoder?
         var lastEmit: UInt64 = 0
         var lastFrameAt = MonotonicClock.nanoseconds()
+        var lastFrameDate: Date?
         var slateShown = false
         while running.load(ordering: .relaxed) {
             guard let frame = queue.pop(timeout: 0.25) else {
@@ -104,7 +105,8 @@ public final class PreviewService: Sendable {
                 let s = hub.currentStatus
                 if s.state != "live" || MonotonicClock.nanoseconds() - lastFrameAt > 3_000_000_000 {
                     if !slateShown || MonotonicClock.nanoseconds() - lastEmit > 1_000_000_000 {
-                        if let jpeg = try? Slate.render(width: settings.withLock { $0.width } ?? 640, height: settings.withLock { $0.height } ?? 360, status: s) {
+                        let size = settings.withLock { ($0.width ?? 640, $0.height ?? 360) }
+                        if let jpeg = try? SignalLostSlate.jpeg(width: size.0, height: size.1, status: s, lastFrame: lastFrameDate) {
                             publish(jpeg: jpeg, arrival: MonotonicClock.nanoseconds(), slate: true)
                             lastEmit = MonotonicClock.nanoseconds()
                             slateShown = true
@@ -114,6 +116,7 @@ public final class PreviewService: Sendable {
                 continue
             }
             lastFrameAt = MonotonicClock.nanoseconds()
+            lastFrameDate = Date()
             slateShown = false
             let cfg = settings.withLock { $0 }
             let now = MonotonicClock.nanoseconds()
@@ -137,23 +140,43 @@ public final class PreviewService: Sendable {
     }
 }
 
-/// The picture shown when a source has no signal: dark, with a red bar whose length grows with
-/// the seconds lost (text needs no font: the API and the HTTP header say why).
-enum Slate {
-    static func render(width: Int, height: Int, status: StreamStatus) throws -> [UInt8] {
-        let w = max(64, width & ~1), h = max(64, height & ~1)
-        let frame = try Frame(width: w, height: h, format: .yuvj420p)
-        let lost = status.since.map { Date().timeIntervalSince($0) } ?? 0
-        frame.withUnsafeMutableAVFrame { f in
-            let (y, ys) = Frame.plane(f, 0), (u, us) = Frame.plane(f, 1), (v, vs) = Frame.plane(f, 2)
-            guard let y, let u, let v else { return }
-            for r in 0..<h { (y + r * ys).update(repeating: 40, count: w) }
-            for r in 0..<(h / 2) { (u + r * us).update(repeating: 128, count: w / 2); (v + r * vs).update(repeating: 128, count: w / 2) }
-            // Red bar: one tenth of the width per 10 s lost, up to the full width.
-            let barW = max(8, min(w, Int(Double(w) * min(1, lost / 100))))
-            for r in (h / 2 - h / 20)..<(h / 2 + h / 20) { (y + r * ys).update(repeating: 82, count: barW) }
-            for r in (h / 4 - h / 40)..<(h / 4 + h / 40) { (v + r * vs).update(repeating: 240, count: barW / 2); (u + r * us).update(repeating: 90, count: barW / 2) }
+/// The words on a stream's "signal lost" slate.
+enum SignalLostSlate {
+    static let clock: DateFormatter = {
+        let f = DateFormatter()
+        f.dateFormat = "HH:mm:ss"
+        f.timeZone = TimeZone(identifier: "UTC")
+        f.locale = Locale(identifier: "en_US_POSIX")
+        return f
+    }()
+
+    static func lines(status: StreamStatus, lastFrame: Date?, now: Date = Date()) -> [Slate.Line] {
+        let since = lastFrame ?? status.signalLostSince ?? status.since ?? now
+        let seconds = max(0, Int(now.timeIntervalSince(since)))
+        var lines: [Slate.Line] = [
+            Slate.Line("SIGNAL LOST", scale: 6),
+            Slate.Line(status.title ?? status.name, scale: 3),
+            Slate.Line("since \(clock.string(from: since)) UTC (\(seconds) s)", scale: 3),
+        ]
+        var state = status.state
+        if let a = status.reconnectAttempt { state += ", attempt \(a)" }
+        lines.append(Slate.Line(state, scale: 2, bright: false))
+        if let e = status.lastError {
+            // Up to two lines of the reason (already free of credentials).
+            let words = e.split(separator: " ")
+            var current = "", out: [String] = []
+            for w in words {
+                if current.count + w.count + 1 > 48 { out.append(current); current = "" }
+                current += (current.isEmpty ? "" : " ") + w
+            }
+            if !current.isEmpty { out.append(current) }
+            for l in out.prefix(2) { lines.append(Slate.Line(l, scale: 2, bright: false)) }
         }
-        return try JPEGEncoder(width: w, height: h, quality: 60).encode(frame)
+        return lines
+    }
+
+    static func jpeg(width: Int, height: Int, status: StreamStatus, lastFrame: Date?) throws -> [UInt8] {
+        let frame = try Slate.render(width: width, height: height, lines: lines(status: status, lastFrame: lastFrame))
+        return try JPEGEncoder(width: frame.width, height: frame.height, quality: 70).encode(frame)
     }
 }

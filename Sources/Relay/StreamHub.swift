@@ -14,6 +14,8 @@ public struct StreamStatus: Sendable, Codable {
     public var reconnectAttempt: Int?
     public var lastError: String?
     public var since: Date?
+    /// When the picture was last lost (or the stream started without one); nil while live.
+    public var signalLostSince: Date?
     public var codec: String?
     public var width: Int?
     public var height: Int?
@@ -57,6 +59,7 @@ public final class StreamHub: Sendable {
         self.logger = logger
         status = Mutex(StreamStatus(name: name, title: title, source: Redactor.redact(source), state: "connecting", fpsIn: 0,
                                     decoding: false, connections: 0, arrivalToDecoded: LatencySummary(count: 0)))
+        status.withLock { $0.signalLostSince = Date() }
     }
 
     // MARK: sinks
@@ -153,12 +156,14 @@ public final class StreamHub: Sendable {
             status.withLock { s in
                 s.state = state.name
                 s.since = Date()
+                if state.name != "live" && s.signalLostSince == nil { s.signalLostSince = s.since }
                 switch state {
                 case .reconnecting(let attempt, let error):
                     s.reconnectAttempt = attempt
                     s.lastError = error
                 case .live:
                     s.reconnectAttempt = nil
+                    s.signalLostSince = nil
                 default: break
                 }
             }

@@ -14,7 +14,7 @@ enum OpsPage {
             let s = engine.hubs[name]!.currentStatus
             let n = escape(name)
             cards += """
-            <figure><img src="/streams/\(n)/preview.mjpg" alt="\(n)" width="480">
+            <figure><a href="/streams/\(n)/"><img src="/streams/\(n)/preview.mjpg" alt="\(n)" width="480"></a>
             <figcaption><b>\(escape(s.title ?? name))</b> · \(escape(s.state))\(s.lastError.map { " · " + escape($0) } ?? "")</figcaption></figure>
             """
         }

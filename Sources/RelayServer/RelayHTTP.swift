@@ -44,6 +44,11 @@ public enum RelayHTTP {
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: metrics.registry.emitToString())))
         }
+        router.get("/streams/:name") { _, context in
+            let name = try context.parameters.require("name")
+            guard let hub = engine.hubs[name] else { return try jsonError(.notFound, "unknown stream \"\(name)\"") }
+            return html(ViewerPage.render(name: name, status: hub.currentStatus))
+        }
         router.get("/streams/:name/snapshot.jpg") { _, context in
             let name = try context.parameters.require("name")
             guard let preview = engine.previews[name] else { return try jsonError(.notFound, "unknown stream or no preview \"\(name)\"") }

@@ -71,6 +71,51 @@ import TestSupport
         #expect(Date().timeIntervalSince(start) < 5)
     }
 
+    /// A real browser opens a stream's page: the MJPEG picture changes, and a screenshot of it
+    /// carries the test source's stamp (read back by `liverelay probe`). A dead source's page
+    /// shows the slate, and the API says why without the password.
+    @Test func headlessChromiumShowsThePreviewAndTheSlate() throws {
+        let (serve, port, dir) = try startServe("""
+        streams:
+          demo:
+            source: testsrc://?size=640x360&fps=30&gop=30
+            preview:
+              fps: 30
+          dead:
+            source: rtsp://admin:hunter2@127.0.0.1:1/stream1
+            open_timeout: 1
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let shot = dir.appendingPathComponent("shot.png").path
+        let browser = Paths.packageRoot.appendingPathComponent("scripts/browser.py").path
+        let live = try ChildProcess.run("/usr/bin/python3", [browser, "http://127.0.0.1:\(port)/streams/demo/", "--img", "preview",
+                                                             "--seconds", "2", "--screenshot", shot], timeout: 60)
+        #expect(live.status == 0, "\(live.stdout) \(live.stderr)")
+        let j = try #require(try JSONSerialization.jsonObject(with: Data(live.stdout.utf8)) as? [String: Any])
+        let img = try #require(j["img"] as? [String: Any], "\(live.stdout)")
+        #expect(img["width"] as? Int == 640 && img["height"] as? Int == 360)
+        #expect((img["distinct"] as? Int ?? 0) >= 10, "the picture hardly changed: \(img)")
+        // The screenshot is the picture: crop the viewport's top-left 640x360 and read the stamp.
+        let nut = dir.appendingPathComponent("shot.nut").path
+        let conv = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", shot, "-vf", "crop=640:360:0:0", "-pix_fmt", "yuv420p",
+                                                            "-c:v", "ffv1", nut], timeout: 20)
+        #expect(conv.status == 0, "\(conv.stderr)")
+        let probe = try ChildProcess.run(Paths.liverelay, ["probe", nut, "--frames", "1", "--json"], timeout: 20)
+        let pj = try #require(try JSONSerialization.jsonObject(with: Data(probe.stdout.utf8)) as? [String: Any], "\(probe.stderr)")
+        #expect(pj["stamps_read"] as? Int == 1, "no stamp in the browser's screenshot: \(probe.stdout)")
+
+        // The dead source: the slate, flagged, and the reason in the API without credentials.
+        let dead = try ChildProcess.run("/usr/bin/python3", [browser, "http://127.0.0.1:\(port)/streams/dead/", "--img", "preview", "--seconds", "0.5"], timeout: 60)
+        #expect((dead.stdout.contains("\"width\": 640")), "\(dead.stdout)")
+        let snap = try curl(["-D", "-", "-o", "/dev/null", "http://127.0.0.1:\(port)/streams/dead/snapshot.jpg"])
+        #expect(snap.stdout.lowercased().contains("x-liverelay-signal: lost"))
+        let api = try curl(["http://127.0.0.1:\(port)/api/streams/dead"])
+        #expect(api.stdout.contains("\"state\":\"reconnecting\""), "\(api.stdout)")
+        #expect(api.stdout.contains("signal_lost_since"))
+        #expect(api.stdout.contains("unreachable") && !api.stdout.contains("hunter2"), "\(api.stdout)")
+        #expect(!serve.stderr.contains("hunter2"))
+    }
+
     @Test func badConfigExitsTwoNamingTheKey() throws {
         let dir = Paths.tempDirectory("badconf")
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -1,0 +1,127 @@
+#!/usr/bin/python3
+"""Drives headless Chromium (Selenium) against a LiveRelay page, in real time, and reports what
+a viewer saw as one JSON line. Used by the tests and the bench; needs chromium, chromium-driver
+and python3-selenium (scripts/setup.sh installs them).
+
+  browser.py URL [--size 640x360] [--seconds 3] [--screenshot out.png]
+             [--img ID]      count distinct pictures an <img> (MJPEG) showed
+             [--video ID]    report a <video>'s progress (time advancing, errors)
+"""
+import argparse, json, os, sys, time
+
+os.environ.setdefault("SE_AVOID_STATS", "true")
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("url")
+    ap.add_argument("--size", default="640x360")
+    ap.add_argument("--seconds", type=float, default=3)
+    ap.add_argument("--screenshot")
+    ap.add_argument("--img")
+    ap.add_argument("--video")
+    ap.add_argument("--timeout", type=float, default=20)
+    a = ap.parse_args()
+    w, h = (int(x) for x in a.size.lower().split("x"))
+    opts = webdriver.ChromeOptions()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--autoplay-policy=no-user-gesture-required", "--mute-audio", f"--window-size={w},{h}"):
+        opts.add_argument(arg)
+    opts.binary_location = "/usr/bin/chromium"
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+    driver.set_page_load_timeout(a.timeout)
+    driver.set_script_timeout(a.timeout)
+    out = {"url": a.url}
+    try:
+        driver.set_window_size(w, h)
+        # The viewport, not the window, must match the picture: correct for the browser's chrome.
+        vw, vh = driver.execute_script("return [window.innerWidth, window.innerHeight]")
+        driver.set_window_size(w + (w - vw), h + (h - vh))
+        # An MJPEG <img> keeps its response open: do not wait for the load event.
+        driver.execute_cdp_cmd("Page.enable", {})
+        driver.get("about:blank")
+        driver.execute_script("window.location.href = arguments[0]", a.url)
+        deadline = time.time() + a.timeout
+        while time.time() < deadline:
+            try:
+                if driver.execute_script("return document.readyState") in ("interactive", "complete"):
+                    break
+            except Exception:
+                pass
+            time.sleep(0.1)
+        if a.img:
+            out.update(watch_img(driver, a.img, a.seconds, deadline))
+        if a.video:
+            out.update(watch_video(driver, a.video, a.seconds, deadline))
+        if not a.img and not a.video:
+            time.sleep(a.seconds)
+        if a.screenshot:
+            driver.save_screenshot(a.screenshot)
+            out["screenshot"] = a.screenshot
+    finally:
+        driver.quit()
+    print(json.dumps(out))
+
+SAMPLE_IMG = """
+const img = document.getElementById(arguments[0]);
+if (!img || !img.complete && img.naturalWidth === 0) return null;
+if (img.naturalWidth === 0) return null;
+const c = document.createElement('canvas');
+c.width = img.naturalWidth; c.height = img.naturalHeight;
+const g = c.getContext('2d');
+g.drawImage(img, 0, 0);
+const d = g.getImageData(0, 0, c.width, c.height).data;
+let hash = 0;
+for (let i = 0; i < d.length; i += 97) hash = (hash * 31 + d[i]) >>> 0;
+return [img.naturalWidth, img.naturalHeight, hash];
+"""
+
+def watch_img(driver, ident, seconds, deadline):
+    first = None
+    while time.time() < deadline:
+        first = driver.execute_script(SAMPLE_IMG, ident)
+        if first:
+            break
+        time.sleep(0.1)
+    if not first:
+        return {"img": None}
+    hashes = {first[2]}
+    samples = 0
+    end = time.time() + seconds
+    while time.time() < end:
+        s = driver.execute_script(SAMPLE_IMG, ident)
+        if s:
+            hashes.add(s[2]); samples += 1
+        time.sleep(0.05)
+    return {"img": {"width": first[0], "height": first[1], "samples": samples, "distinct": len(hashes)}}
+
+VIDEO_STATE = """
+const v = document.getElementById(arguments[0]);
+if (!v) return null;
+return {currentTime: v.currentTime, readyState: v.readyState, paused: v.paused,
+        error: v.error ? v.error.code + ' ' + (v.error.message || '') : null,
+        width: v.videoWidth, height: v.videoHeight,
+        frames: v.getVideoPlaybackQuality ? v.getVideoPlaybackQuality().totalVideoFrames : null};
+"""
+
+def watch_video(driver, ident, seconds, deadline):
+    start = None
+    while time.time() < deadline:
+        s = driver.execute_script(VIDEO_STATE, ident)
+        if s and (s["error"] or s["currentTime"] > 0):
+            start = s
+            break
+        time.sleep(0.1)
+    if not start:
+        return {"video": driver.execute_script(VIDEO_STATE, ident), "started": False}
+    time.sleep(seconds)
+    end = driver.execute_script(VIDEO_STATE, ident)
+    return {"video": end, "started": True, "advanced": end["currentTime"] - start["currentTime"]}
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception as e:  # one line, for the test's message
+        print(json.dumps({"error": str(e).splitlines()[0] if str(e) else type(e).__name__}))
+        sys.exit(1)
