@@ -21,6 +21,10 @@ public struct Configuration: Sendable {
         public var decoderOptions = DecoderOptions()
         /// nil: no preview for this stream.
         public var preview: PreviewSettings? = PreviewSettings()
+        /// nil: no HLS for this stream.
+        public var hls: HLSSettings?
+        public var description: String?
+        public var keywords: [String] = []
     }
 
     public var listenHost = "127.0.0.1"
@@ -72,11 +76,15 @@ public struct Configuration: Sendable {
                 throw ConfigError(file: file, path: path, problem: "stream names may use letters, digits, - and _ only")
             }
             let m = try r.mapping(node, path, allowed: ["source", "transport", "hwaccel", "device", "title", "listen", "realtime", "loop",
-                                                        "open_timeout", "read_timeout", "preview"])
+                                                        "open_timeout", "read_timeout", "preview", "hls",
+                                                        "description", "keywords"])
             guard let src = m["source"] else { throw ConfigError(file: file, path: "\(path).source", problem: "missing") }
             var s = Stream(name: name, source: try r.string(src, "\(path).source"))
             if let problem = SourceFactory.validate(url: s.source) { throw ConfigError(file: file, path: "\(path).source", problem: problem) }
             if let t = m["title"] { s.title = try r.string(t, "\(path).title") }
+            if let t = m["description"] { s.description = try r.string(t, "\(path).description") }
+            if let t = m["keywords"] { s.keywords = try r.strings(t, "\(path).keywords") }
+            if let h = m["hls"] { s.hls = try hlsSettings(h, "\(path).hls", r) }
             if let t = m["transport"] { s.sourceOptions.transport = try r.choice(t, "\(path).transport", SourceOptions.Transport.self) }
             if let t = m["hwaccel"] { s.decoderOptions.hardware = try r.choice(t, "\(path).hwaccel", HardwareAcceleration.self) }
             if let t = m["device"] { s.decoderOptions.devicePath = try r.string(t, "\(path).device") }
@@ -98,6 +106,27 @@ public struct Configuration: Sendable {
         }
         if config.streams.isEmpty { throw ConfigError(file: file, path: "streams", problem: "at least one stream is needed") }
         return config
+    }
+
+    static func hlsSettings(_ node: Node, _ path: String, _ r: Reader) throws(ConfigError) -> HLSSettings {
+        let m = try r.mapping(node, path, allowed: ["variant", "segment_duration", "part_duration", "segment_count", "playlist", "directory", "push"])
+        var h = HLSSettings(variant: try m["variant"].map { n throws(ConfigError) in try r.choice(n, "\(path).variant", HLSSettings.Variant.self) } ?? .mpegts)
+        if let d = m["segment_duration"] { h.segmentDuration = try r.duration(d, "\(path).segment_duration", 0.1...60) }
+        if let d = m["part_duration"] { h.partDuration = try r.duration(d, "\(path).part_duration", 0.05...5) }
+        if h.variant == .lowLatency && h.partDuration > h.segmentDuration {
+            throw ConfigError(file: r.file, path: "\(path).part_duration", problem: "must not be longer than segment_duration")
+        }
+        if let c = m["segment_count"] { h.segmentCount = Int(try r.number(c, "\(path).segment_count", 2...100_000)) }
+        if let t = m["playlist"] { h.playlist = try r.choice(t, "\(path).playlist", HLSSettings.PlaylistType.self) }
+        if let d = m["directory"] { h.directory = try r.string(d, "\(path).directory") }
+        if let u = m["push"] {
+            let url = try r.string(u, "\(path).push")
+            guard url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://") else {
+                throw ConfigError(file: r.file, path: "\(path).push", problem: "expected an http:// or https:// URL")
+            }
+            h.push = url.hasSuffix("/") ? url : url + "/"
+        }
+        return h
     }
 
     static func previewSettings(_ node: Node, _ path: String, _ r: Reader) throws(ConfigError) -> PreviewSettings {
@@ -158,6 +187,28 @@ public struct Configuration: Sendable {
             case "false", "no", "off": return false
             default: throw ConfigError(file: file, path: path, problem: "expected true or false, got \"\(s)\"")
             }
+        }
+        /// Seconds, from `1.5`, `200ms`, `2s`, `30m` or `1h`.
+        func duration(_ node: Node, _ path: String, _ range: ClosedRange<Double>) throws(ConfigError) -> Double {
+            let s = try string(node, path).trimmingCharacters(in: .whitespaces).lowercased()
+            let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
+            var value: Double?
+            if let v = Double(s) { value = v }
+            for (suffix, scale) in units where value == nil && s.hasSuffix(suffix) {
+                if let v = Double(s.dropLast(suffix.count)) { value = v * scale }
+            }
+            guard let value, range.contains(value) else {
+                throw ConfigError(file: file, path: path, problem: "expected a duration such as 200ms, 2s, 30m or 1h from \(range.lowerBound) s to \(range.upperBound) s, got \"\(s)\"")
+            }
+            return value
+        }
+        func strings(_ node: Node, _ path: String) throws(ConfigError) -> [String] {
+            if case .sequence(let seq) = node {
+                var out: [String] = []
+                for (i, n) in seq.enumerated() { out.append(try string(n, "\(path)[\(i)]")) }
+                return out
+            }
+            return try string(node, path).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         }
         func number(_ node: Node, _ path: String, _ range: ClosedRange<Double>) throws(ConfigError) -> Double {
             let s = try string(node, path)

@@ -7,11 +7,13 @@ public final class RelayEngine: Sendable {
     public let configuration: Configuration
     public let hubs: [String: StreamHub]
     public let previews: [String: PreviewService]
+    public let hls: [String: HLSSegmenter]
 
     public init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
         var hubs: [String: StreamHub] = [:]
         var previews: [String: PreviewService] = [:]
+        var hls: [String: HLSSegmenter] = [:]
         for s in configuration.streams {
             var l = logger
             l[metadataKey: "stream.name"] = "\(s.name)"
@@ -19,13 +21,16 @@ public final class RelayEngine: Sendable {
                                 decoderOptions: s.decoderOptions, logger: l)
             hubs[s.name] = hub
             if let p = s.preview { previews[s.name] = PreviewService(hub: hub, settings: p) }
+            if let h = s.hls { hls[s.name] = HLSSegmenter(hub: hub, settings: h, logger: l) }
         }
+        self.hls = hls
         self.hubs = hubs
         self.previews = previews
     }
 
     public func start() {
         for p in previews.values { p.start() }
+        for h in hls.values { h.start() }
         for h in hubs.values { h.start() }
     }
 
@@ -37,6 +42,8 @@ public final class RelayEngine: Sendable {
         }
         _ = group.wait(timeout: .now() + 5)
         for p in previews.values { p.stop() }
+        // After the ingests: every packet taken is segmented, then the playlists end.
+        for h in hls.values { h.stop() }
     }
 
     /// Subscribes to a stream's decoded frames with a policy of your own: the in-process API.

@@ -94,6 +94,13 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
         }
     }
 
+    /// The source reconnected: its timestamps start again, so earlier ones say nothing about
+    /// order any more. Items held for reordering are released first.
+    public func restartTimeline() {
+        flushReorder()
+        state.withLock { $0.lastPTS = nil }
+    }
+
     /// Releases items held for reordering (end of stream).
     public func flushReorder() {
         let held: [Item] = state.withLock { s in

@@ -40,7 +40,7 @@ public final class StreamHub: Sendable {
     private let decoderOptions: DecoderOptions
     private let supervisor: Mutex<SourceSupervisor?> = Mutex(nil)
     private let frameSinks = Mutex(SinkSet<Frame>())
-    private let packetSinks = Mutex(SinkSet<Packet>())
+    private let packetSinks = Mutex(SinkSet<RelayPacket>())
     private let status: Mutex<StreamStatus>
     private let ingest = IngestState()
     private let fps = RateMeter()
@@ -78,11 +78,11 @@ public final class StreamHub: Sendable {
     /// Attaches a packet sink (compressed packets, every stream). After a drop it resumes at a
     /// keyframe.
     @discardableResult
-    public func addPacketSink(_ sinkName: String, policy: SinkPolicy) -> SinkQueue<Packet> {
+    public func addPacketSink(_ sinkName: String, policy: SinkPolicy) -> SinkQueue<RelayPacket> {
         var p = policy
         p.keyframeResync = true
         // Demuxers hand packets over in decode order: nothing to hold.
-        let q = SinkQueue<Packet>(policy: p, reorderDepth: 0)
+        let q = SinkQueue<RelayPacket>(policy: p, reorderDepth: 0)
         packetSinks.withLock { $0[sinkName] = q }
         return q
     }
@@ -97,7 +97,7 @@ public final class StreamHub: Sendable {
     }
 
     public func frameSink(_ name: String) -> SinkQueue<Frame>? { frameSinks.withLock { $0[name] } }
-    public func packetSink(_ name: String) -> SinkQueue<Packet>? { packetSinks.withLock { $0[name] } }
+    public func packetSink(_ name: String) -> SinkQueue<RelayPacket>? { packetSinks.withLock { $0[name] } }
 
     /// Switches a sink's policies at run time, without touching the source.
     public func setPolicy(_ policy: SinkPolicy, forSink sinkName: String) -> Bool {
@@ -139,7 +139,10 @@ public final class StreamHub: Sendable {
     private func handle(_ event: SourceEvent) {
         switch event {
         case .opened(let streams, _, let generation):
-            ingest.reset(streams: streams)
+            ingest.reset(streams: streams, generation: generation)
+            // A new connection restarts the timestamps: ordering starts afresh in every sink.
+            for q in frameSinks.withLock({ $0.all }) { q.restartTimeline() }
+            for q in packetSinks.withLock({ $0.all }) { q.restartTimeline() }
             let video = streams.first { $0.mediaType == .video }
             status.withLock { s in
                 s.codec = video?.codecName
@@ -172,7 +175,10 @@ public final class StreamHub: Sendable {
 
     private func publish(_ packet: Packet) {
         // Per packet: the lock hands out the current sink list without copying it.
-        for q in packetSinks.withLock({ $0.all }) { q.push(packet) }
+        if let epoch = ingest.epoch {
+            let item = RelayPacket(packet: packet, epoch: epoch)
+            for q in packetSinks.withLock({ $0.all }) { q.push(item) }
+        }
         guard packet.mediaType == .video, let video = ingest.video, packet.streamIndex == video.index else { return }
         fps.tick()
         let sinks = frameSinks.withLock { $0.all }
@@ -245,10 +251,12 @@ struct SinkSet<Item: QueueItem>: Sendable {
 final class IngestState: @unchecked Sendable {
     var decoder: VideoDecoder?
     var video: StreamInfo?
+    var epoch: IngestEpoch?
     private var baseline: Double?
 
-    func reset(streams: [StreamInfo]) {
+    func reset(streams: [StreamInfo], generation: Int) {
         video = streams.first { $0.mediaType == .video }
+        epoch = IngestEpoch(generation: generation, streams: streams)
         decoder = nil
         baseline = nil
     }

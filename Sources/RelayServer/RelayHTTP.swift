@@ -13,12 +13,12 @@ public enum RelayHTTP {
         router.get("/healthz") { _, _ in "ok\n" }
         router.get("/") { _, _ in html(OpsPage.render(engine: engine)) }
         router.get("/api/streams") { _, _ in
-            try json(engine.hubs.keys.sorted().map { StreamView(hub: engine.hubs[$0]!, preview: engine.previews[$0]) })
+            try json(engine.hubs.keys.sorted().map { StreamView(hub: engine.hubs[$0]!, preview: engine.previews[$0], engine: engine) })
         }
         router.get("/api/streams/:name") { _, context in
             let name = try context.parameters.require("name")
             guard let hub = engine.hubs[name] else { return try jsonError(.notFound, "unknown stream \"\(name)\"") }
-            return try json(StreamView(hub: hub, preview: engine.previews[name]))
+            return try json(StreamView(hub: hub, preview: engine.previews[name], engine: engine))
         }
         router.patch("/api/streams/:name/sinks/:sink") { request, context in
             let name = try context.parameters.require("name")
@@ -35,7 +35,7 @@ public enum RelayHTTP {
             case .failure(let error): return try jsonError(.badRequest, error.message)
             case .success(let policy):
                 _ = hub.setPolicy(policy, forSink: sink)
-                return try json(StreamView(hub: hub, preview: engine.previews[name]))
+                return try json(StreamView(hub: hub, preview: engine.previews[name], engine: engine))
             }
         }
         router.get("/metrics") { _, _ in
@@ -81,7 +81,54 @@ public enum RelayHTTP {
                 try await writer.finish(nil)
             })
         }
+        router.get("/streams/:name/meta.json") { _, context in
+            let name = try context.parameters.require("name")
+            guard let meta = StreamMeta(engine: engine, name: name) else { return try jsonError(.notFound, "unknown stream \"\(name)\"") }
+            return try json(meta)
+        }
+        router.get("/streams/:name/hls/:file") { request, context in
+            let name = try context.parameters.require("name")
+            let file = try context.parameters.require("file")
+            guard let hls = engine.hls[name] else { return try jsonError(.notFound, "unknown stream or no HLS \"\(name)\"") }
+            return try await hlsResponse(hls.store, file: file, query: request.uri.queryParameters)
+        }
         return router
+    }
+
+    static func hlsResponse(_ store: HLSStore, file: String, query: Hummingbird.Parameters) async throws -> Response {
+        var headers = HTTPFields()
+        headers[.accessControlAllowOrigin] = "*"
+        if file == "index.m3u8" {
+            func int(_ key: String) throws -> Int?? {
+                guard let v = query[key[...]] else { return .some(nil) }
+                guard let i = Int(v) else { return nil }
+                return .some(i)
+            }
+            guard let msn = try int("_HLS_msn"), let part = try int("_HLS_part") else {
+                return try jsonError(.badRequest, "_HLS_msn and _HLS_part must be whole numbers")
+            }
+            if part != nil && msn == nil { return try jsonError(.badRequest, "_HLS_part needs _HLS_msn") }
+            var answer = await store.playlist(msn: msn, part: part)
+            if answer == .notYet {
+                // The first segment is on its way: wait for it rather than fail the player.
+                await store.waitForContent(timeout: store.settings.segmentDuration * 2 + 3)
+                answer = await store.playlist(msn: nil, part: nil)
+            }
+            switch answer {
+            case .badRequest(let m): return try jsonError(.badRequest, m)
+            case .notYet: return try jsonError(.notFound, "no segment yet: the source has not sent a keyframe")
+            case .playlist(let text):
+                headers[.contentType] = "application/vnd.apple.mpegurl"
+                headers[.cacheControl] = "no-cache"
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+            }
+        }
+        guard let (data, type) = await store.resource(file) else {
+            return try jsonError(.notFound, "no such segment, part or init segment: \"\(file)\"")
+        }
+        headers[.contentType] = type
+        headers[.cacheControl] = "public, max-age=3600"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
@@ -114,6 +161,26 @@ public enum RelayHTTP {
             group.cancelAll()
             return first
         }
+    }
+}
+
+/// A stream's metadata: `GET /streams/{name}/meta.json`.
+struct StreamMeta: Encodable {
+    var name: String
+    var title: String?
+    var description: String?
+    var keywords: [String]
+    var preview: String?
+    var hls: String?
+
+    init?(engine: RelayEngine, name: String) {
+        guard let s = engine.configuration.streams.first(where: { $0.name == name }) else { return nil }
+        self.name = name
+        title = s.title
+        description = s.description
+        keywords = s.keywords
+        preview = engine.previews[name] != nil ? "/streams/\(name)/preview.mjpg" : nil
+        hls = engine.hls[name] != nil ? "/streams/\(name)/hls/index.m3u8" : nil
     }
 }
 
@@ -166,12 +233,14 @@ struct StreamView: Encodable {
     }
     var stream: StreamStatus
     var sinks: [Sink]
+    var meta: StreamMeta?
 
-    init(hub: StreamHub, preview: PreviewService?) {
+    init(hub: StreamHub, preview: PreviewService?, engine: RelayEngine? = nil) {
         stream = hub.currentStatus
+        meta = engine.flatMap { StreamMeta(engine: $0, name: hub.name) }
         sinks = hub.sinkNames.compactMap { name in
             if let q = hub.frameSink(name) { return Self.sink(name, kind: name == "preview" ? "preview" : "frames", q.policy, q.depth, q.counters, q.deliveredLatency, q.captureLatency) }
-            if let q = hub.packetSink(name) { return Self.sink(name, kind: "packets", q.policy, q.depth, q.counters, q.deliveredLatency, q.captureLatency) }
+            if let q = hub.packetSink(name) { return Self.sink(name, kind: name == HLSSegmenter.sinkName ? "hls" : "packets", q.policy, q.depth, q.counters, q.deliveredLatency, q.captureLatency) }
             return nil
         }
     }

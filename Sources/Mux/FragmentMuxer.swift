@@ -1,0 +1,144 @@
+internal import CFFmpeg
+public import MediaCore
+
+/// The container of HLS media segments.
+public enum FragmentFormat: String, Sendable, Hashable {
+    /// MPEG-TS: every segment starts with PAT/PMT, no init segment.
+    case mpegts
+    /// Fragmented MP4 (CMAF): an init segment (`ftyp`+`moov`), then `moof`+`mdat` fragments.
+    case fmp4
+}
+
+/// Muxes packets, without re-encoding, into memory and hands out the bytes written since the
+/// last cut: a whole HLS segment, or one LL-HLS part. Timestamps come in microseconds, already
+/// made continuous by the caller. Confined to one thread.
+public final class FragmentMuxer {
+    public let format: FragmentFormat
+    /// fMP4: `ftyp` + `moov`, to be served as the playlist's `EXT-X-MAP`. Empty for MPEG-TS.
+    public private(set) var initSegment: [UInt8] = []
+    private var context: UnsafeMutablePointer<AVFormatContext>?
+    private var io: UnsafeMutablePointer<AVIOContext>?
+    private let sink = ByteSink()
+    private let scratch: UnsafeMutablePointer<AVPacket>
+    private var streamMap: [Int: Int] = [:]
+    private var outTimeBases: [AVRational] = []
+    private var headerWritten = false
+    private var pendingHeaders = false
+
+    /// Accumulates what the muxer writes.
+    final class ByteSink {
+        var bytes: [UInt8] = []
+    }
+
+    public init(format: FragmentFormat, streams: [StreamInfo]) throws(FFmpegError) {
+        self.format = format
+        guard let pkt = av_packet_alloc() else { throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "av_packet_alloc") }
+        scratch = pkt
+        // Every stored property is set: if open throws, deinit frees what it made.
+        try open(streams: streams)
+    }
+
+    deinit {
+        if let ctx = context {
+            ctx.pointee.pb = nil
+            avformat_free_context(ctx)
+        }
+        if io != nil {
+            av_freep(&io!.pointee.buffer)
+            avio_context_free(&io)
+        }
+        var p: UnsafeMutablePointer<AVPacket>? = scratch
+        av_packet_free(&p)
+    }
+
+    private func open(streams: [StreamInfo]) throws(FFmpegError) {
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
+        try ffcheck(avformat_alloc_output_context2(&ctx, nil, format == .mpegts ? "mpegts" : "mp4", nil), "avformat_alloc_output_context2")
+        guard let ctx else { throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "avformat_alloc_output_context2") }
+        context = ctx
+        let size: Int32 = 65536
+        guard let buffer = av_malloc(Int(size))?.assumingMemoryBound(to: UInt8.self) else {
+            throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "av_malloc")
+        }
+        // Safety: `sink` is retained by self and outlives the AVIOContext freed in deinit.
+        io = avio_alloc_context(buffer, size, 1, Unmanaged.passUnretained(sink).toOpaque(), nil, { opaque, buf, n in
+            guard let opaque, let buf, n > 0 else { return n }
+            Unmanaged<ByteSink>.fromOpaque(opaque).takeUnretainedValue().bytes.append(contentsOf: UnsafeBufferPointer(start: buf, count: Int(n)))
+            return n
+        }, nil)
+        guard let io else {
+            av_free(buffer)
+            throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "avio_alloc_context")
+        }
+        io.pointee.seekable = 0
+        ctx.pointee.pb = io
+        ctx.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS
+        ctx.pointee.max_delay = 0
+        for s in streams where s.mediaType == .video || s.mediaType == .audio {
+            guard let st = avformat_new_stream(ctx, nil) else { throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "avformat_new_stream") }
+            try ffcheck(s.parameters.withUnsafeAVCodecParameters { avcodec_parameters_copy(st.pointee.codecpar, $0) }, "avcodec_parameters_copy")
+            st.pointee.codecpar.pointee.codec_tag = 0
+            st.pointee.time_base = av_make_q(1, s.mediaType == .audio && s.parameters.sampleRate > 0 ? Int32(s.parameters.sampleRate) : 90000)
+            if let fr = s.frameRate, fr > 0 { st.pointee.avg_frame_rate = av_d2q(fr, 1000) }
+            streamMap[s.index] = Int(st.pointee.index)
+        }
+        guard !streamMap.isEmpty else { throw FFmpegError(code: FFmpegError.invalidData, operation: "no audio or video stream to segment") }
+        var dict: OpaquePointer? = nil
+        defer { av_dict_free(&dict) }
+        switch format {
+        case .mpegts:
+            av_dict_set(&dict, "muxdelay", "0", 0)
+            av_dict_set(&dict, "muxpreload", "0", 0)
+        case .fmp4:
+            // Fragments only when told (each cut), init segment written at once, no index or trailer.
+            av_dict_set(&dict, "movflags", "+frag_custom+empty_moov+default_base_moof+skip_sidx+skip_trailer", 0)
+        }
+        try ffcheck(avformat_write_header(ctx, &dict), "avformat_write_header")
+        headerWritten = true
+        avio_flush(io)
+        outTimeBases = (0..<Int(ctx.pointee.nb_streams)).map { ctx.pointee.streams[$0]!.pointee.time_base }
+        if format == .fmp4 {
+            initSegment = sink.bytes
+        }
+        sink.bytes.removeAll(keepingCapacity: true)
+        pendingHeaders = true
+    }
+
+    /// True when the packet's stream is one this muxer carries.
+    public func carries(streamIndex: Int) -> Bool { streamMap[streamIndex] != nil }
+
+    /// Writes one packet with the given timestamps and duration, in microseconds.
+    public func write(_ packet: Packet, pts: Int64?, dts: Int64?, duration: Int64) throws(FFmpegError) {
+        guard let ctx = context, headerWritten, let out = streamMap[packet.streamIndex] else { return }
+        if pendingHeaders && format == .mpegts {
+            // A segment of its own: PAT/PMT again before its first packet.
+            av_opt_set(ctx.pointee.priv_data, "mpegts_flags", "resend_headers", 0)
+        }
+        pendingHeaders = false
+        try ffcheck(packet.withUnsafeAVPacket { av_packet_ref(scratch, $0) }, "av_packet_ref")
+        defer { av_packet_unref(scratch) }
+        let us = av_make_q(1, 1_000_000), tb = outTimeBases[out]
+        scratch.pointee.stream_index = Int32(out)
+        scratch.pointee.pts = pts.map { av_rescale_q($0, us, tb) } ?? lr_nopts_value()
+        scratch.pointee.dts = dts.map { av_rescale_q($0, us, tb) } ?? lr_nopts_value()
+        scratch.pointee.duration = av_rescale_q(duration, us, tb)
+        scratch.pointee.pos = -1
+        try ffcheck(av_write_frame(ctx, scratch), "av_write_frame")
+    }
+
+    /// Ends the current segment or part and returns its bytes.
+    public func cut() throws(FFmpegError) -> [UInt8] {
+        guard let ctx = context, headerWritten else { return [] }
+        // Flushes the fragment (fMP4: moof+mdat) or buffered PES data (MPEG-TS).
+        let r = av_write_frame(ctx, nil)
+        if r < 0 { throw FFmpegError(code: r, operation: "av_write_frame(flush)") }
+        avio_flush(ctx.pointee.pb)
+        let out = sink.bytes
+        sink.bytes.removeAll(keepingCapacity: true)
+        if format == .mpegts { pendingHeaders = true }
+        return out
+    }
+}
+
+@available(*, unavailable)
+extension FragmentMuxer: Sendable {}

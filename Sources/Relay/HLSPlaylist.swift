@@ -1,0 +1,156 @@
+public import Foundation
+
+/// Settings of a stream's HLS republish.
+public struct HLSSettings: Sendable, Hashable {
+    public enum Variant: String, Sendable, Hashable, CaseIterable {
+        case mpegts, fmp4, lowLatency
+    }
+    public enum PlaylistType: String, Sendable, Hashable, CaseIterable {
+        /// The last `segmentCount` segments; older ones are removed.
+        case sliding
+        /// Every segment kept: a viewer can start from the beginning.
+        case event
+    }
+
+    public var variant: Variant = .mpegts
+    /// Target segment duration in seconds (segments are cut at the first keyframe after it).
+    public var segmentDuration: Double = 2
+    /// LL-HLS part target in seconds.
+    public var partDuration: Double = 0.2
+    public var segmentCount = 7
+    public var playlist: PlaylistType = .sliding
+    /// Also write the playlist and segments here (for an existing web server).
+    public var directory: String?
+    /// Also PUT them to this HTTP origin (and DELETE what leaves the window).
+    public var push: String?
+
+    public init(variant: Variant = .mpegts) {
+        self.variant = variant
+        segmentDuration = variant == .lowLatency ? 1 : 2
+    }
+
+    public var fileExtension: String { variant == .mpegts ? "ts" : "m4s" }
+}
+
+/// One LL-HLS part.
+public struct HLSPart: Sendable {
+    public let index: Int
+    public let duration: Double
+    public let independent: Bool
+    public let uri: String
+    public let data: [UInt8]
+}
+
+/// One media segment: complete, or still growing (LL-HLS lists its parts before it is done).
+public struct HLSSegment: Sendable {
+    public let sequence: Int
+    public var duration: Double
+    public let uri: String
+    public var data: [UInt8]
+    public var parts: [HLSPart]
+    public let programDateTime: Date
+    public let discontinuity: Bool
+    public let initURI: String?
+    public var complete: Bool
+}
+
+/// The media playlist, rendered from the segments it holds. Pure: no I/O, no clocks.
+public struct HLSPlaylist: Sendable {
+    public var settings: HLSSettings
+    public var segments: [HLSSegment] = []
+    /// Discontinuities that have left the window (EXT-X-DISCONTINUITY-SEQUENCE).
+    public var discontinuitySequence = 0
+    public var ended = false
+    /// The longest segment seen, rounded up: the truthful EXT-X-TARGETDURATION.
+    public var targetDuration: Int
+
+    public init(settings: HLSSettings) {
+        self.settings = settings
+        targetDuration = max(1, Int(settings.segmentDuration.rounded(.up)))
+    }
+
+    public var isLowLatency: Bool { settings.variant == .lowLatency }
+    public var complete: [HLSSegment] { segments.filter(\.complete) }
+    /// The media sequence number of the first segment listed.
+    public var mediaSequence: Int { segments.first?.sequence ?? 0 }
+
+    /// The last (msn, part) that exists: the segment being built and its last part, or the last
+    /// complete segment.
+    public var lastPosition: (msn: Int, part: Int?)? {
+        guard let last = segments.last else { return nil }
+        if last.complete { return (last.sequence, nil) }
+        return (last.sequence, last.parts.last?.index)
+    }
+
+    /// True when segment `msn` (and part `part`, when given) is in the playlist.
+    public func has(msn: Int, part: Int?) -> Bool {
+        guard let s = segments.last(where: { $0.sequence == msn }) else {
+            return segments.contains { $0.sequence > msn }
+        }
+        guard let part else { return s.complete }
+        return s.complete || s.parts.contains { $0.index >= part }
+    }
+
+    public func render() -> String {
+        var out = "#EXTM3U\n"
+        out += "#EXT-X-VERSION:\(settings.variant == .mpegts ? 3 : (isLowLatency ? 9 : 7))\n"
+        out += "#EXT-X-TARGETDURATION:\(targetDuration)\n"
+        if isLowLatency {
+            let part = String(format: "%.3f", settings.partDuration)
+            out += "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=\(String(format: "%.3f", settings.partDuration * 3))\n"
+            out += "#EXT-X-PART-INF:PART-TARGET=\(part)\n"
+        }
+        out += "#EXT-X-MEDIA-SEQUENCE:\(mediaSequence)\n"
+        if discontinuitySequence > 0 { out += "#EXT-X-DISCONTINUITY-SEQUENCE:\(discontinuitySequence)\n" }
+        if settings.playlist == .event { out += "#EXT-X-PLAYLIST-TYPE:EVENT\n" }
+        out += "#EXT-X-INDEPENDENT-SEGMENTS\n"
+        // Parts are listed for the segments within three target durations of the end.
+        var partsFrom = segments.count
+        if isLowLatency {
+            var span = 0.0
+            for i in segments.indices.reversed() {
+                span += segments[i].duration
+                partsFrom = i
+                if span > Double(targetDuration) * 3 { break }
+            }
+        }
+        var currentMap: String?
+        for (i, s) in segments.enumerated() {
+            if s.discontinuity { out += "#EXT-X-DISCONTINUITY\n" }
+            if let m = s.initURI, m != currentMap {
+                out += "#EXT-X-MAP:URI=\"\(m)\"\n"
+                currentMap = m
+            }
+            out += "#EXT-X-PROGRAM-DATE-TIME:\(Self.iso8601(s.programDateTime))\n"
+            if i >= partsFrom {
+                for p in s.parts {
+                    out += "#EXT-X-PART:DURATION=\(String(format: "%.3f", p.duration)),URI=\"\(p.uri)\"\(p.independent ? ",INDEPENDENT=YES" : "")\n"
+                }
+            }
+            if s.complete {
+                out += "#EXTINF:\(String(format: "%.3f", s.duration)),\n\(s.uri)\n"
+            }
+        }
+        if ended {
+            out += "#EXT-X-ENDLIST\n"
+        } else if isLowLatency, let next = nextPartURI {
+            out += "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"\(next)\"\n"
+        }
+        return out
+    }
+
+    /// The part that comes next: announced with a preload hint, requested before it exists.
+    public var nextPartURI: String? {
+        guard let last = segments.last else { return nil }
+        if last.complete { return Self.partURI(msn: last.sequence + 1, part: 0) }
+        return Self.partURI(msn: last.sequence, part: (last.parts.last?.index ?? -1) + 1)
+    }
+
+    public static func partURI(msn: Int, part: Int) -> String { "part\(msn).\(part).m4s" }
+
+    static func iso8601(_ d: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f.string(from: d)
+    }
+}

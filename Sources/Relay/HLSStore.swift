@@ -1,0 +1,223 @@
+public import Foundation
+import Synchronization
+
+/// What the HLS store tells the places HLS also goes (a directory, an HTTP origin).
+public enum HLSOutput: Sendable {
+    case file(name: String, data: [UInt8])
+    case removed(name: String)
+    case playlist(text: String)
+}
+
+/// An answer to a playlist request.
+public enum HLSPlaylistAnswer: Sendable, Equatable {
+    case playlist(String)
+    case badRequest(String)
+    case notYet
+}
+
+/// A stream's HLS in memory: the playlist, its segments, parts and init segments, with the
+/// waiting LL-HLS needs (blocking playlist reload, preload-hinted parts). Written by the
+/// segmenter's thread, read by any number of HTTP requests.
+public final class HLSStore: Sendable {
+    struct Waiter {
+        let ready: @Sendable (State) -> Bool
+        let continuation: CheckedContinuation<Void, Never>
+    }
+
+    struct State {
+        var playlist: HLSPlaylist
+        var inits: [String: [UInt8]] = [:]
+        /// Segments just removed from the window, still served to clients that were fetching them.
+        var retired: [(uri: String, data: [UInt8])] = []
+        var waiters: [UInt64: Waiter] = [:]
+        var nextWaiter: UInt64 = 0
+    }
+
+    private let state: Mutex<State>
+    public let settings: HLSSettings
+    private let outputs = Mutex<[@Sendable (HLSOutput) -> Void]>([])
+
+    public init(settings: HLSSettings) {
+        self.settings = settings
+        state = Mutex(State(playlist: HLSPlaylist(settings: settings)))
+    }
+
+    /// Calls `observer` (on the segmenter's thread) for every file written or removed.
+    public func addOutput(_ observer: @escaping @Sendable (HLSOutput) -> Void) {
+        outputs.withLock { $0.append(observer) }
+    }
+
+    public var snapshot: HLSPlaylist { state.withLock { $0.playlist } }
+
+    // MARK: written by the segmenter
+
+    func setInit(uri: String, data: [UInt8]) {
+        change { s in s.inits[uri] = data; return [.file(name: uri, data: data)] }
+    }
+
+    func beginSegment(sequence: Int, uri: String, programDateTime: Date, discontinuity: Bool, initURI: String?) {
+        change { s in
+            s.playlist.segments.append(HLSSegment(sequence: sequence, duration: 0, uri: uri, data: [], parts: [], programDateTime: programDateTime,
+                                                  discontinuity: discontinuity, initURI: initURI, complete: false))
+            return []
+        }
+    }
+
+    func addPart(duration: Double, independent: Bool, data: [UInt8]) {
+        change { s in
+            guard var last = s.playlist.segments.popLast() else { return [] }
+            let index = last.parts.count
+            let uri = HLSPlaylist.partURI(msn: last.sequence, part: index)
+            last.parts.append(HLSPart(index: index, duration: duration, independent: independent, uri: uri, data: data))
+            last.data += data
+            last.duration += duration
+            s.playlist.segments.append(last)
+            return [.playlist(text: s.playlist.render())]
+        }
+    }
+
+    /// Completes the segment being built. `data` is its bytes when it was not built from parts.
+    func completeSegment(duration: Double, data: [UInt8]?) {
+        change { s in
+            guard var last = s.playlist.segments.popLast() else { return [] }
+            if let data { last.data = data }
+            last.duration = duration
+            last.complete = true
+            s.playlist.segments.append(last)
+            s.playlist.targetDuration = max(s.playlist.targetDuration, Int(duration.rounded()))
+            var out: [HLSOutput] = [.file(name: last.uri, data: last.data)]
+            if settings.playlist == .sliding {
+                while s.playlist.segments.filter(\.complete).count > settings.segmentCount {
+                    let gone = s.playlist.segments.removeFirst()
+                    if gone.discontinuity { s.playlist.discontinuitySequence += 1 }
+                    s.retired.append((gone.uri, gone.data))
+                    if s.retired.count > 3 { s.retired.removeFirst() }
+                    out.append(.removed(name: gone.uri))
+                    // An init segment no longer referenced goes too.
+                    if let m = gone.initURI, !s.playlist.segments.contains(where: { $0.initURI == m }) {
+                        s.inits[m] = nil
+                        out.append(.removed(name: m))
+                    }
+                }
+            }
+            out.append(.playlist(text: s.playlist.render()))
+            return out
+        }
+    }
+
+    /// Drops a segment that was begun but got no media (the stream stopped at once).
+    func abandonSegment() {
+        change { s in
+            if let last = s.playlist.segments.last, !last.complete, last.parts.isEmpty { s.playlist.segments.removeLast() }
+            return []
+        }
+    }
+
+    /// The stream ended: EXT-X-ENDLIST, and every waiting request answered.
+    func end() {
+        change { s in
+            s.playlist.ended = true
+            return [.playlist(text: s.playlist.render())]
+        }
+    }
+
+    private func change(_ body: (inout State) -> [HLSOutput]) {
+        let (ready, events): ([CheckedContinuation<Void, Never>], [HLSOutput]) = state.withLock { s in
+            let events = body(&s)
+            var ready: [CheckedContinuation<Void, Never>] = []
+            for (id, w) in s.waiters where s.playlist.ended || w.ready(s) {
+                ready.append(w.continuation)
+                s.waiters[id] = nil
+            }
+            return (ready, events)
+        }
+        for r in ready { r.resume() }
+        if !events.isEmpty {
+            let observers = outputs.withLock { $0 }
+            for e in events { for o in observers { o(e) } }
+        }
+    }
+
+    // MARK: read by HTTP
+
+    /// Waits until `ready` holds (or the stream ends), at most `timeout` seconds.
+    private func wait(timeout: Double, until ready: @escaping @Sendable (State) -> Bool) async {
+        let id = state.withLock { s -> UInt64 in s.nextWaiter += 1; return s.nextWaiter }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                    let now = self.state.withLock { s -> Bool in
+                        if s.playlist.ended || ready(s) { return true }
+                        s.waiters[id] = Waiter(ready: ready, continuation: c)
+                        return false
+                    }
+                    if now { c.resume() }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+                let w = self.state.withLock { $0.waiters.removeValue(forKey: id) }
+                w?.continuation.resume()
+            }
+            await group.next()
+            group.cancelAll()
+            // Whichever finished first, the other is released: the waiter is gone or resumed.
+            let w = self.state.withLock { $0.waiters.removeValue(forKey: id) }
+            w?.continuation.resume()
+        }
+    }
+
+    /// The playlist; with `msn` (and `part`), an LL-HLS blocking reload: it answers once that
+    /// segment (part) exists, or after three target durations. A request too far ahead is a 400.
+    public func playlist(msn: Int?, part: Int?) async -> HLSPlaylistAnswer {
+        if let msn, settings.variant == .lowLatency {
+            if part != nil && part! < 0 || msn < 0 { return .badRequest("_HLS_msn and _HLS_part must not be negative") }
+            let (last, target) = state.withLock { ($0.playlist.lastPosition, $0.playlist.targetDuration) }
+            if let last, msn > last.msn + 2 {
+                return .badRequest("_HLS_msn=\(msn) is too far ahead of the live edge (segment \(last.msn))")
+            }
+            await wait(timeout: Double(target) * 3) { s in s.playlist.has(msn: msn, part: part) }
+        }
+        return state.withLock { s in s.playlist.segments.isEmpty && !s.playlist.ended ? .notYet : .playlist(s.playlist.render()) }
+    }
+
+    /// Waits for the first segment (or part) to exist.
+    public func waitForContent(timeout: Double) async {
+        await wait(timeout: timeout) { s in s.playlist.segments.contains { $0.complete || !$0.parts.isEmpty } }
+    }
+
+    /// A segment, part or init segment by name. A part announced by the preload hint (or just
+    /// after it) is waited for; anything else that does not exist is nil at once.
+    public func resource(_ name: String) async -> (data: [UInt8], contentType: String)? {
+        if name.hasPrefix("part"), let (msn, part) = Self.parsePart(name) {
+            let canCome: Bool = state.withLock { s in
+                guard let last = s.playlist.lastPosition, !s.playlist.ended else { return false }
+                if msn == last.msn && !s.playlist.segments.last!.complete { return part <= (last.part ?? -1) + 2 }
+                return msn == last.msn + 1 && part <= 1
+            }
+            if canCome {
+                await wait(timeout: settings.partDuration * 3 + Double(snapshot.targetDuration)) { s in
+                    s.playlist.segments.contains { $0.sequence == msn && ($0.parts.contains { $0.index == part } || $0.complete) }
+                        || s.playlist.segments.contains { $0.sequence > msn }
+                }
+            }
+        }
+        return state.withLock { s in
+            if let d = s.inits[name] { return (d, "video/mp4") }
+            let type = name.hasSuffix(".ts") ? "video/mp2t" : "video/iso.segment"
+            for seg in s.playlist.segments.reversed() {
+                if seg.uri == name && seg.complete { return (seg.data, type) }
+                if let p = seg.parts.first(where: { $0.uri == name }) { return (p.data, type) }
+            }
+            if let r = s.retired.first(where: { $0.uri == name }) { return (r.data, type) }
+            return nil
+        }
+    }
+
+    static func parsePart(_ name: String) -> (Int, Int)? {
+        guard name.hasPrefix("part"), name.hasSuffix(".m4s") else { return nil }
+        let nums = name.dropFirst(4).dropLast(4).split(separator: ".")
+        guard nums.count == 2, let m = Int(nums[0]), let p = Int(nums[1]) else { return nil }
+        return (m, p)
+    }
+}
