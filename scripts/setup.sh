@@ -16,6 +16,8 @@ PACKAGES=(
   nginx libnginx-mod-rtmp
   # real browser for the web pages (preview, HLS players): headless Chromium driven by Selenium
   chromium chromium-driver python3-selenium
+  # VLC as an HLS player (runs as nobody: it refuses root)
+  vlc-bin vlc-plugin-base
   # misc tools used by tests
   procps curl
 )

@@ -72,7 +72,7 @@ public final class HLSStore: Sendable {
             last.data += data
             last.duration += duration
             s.playlist.segments.append(last)
-            return [.playlist(text: s.playlist.render())]
+            return [.file(name: uri, data: data), .playlist(text: s.playlist.render())]
         }
     }
 
@@ -93,6 +93,7 @@ public final class HLSStore: Sendable {
                     s.retired.append((gone.uri, gone.data))
                     if s.retired.count > 3 { s.retired.removeFirst() }
                     out.append(.removed(name: gone.uri))
+                    for p in gone.parts { out.append(.removed(name: p.uri)) }
                     // An init segment no longer referenced goes too.
                     if let m = gone.initURI, !s.playlist.segments.contains(where: { $0.initURI == m }) {
                         s.inits[m] = nil
@@ -178,12 +179,17 @@ public final class HLSStore: Sendable {
             }
             await wait(timeout: Double(target) * 3) { s in s.playlist.has(msn: msn, part: part) }
         }
-        return state.withLock { s in s.playlist.segments.isEmpty && !s.playlist.ended ? .notYet : .playlist(s.playlist.render()) }
+        return state.withLock { s in Self.hasContent(s) || s.playlist.ended ? .playlist(s.playlist.render()) : .notYet }
+    }
+
+    /// Any player can start: a complete segment (players that know no parts need one).
+    private static func hasContent(_ s: State) -> Bool {
+        s.playlist.segments.contains { $0.complete }
     }
 
     /// Waits for the first segment (or part) to exist.
     public func waitForContent(timeout: Double) async {
-        await wait(timeout: timeout) { s in s.playlist.segments.contains { $0.complete || !$0.parts.isEmpty } }
+        await wait(timeout: timeout) { s in Self.hasContent(s) }
     }
 
     /// A segment, part or init segment by name. A part announced by the preload hint (or just

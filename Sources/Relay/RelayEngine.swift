@@ -21,7 +21,18 @@ public final class RelayEngine: Sendable {
                                 decoderOptions: s.decoderOptions, logger: l)
             hubs[s.name] = hub
             if let p = s.preview { previews[s.name] = PreviewService(hub: hub, settings: p) }
-            if let h = s.hls { hls[s.name] = HLSSegmenter(hub: hub, settings: h, logger: l) }
+            if let h = s.hls {
+                let segmenter = HLSSegmenter(hub: hub, settings: h, logger: l)
+                if let dir = h.directory {
+                    do {
+                        let writer = try HLSDirectoryWriter(directory: dir, logger: l)
+                        segmenter.store.addOutput { writer.handle($0) }
+                    } catch {
+                        l.error("hls: cannot use the directory; HLS is served over HTTP only", metadata: ["directory": "\(dir)", "error": "\(error)"])
+                    }
+                }
+                hls[s.name] = segmenter
+            }
         }
         self.hls = hls
         self.hubs = hubs

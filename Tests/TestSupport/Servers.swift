@@ -13,9 +13,9 @@ public enum Servers {
         public let port: Int
         public let child: ChildProcess
 
-        public init(mounts: [String] = [], records: [String] = []) throws {
-            port = FreePort.tcp()
-            var args = [Paths.packageRoot.appendingPathComponent("scripts/rtsp_server.py").path, "--port", String(port)]
+        public init(mounts: [String] = [], records: [String] = [], port: Int? = nil) throws {
+            self.port = port ?? FreePort.tcp()
+            var args = [Paths.packageRoot.appendingPathComponent("scripts/rtsp_server.py").path, "--port", String(self.port)]
             for m in mounts { args += ["--mount", m] }
             for r in records { args += ["--record", r] }
             child = try ChildProcess(Servers.python, args)
@@ -60,6 +60,52 @@ public enum Servers {
         }
 
         public func url(_ stream: String) -> String { "rtmp://127.0.0.1:\(port)/live/\(stream)" }
+        deinit {
+            child.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    /// nginx as an HTTP origin that takes PUT and DELETE (WebDAV), and serves what it got.
+    public final class NginxOrigin: @unchecked Sendable {
+        // Safety: immutable after init.
+        public let port: Int
+        public let directory: URL
+        public let root: URL
+        public let child: ChildProcess
+
+        public init() throws {
+            port = FreePort.tcp()
+            directory = Paths.tempDirectory("origin")
+            root = directory.appendingPathComponent("www")
+            try FileManager.default.createDirectory(at: directory.appendingPathComponent("logs"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+            let conf = """
+            daemon off;
+            master_process off;
+            pid \(directory.path)/nginx.pid;
+            error_log \(directory.path)/logs/error.log;
+            events { worker_connections 256; }
+            http {
+              access_log \(directory.path)/logs/access.log;
+              client_body_temp_path \(directory.path)/body;
+              types { application/vnd.apple.mpegurl m3u8; video/mp2t ts; video/mp4 mp4; video/iso.segment m4s; }
+              server { listen 127.0.0.1:\(port);
+                location / { root \(root.path); dav_methods PUT DELETE; create_full_put_path on; client_max_body_size 64m; }
+              }
+            }
+            """
+            let confPath = directory.appendingPathComponent("nginx.conf")
+            try conf.write(to: confPath, atomically: true, encoding: .utf8)
+            child = try ChildProcess(Servers.nginx, ["-c", confPath.path, "-p", directory.path])
+            guard FreePort.waitUntilListening(port, timeout: 10) else {
+                child.stop()
+                throw ServerError("nginx origin did not start: \(child.stderr)")
+            }
+        }
+
+        public func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
+        public var accessLog: String { (try? String(contentsOf: directory.appendingPathComponent("logs/access.log"), encoding: .utf8)) ?? "" }
         deinit {
             child.stop()
             try? FileManager.default.removeItem(at: directory)

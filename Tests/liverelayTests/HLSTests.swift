@@ -1,0 +1,163 @@
+import Testing
+import Foundation
+import TestSupport
+
+/// HLS republish as users meet it: real players (ffmpeg, GStreamer, headless Chromium natively
+/// and with hls.js in low-latency mode) on every variant, a strict playlist checker on every
+/// reload, a push to a real nginx WebDAV origin, a directory for a web server, upstream restarts
+/// and graceful shutdown.
+@Suite(.serialized) struct HLSTests {
+    func startServe(_ yaml: String, dir: URL) throws -> (ChildProcess, Int) {
+        let file = dir.appendingPathComponent("config.yaml")
+        try yaml.write(to: file, atomically: true, encoding: .utf8)
+        let port = FreePort.tcp()
+        let child = try ChildProcess(Paths.liverelay, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(port)"])
+        guard child.waitFor("listening on", timeout: 20) else { child.stop(); throw Servers.ServerError("serve did not start: \(child.stderr)") }
+        return (child, port)
+    }
+
+    func get(_ url: String) -> String {
+        (try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "10", url], timeout: 15).stdout) ?? ""
+    }
+
+    /// Polls a playlist every 200 ms until `until`, checking each reload.
+    func watch(_ url: String, _ checker: PlaylistChecker, lowLatency: Bool, until: Date) {
+        while Date() < until {
+            checker.check(get(url), lowLatency: lowLatency)
+            usleep(200_000)
+        }
+    }
+
+    /// hls.js (from the PyPI gradio wheel, as ../shared/TESTING-RECIPES.md says; fetched in the
+    /// test, never committed) next to a page that plays `?src=` in low-latency mode.
+    static func hlsJSPage() throws -> (ChildProcess, Int, URL) {
+        let dir = Paths.tempDirectory("hlsjs")
+        let wheelDir = URL(fileURLWithPath: "/tmp/liverelay-test-cache")
+        try FileManager.default.createDirectory(at: wheelDir, withIntermediateDirectories: true)
+        let cached = wheelDir.appendingPathComponent("hls.mjs")
+        if !FileManager.default.fileExists(atPath: cached.path) {
+            let dl = try ChildProcess.run("/usr/bin/python3", ["-m", "pip", "download", "--no-deps", "gradio==6.31.0", "-d", wheelDir.path], timeout: 180)
+            guard dl.status == 0 else { throw Servers.ServerError("cannot download gradio for hls.js: \(dl.stderr.suffix(300))") }
+            let unzip = try ChildProcess.run("/usr/bin/python3", ["-c", """
+                import zipfile, sys
+                z = zipfile.ZipFile(sys.argv[1])
+                name = next(n for n in z.namelist() if n.startswith('gradio/templates/frontend/assets/hls-') and n.endswith('.js'))
+                open(sys.argv[2], 'wb').write(z.read(name))
+                """, wheelDir.appendingPathComponent("gradio-6.31.0-py3-none-any.whl").path, cached.path], timeout: 60)
+            guard unzip.status == 0 else { throw Servers.ServerError("cannot extract hls.js: \(unzip.stderr)") }
+        }
+        try FileManager.default.copyItem(at: cached, to: dir.appendingPathComponent("hls.mjs"))
+        try """
+        <!doctype html><html><body style="margin:0"><video id="video" muted autoplay playsinline></video>
+        <script type="module">
+        import { t as attach } from './hls.mjs';
+        const v = document.getElementById('video');
+        window.hls = attach(v, new URLSearchParams(location.search).get('src'), () => v.play());
+        </script></body></html>
+        """.write(to: dir.appendingPathComponent("hlsjs.html"), atomically: true, encoding: .utf8)
+        let port = FreePort.tcp()
+        let server = try ChildProcess("/usr/bin/python3", ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", dir.path])
+        guard FreePort.waitUntilListening(port) else { throw Servers.ServerError("page server did not start") }
+        return (server, port, dir)
+    }
+
+    func browser(_ url: String, seconds: Double = 3) throws -> [String: Any] {
+        let r = try ChildProcess.run("/usr/bin/python3", [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, url,
+                                                          "--video", "video", "--seconds", String(seconds)], timeout: 60)
+        return (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? ["error": r.stdout + r.stderr]
+    }
+
+    @Test func everyVariantPlaysInRealPlayersAndEveryReloadIsValid() throws {
+        let dir = Paths.tempDirectory("hls")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let origin = try Servers.NginxOrigin()
+        let (serve, port) = try startServe("""
+        streams:
+          ts:
+            source: testsrc://?size=320x180&fps=30&gop=30
+            preview: false
+            hls:
+              variant: mpegts
+              segment_count: 4
+              directory: \(dir.appendingPathComponent("www").path)
+              push: \(origin.url("live/ts/"))
+          mp4:
+            source: testsrc://?size=320x180&fps=30&gop=30
+            preview: false
+            hls: { variant: fmp4, segment_duration: 1s }
+          ll:
+            source: testsrc://?size=320x180&fps=30&gop=30
+            preview: false
+            hls: { variant: lowLatency }
+        """, dir: dir)
+        defer { serve.stop() }
+        let base = "http://127.0.0.1:\(port)/streams"
+        // ffmpeg reads each live playlist for 25 s of media while the checker reloads all three.
+        let readers = try ["ts", "mp4", "ll"].map { name in
+            try ChildProcess("/usr/bin/timeout", ["-k", "1", "60", "/usr/bin/ffmpeg", "-v", "error", "-i", "\(base)/\(name)/hls/index.m3u8", "-t", "25", "-f", "framemd5", "-"])
+        }
+        let checkers = ["ts": PlaylistChecker(), "mp4": PlaylistChecker(), "ll": PlaylistChecker()]
+        let until = Date().addingTimeInterval(24)
+        let group = DispatchGroup()
+        for (name, checker) in checkers {
+            DispatchQueue.global().async(group: group) { watch("\(base)/\(name)/hls/index.m3u8", checker, lowLatency: name == "ll", until: until) }
+        }
+        group.wait()
+        for (name, r) in zip(["ts", "mp4", "ll"], readers) {
+            #expect(r.wait(timeout: 40), "\(name): ffmpeg did not finish")
+            let frames = r.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.count
+            #expect(r.process.terminationStatus == 0 && r.stderr.isEmpty, "\(name): \(r.stderr.suffix(400))")
+            #expect(frames >= 740, "\(name): ffmpeg decoded \(frames) frames of 750")
+        }
+        for (name, c) in checkers {
+            #expect(c.problems.isEmpty, "\(name): \(c.problems.prefix(5))")
+            #expect(c.reloads > 50 && c.lastSequence >= 8, "\(name): \(c.reloads) reloads, last segment \(c.lastSequence)")
+        }
+        // Blocking reload: a request for the next part waits for it; one far ahead is a 400.
+        let now = PlaylistChecker.parse(get("\(base)/ll/hls/index.m3u8"))
+        let next = try #require(now.preloadHint.flatMap { h -> (Int, Int)? in
+            let n = h.dropFirst(4).dropLast(4).split(separator: ".").compactMap { Int($0) }
+            return n.count == 2 ? (n[0], n[1]) : nil
+        })
+        let t0 = Date()
+        let blocked = PlaylistChecker.parse(get("\(base)/ll/hls/index.m3u8?_HLS_msn=\(next.0)&_HLS_part=\(next.1)"))
+        #expect(Date().timeIntervalSince(t0) < 1.5)
+        #expect(blocked.parts.contains { $0.uri == "part\(next.0).\(next.1).m4s" } || blocked.segments.contains { $0.uri == "seg\(next.0).m4s" })
+        let far = try ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "\(base)/ll/hls/index.m3u8?_HLS_msn=\(next.0 + 50)"], timeout: 10)
+        #expect(far.stdout == "400")
+        // Content types and caching.
+        let head = try ChildProcess.run("/usr/bin/curl", ["-s", "-D", "-", "-o", "/dev/null", "\(base)/ts/hls/index.m3u8"], timeout: 10).stdout.lowercased()
+        #expect(head.contains("content-type: application/vnd.apple.mpegurl") && head.contains("cache-control: no-cache"))
+
+        // GStreamer's hlsdemux, on each variant.
+        for name in ["ts", "mp4", "ll"] {
+            let g = try ChildProcess.run("/usr/bin/python3", [Paths.packageRoot.appendingPathComponent("scripts/gst_play.py").path,
+                                                              "\(base)/\(name)/hls/index.m3u8", "--frames", "60", "--timeout", "20"], timeout: 40)
+            #expect(g.status == 0, "\(name): GStreamer: \(g.stdout) \(g.stderr.suffix(300))")
+        }
+        // Headless Chromium: native HLS in <video> for the classic variants, hls.js (low-latency
+        // mode) for LL-HLS.
+        let (pageServer, pagePort, pageDir) = try Self.hlsJSPage()
+        defer { pageServer.stop(); try? FileManager.default.removeItem(at: pageDir) }
+        for name in ["ts", "mp4"] {
+            let page = dir.appendingPathComponent("native-\(name).html")
+            try "<!doctype html><body style=margin:0><video id=video muted autoplay playsinline src=\"\(base)/\(name)/hls/index.m3u8\"></video>"
+                .write(to: page, atomically: true, encoding: .utf8)
+            try FileManager.default.copyItem(at: page, to: pageDir.appendingPathComponent("native-\(name).html"))
+            let b = try browser("http://127.0.0.1:\(pagePort)/native-\(name).html")
+            #expect((b["advanced"] as? Double ?? 0) > 2, "\(name): Chromium native: \(b)")
+        }
+        let ll = try browser("http://127.0.0.1:\(pagePort)/hlsjs.html?src=\(base)/ll/hls/index.m3u8")
+        #expect((ll["advanced"] as? Double ?? 0) > 2, "ll: hls.js: \(ll)")
+
+        // The same HLS went to the directory and to the origin, which plays it too and holds
+        // only the window (old segments were deleted).
+        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("www/index.m3u8").path))
+        let fromOrigin = try ChildProcess.run("/usr/bin/timeout", ["-k", "1", "30", "/usr/bin/ffmpeg", "-v", "error", "-i", origin.url("live/ts/index.m3u8"),
+                                                                   "-t", "3", "-f", "framemd5", "-"], timeout: 40)
+        #expect(fromOrigin.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.count >= 85, "origin: \(fromOrigin.stderr.suffix(300))")
+        let pushed = (try? FileManager.default.contentsOfDirectory(atPath: origin.root.appendingPathComponent("live/ts").path)) ?? []
+        #expect(pushed.filter { $0.hasSuffix(".ts") }.count <= 6, "\(pushed.sorted())")
+        #expect(origin.accessLog.contains("\"DELETE /live/ts/seg0.ts"))
+    }
+}
