@@ -24,6 +24,9 @@ public final class FragmentMuxer {
     private var outTimeBases: [AVRational] = []
     private var headerWritten = false
     private var pendingHeaders = false
+    /// MPEG-TS, per output stream: Annex B parameter sets to put in front of keyframes that
+    /// arrive without them (RTSP cameras send them once, in the SDP), so every segment decodes.
+    private var parameterSets: [Int: (sets: [UInt8], hevc: Bool)] = [:]
 
     /// Accumulates what the muxer writes.
     final class ByteSink {
@@ -81,6 +84,14 @@ public final class FragmentMuxer {
             st.pointee.time_base = av_make_q(1, s.mediaType == .audio && s.parameters.sampleRate > 0 ? Int32(s.parameters.sampleRate) : 90000)
             if let fr = s.frameRate, fr > 0 { st.pointee.avg_frame_rate = av_d2q(fr, 1000) }
             streamMap[s.index] = Int(st.pointee.index)
+            if format == .mpegts, s.parameters.isH264 || s.parameters.isHEVC {
+                let extra = s.parameters.withUnsafeAVCodecParameters { par -> [UInt8] in
+                    guard let d = par.pointee.extradata, par.pointee.extradata_size > 4 else { return [] }
+                    return Array(UnsafeBufferPointer(start: d, count: Int(par.pointee.extradata_size)))
+                }
+                // Annex B extradata only: avcC/hvcC is converted by the muxer's own bitstream filter.
+                if AnnexB.startsWithStartCode(extra) { parameterSets[Int(st.pointee.index)] = (extra, s.parameters.isHEVC) }
+            }
         }
         guard !streamMap.isEmpty else { throw FFmpegError(code: FFmpegError.invalidData, operation: "no audio or video stream to segment") }
         var dict: OpaquePointer? = nil
@@ -115,8 +126,18 @@ public final class FragmentMuxer {
             av_opt_set(ctx.pointee.priv_data, "mpegts_flags", "resend_headers", 0)
         }
         pendingHeaders = false
-        try ffcheck(packet.withUnsafeAVPacket { av_packet_ref(scratch, $0) }, "av_packet_ref")
         defer { av_packet_unref(scratch) }
+        if let ps = parameterSets[out], packet.isKeyframe, !packet.withUnsafeAVPacket({ AnnexB.hasParameterSets($0, hevc: ps.hevc) }) {
+            let size = packet.size
+            try ffcheck(av_new_packet(scratch, Int32(ps.sets.count + size)), "av_new_packet")
+            ps.sets.withUnsafeBufferPointer { scratch.pointee.data.update(from: $0.baseAddress!, count: ps.sets.count) }
+            packet.withUnsafeAVPacket { src in
+                if let d = src.pointee.data { (scratch.pointee.data + ps.sets.count).update(from: d, count: size) }
+                _ = av_packet_copy_props(scratch, src)
+            }
+        } else {
+            try ffcheck(packet.withUnsafeAVPacket { av_packet_ref(scratch, $0) }, "av_packet_ref")
+        }
         let us = av_make_q(1, 1_000_000), tb = outTimeBases[out]
         scratch.pointee.stream_index = Int32(out)
         scratch.pointee.pts = pts.map { av_rescale_q($0, us, tb) } ?? lr_nopts_value()
@@ -142,3 +163,30 @@ public final class FragmentMuxer {
 
 @available(*, unavailable)
 extension FragmentMuxer: Sendable {}
+
+/// H.264/HEVC Annex B byte streams: start codes and NAL unit types.
+enum AnnexB {
+    static func startsWithStartCode(_ b: [UInt8]) -> Bool {
+        b.count > 4 && b[0] == 0 && b[1] == 0 && (b[2] == 1 || (b[2] == 0 && b[3] == 1))
+    }
+
+    /// True when the packet carries a sequence parameter set (H.264 type 7, HEVC type 33).
+    static func hasParameterSets(_ p: UnsafePointer<AVPacket>, hevc: Bool) -> Bool {
+        guard let d = p.pointee.data else { return false }
+        let n = Int(p.pointee.size)
+        var i = 0
+        while i + 3 < n {
+            if d[i] == 0 && d[i + 1] == 0 && d[i + 2] == 1 {
+                let header = d[i + 3]
+                let type = hevc ? Int((header >> 1) & 0x3F) : Int(header & 0x1F)
+                if type == (hevc ? 33 : 7) { return true }
+                // Slices come after parameter sets: stop at the first one.
+                if hevc ? type < 32 : (type == 1 || type == 5) { return false }
+                i += 3
+            } else {
+                i += 1
+            }
+        }
+        return false
+    }
+}

@@ -106,6 +106,8 @@ private final class Work {
             lastDts = [:]
         }
         let timing = p.streamIndex == (epoch.videoIndex ?? epoch.streams.first?.index)
+        // No timestamp (RTSP before its first sender report): nothing to place it by.
+        guard let raw = p.dts ?? p.pts else { return }
         if waitingForKeyframe {
             guard item.isKeyframe else { return }
             waitingForKeyframe = false
@@ -127,7 +129,7 @@ private final class Work {
                 return
             }
         }
-        guard let muxer, muxer.carries(streamIndex: p.streamIndex), let raw = p.dts ?? p.pts else { return }
+        guard let muxer, muxer.carries(streamIndex: p.streamIndex) else { return }
         let dtsIn = micros(raw, p.timeBase)
         let ptsIn = p.pts.map { micros($0, p.timeBase) } ?? dtsIn
         if timing {

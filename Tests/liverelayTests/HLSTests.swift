@@ -160,4 +160,72 @@ import TestSupport
         #expect(pushed.filter { $0.hasSuffix(".ts") }.count <= 6, "\(pushed.sorted())")
         #expect(origin.accessLog.contains("\"DELETE /live/ts/seg0.ts"))
     }
+
+    /// The upstream RTSP server is killed and restarted mid-stream: the playlist stays valid and
+    /// playable (ffmpeg, VLC) with a discontinuity; SIGTERM ends it with ENDLIST, on disk too.
+    @Test func upstreamRestartGivesADiscontinuityAndShutdownEndsThePlaylist() throws {
+        let dir = Paths.tempDirectory("hls-restart")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var rtsp: Servers.RTSP? = try Servers.RTSP()
+        let rtspPort = rtsp!.port
+        let www = dir.appendingPathComponent("www")
+        let (serve, port) = try startServe("""
+        streams:
+          cam:
+            source: rtsp://127.0.0.1:\(rtspPort)/test
+            transport: tcp
+            preview: false
+            hls:
+              variant: mpegts
+              segment_duration: 1s
+              playlist: event
+              directory: \(www.path)
+        """, dir: dir)
+        defer { serve.stop() }
+        let url = "http://127.0.0.1:\(port)/streams/cam/hls/index.m3u8"
+        let checker = PlaylistChecker()
+        func waitFor(_ seconds: Double, _ condition: (PlaylistChecker.Parsed) -> Bool) -> Bool {
+            let end = Date().addingTimeInterval(seconds)
+            while Date() < end {
+                let text = get(url)
+                checker.check(text)
+                if condition(PlaylistChecker.parse(text)) { return true }
+                usleep(200_000)
+            }
+            return false
+        }
+        #expect(waitFor(20) { $0.segments.count >= 3 })
+        rtsp = nil // killed
+        Thread.sleep(forTimeInterval: 1.5)
+        rtsp = try Servers.RTSP(port: rtspPort)
+        let resumed = waitFor(30) { p in
+            guard let d = p.segments.firstIndex(where: { $0.discontinuity }) else { return false }
+            return p.segments.count - d >= 3
+        }
+        #expect(resumed, "no discontinuity followed by segments: \(get(url))")
+        #expect(checker.problems.isEmpty, "\(checker.problems.prefix(5))")
+        // Still playable across the gap: ffmpeg from the live playlist, VLC as a user runs it.
+        let ff = try ChildProcess.run("/usr/bin/timeout", ["-k", "1", "30", "/usr/bin/ffmpeg", "-v", "error", "-i", url, "-t", "3", "-f", "framemd5", "-"], timeout: 40)
+        #expect(ff.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.count >= 80, "\(ff.stderr)")
+        let vlcDir = dir.appendingPathComponent("vlc")
+        try FileManager.default.createDirectory(at: vlcDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+        chmod(dir.path, 0o755)
+        let vlcOut = vlcDir.appendingPathComponent("out.ts").path
+        let vlc = try ChildProcess.run("/usr/bin/timeout", ["-k", "1", "30", "/usr/sbin/runuser", "-u", "nobody", "--", "/usr/bin/cvlc", "-q", "--play-and-exit",
+                                                            "--run-time=4", url, "--sout", "#std{access=file,mux=ts,dst=\(vlcOut)}"], timeout: 40)
+        #expect(!vlc.output.contains("main input error"), "\(vlc.output.suffix(300))")
+        let probe = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-count_packets", "-select_streams", "v", "-show_entries", "stream=nb_read_packets",
+                                                             "-of", "default=nw=1:nk=1", vlcOut], timeout: 20)
+        #expect((probe.stdout.split(separator: "\n").first.flatMap { Int($0) } ?? 0) >= 30, "VLC wrote \(probe.stdout.debugDescription) \(vlc.output)")
+
+        // Graceful shutdown: the playlist ends, on disk, and every segment in it plays.
+        serve.process.terminate()
+        #expect(serve.wait(timeout: 8))
+        let onDisk = (try? String(contentsOf: www.appendingPathComponent("index.m3u8"), encoding: .utf8)) ?? ""
+        #expect(onDisk.hasSuffix("#EXT-X-ENDLIST\n"), "\(onDisk.suffix(200))")
+        let parsed = PlaylistChecker.parse(onDisk)
+        #expect(parsed.segments.first?.uri == "seg0.ts", "an event playlist keeps every segment")
+        let all = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-i", www.appendingPathComponent("index.m3u8").path, "-f", "null", "-"], timeout: 60)
+        #expect(all.status == 0 && all.stderr.isEmpty, "\(all.stderr)")
+    }
 }
