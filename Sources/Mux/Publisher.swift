@@ -146,6 +146,27 @@ public final class Publisher {
         }
     }
 
+    /// Writes one packet with timestamps and duration given in microseconds (a relay's own
+    /// continuous timeline).
+    public func write(_ packet: Packet, pts: Int64, dts: Int64, duration: Int64) throws(PublishError) {
+        guard let ctx = context, headerWritten, let out = streamMap[packet.streamIndex] else { return }
+        let ref = packet.withUnsafeAVPacket { av_packet_ref(scratch, $0) }
+        if ref < 0 { throw PublishError(destination: url, stage: "writing", detail: FFmpegError.describe(ref)) }
+        let us = av_make_q(1, 1_000_000), tb = outTimeBases[out].rational
+        scratch.pointee.stream_index = Int32(out)
+        scratch.pointee.pts = av_rescale_q(pts, us, tb)
+        scratch.pointee.dts = av_rescale_q(dts, us, tb)
+        scratch.pointee.duration = av_rescale_q(duration, us, tb)
+        scratch.pointee.pos = -1
+        handle.arm(seconds: options.writeTimeout)
+        let r = av_write_frame(ctx, scratch)
+        handle.disarm()
+        av_packet_unref(scratch)
+        if r < 0 {
+            throw PublishError(destination: url, stage: "writing", detail: handle.didTimeOut ? "no progress within \(options.writeTimeout) s" : FFmpegError.describe(r), timedOut: handle.didTimeOut)
+        }
+    }
+
     /// Writes the trailer and closes the connection or file.
     public func finish() {
         guard let ctx = context, headerWritten else { return }

@@ -1,5 +1,6 @@
 public import Demux
 public import Decode
+import MediaCore
 import Foundation
 import Yams
 
@@ -23,6 +24,10 @@ public struct Configuration: Sendable {
         public var preview: PreviewSettings? = PreviewSettings()
         /// nil: no HLS for this stream.
         public var hls: HLSSettings?
+        /// nil: no recording.
+        public var record: RecordSettings?
+        /// Destinations the stream is pushed to, without re-encoding.
+        public var forward: [String] = []
         public var description: String?
         public var keywords: [String] = []
     }
@@ -77,7 +82,7 @@ public struct Configuration: Sendable {
             }
             let m = try r.mapping(node, path, allowed: ["source", "transport", "hwaccel", "device", "title", "listen", "realtime", "loop",
                                                         "open_timeout", "read_timeout", "preview", "hls",
-                                                        "description", "keywords"])
+                                                        "record", "forward", "description", "keywords"])
             guard let src = m["source"] else { throw ConfigError(file: file, path: "\(path).source", problem: "missing") }
             var s = Stream(name: name, source: try r.string(src, "\(path).source"))
             if let problem = SourceFactory.validate(url: s.source) { throw ConfigError(file: file, path: "\(path).source", problem: problem) }
@@ -85,6 +90,23 @@ public struct Configuration: Sendable {
             if let t = m["description"] { s.description = try r.string(t, "\(path).description") }
             if let t = m["keywords"] { s.keywords = try r.strings(t, "\(path).keywords") }
             if let h = m["hls"] { s.hls = try hlsSettings(h, "\(path).hls", r) }
+            if let rec = m["record"] {
+                let rm = try r.mapping(rec, "\(path).record", allowed: ["path", "segment_duration"])
+                guard let p = rm["path"] else { throw ConfigError(file: file, path: "\(path).record.path", problem: "missing") }
+                var settings = RecordSettings(path: try r.string(p, "\(path).record.path"))
+                if let d = rm["segment_duration"] { settings.segmentDuration = try r.duration(d, "\(path).record.segment_duration", 1...86_400) }
+                s.record = settings
+            }
+            if let f = m["forward"] {
+                s.forward = try r.strings(f, "\(path).forward")
+                for (i, url) in s.forward.enumerated() {
+                    let lower = url.lowercased()
+                    guard ["rtmp://", "rtmps://", "srt://", "rtsp://", "udp://", "tcp://"].contains(where: { lower.hasPrefix($0) }) else {
+                        throw ConfigError(file: file, path: "\(path).forward[\(i)]", problem: "expected an rtmp://, srt://, rtsp://, udp:// or tcp:// URL, got \"\(Redactor.redact(url, hideStreamKey: true))\"")
+                    }
+                    _ = Redactor.redact(url, hideStreamKey: true) // remember the stream key as a secret
+                }
+            }
             if let t = m["transport"] { s.sourceOptions.transport = try r.choice(t, "\(path).transport", SourceOptions.Transport.self) }
             if let t = m["hwaccel"] { s.decoderOptions.hardware = try r.choice(t, "\(path).hwaccel", HardwareAcceleration.self) }
             if let t = m["device"] { s.decoderOptions.devicePath = try r.string(t, "\(path).device") }

@@ -58,22 +58,17 @@ private final class Work {
     let store: HLSStore
     let queue: SinkQueue<RelayPacket>
     let logger: Logger
+    let timeline = PacketTimeline()
     var muxer: FragmentMuxer?
-    var generation: Int?
     var initURI: String?
     var initCount = 0
     var nextSequence = 0
-    /// Added to every timestamp (µs) so the output timeline stays continuous.
-    var offset: Int64 = 0
-    var rebase = true
-    var waitingForKeyframe = true
     var pendingDiscontinuity = false
-    var lastEnd: Int64?
-    var lastDts: [Int: Int64] = [:]
-    var frameDuration: Int64 = 33_333
     var segmentStart: Int64?
     var partStart: Int64?
     var partIndependent = false
+    /// End of the last timing packet written (the timeline may already be past it).
+    var writtenEnd: Int64?
 
     init(settings: HLSSettings, store: HLSStore, queue: SinkQueue<RelayPacket>, logger: Logger) {
         self.settings = settings
@@ -86,36 +81,19 @@ private final class Work {
     var partTarget: Int64 { Int64(settings.partDuration * 1e6) }
     var lowLatency: Bool { settings.variant == .lowLatency }
 
-    func micros(_ t: Int64, _ tb: TimeBase) -> Int64 { Int64((Double(t) * tb.seconds(1)) * 1e6) }
-
     func process(_ item: RelayPacket) {
-        let p = item.packet, epoch = item.epoch
-        if queue.takeDiscontinuity() {
-            // The queue dropped packets (this sink fell behind): a gap, then a keyframe.
+        // The queue dropped packets (this sink fell behind): a gap, then a keyframe.
+        if queue.takeDiscontinuity() { timeline.restart() }
+        guard let at = timeline.place(item) else { return }
+        if at.gapBefore {
             closeSegment()
             pendingDiscontinuity = true
         }
-        if epoch.generation != generation {
-            // A new connection: new parameters, new timestamps.
-            closeSegment()
-            muxer = nil
-            if generation != nil { pendingDiscontinuity = true }
-            generation = epoch.generation
-            rebase = true
-            waitingForKeyframe = true
-            lastDts = [:]
-        }
-        let timing = p.streamIndex == (epoch.videoIndex ?? epoch.streams.first?.index)
-        // No timestamp (RTSP before its first sender report): nothing to place it by.
-        guard let raw = p.dts ?? p.pts else { return }
-        if waitingForKeyframe {
-            guard item.isKeyframe else { return }
-            waitingForKeyframe = false
-        }
+        if at.newEpoch { closeSegment(); muxer = nil }
         if muxer == nil {
             do {
                 let format: FragmentFormat = settings.variant == .mpegts ? .mpegts : .fmp4
-                let m = try FragmentMuxer(format: format, streams: epoch.streams)
+                let m = try FragmentMuxer(format: format, streams: at.epoch.streams)
                 muxer = m
                 if format == .fmp4 {
                     let uri = "init\(initCount).mp4"
@@ -125,62 +103,31 @@ private final class Work {
                 }
             } catch {
                 logger.warning("hls: cannot start a segment", metadata: ["error": "\(error)"])
-                waitingForKeyframe = true
+                timeline.restart()
                 return
             }
         }
-        guard let muxer, muxer.carries(streamIndex: p.streamIndex) else { return }
-        let dtsIn = micros(raw, p.timeBase)
-        let ptsIn = p.pts.map { micros($0, p.timeBase) } ?? dtsIn
-        if timing {
-            let candidate = dtsIn + offset
-            if rebase {
-                offset = (lastEnd ?? 0) - dtsIn
-                rebase = false
-            } else if let last = lastDts[p.streamIndex], let end = lastEnd, candidate <= last || candidate > end + 5_000_000 {
-                // Timestamps went backwards or jumped: continue the timeline, mark the gap.
-                logger.info("hls: timestamp jump; discontinuity", metadata: ["jump_ms": "\((candidate - end) / 1000)"])
-                closeSegment()
-                pendingDiscontinuity = true
-                offset = end - dtsIn
-                lastDts = [:]
-                guard item.isKeyframe else { waitingForKeyframe = true; return }
-            }
-        }
-        let dts = dtsIn + offset, pts = ptsIn + offset
-        // Never hand the muxer a timestamp that goes backwards in its stream.
-        if let last = lastDts[p.streamIndex], dts <= last { return }
-        var duration = p.duration > 0 ? micros(p.duration, p.timeBase) : 0
-        if timing {
-            if duration <= 0 {
-                if let fr = epoch.stream(p.streamIndex)?.frameRate, fr > 0 { duration = Int64(1e6 / fr) } else { duration = frameDuration }
-            }
-            if item.isKeyframe, let start = segmentStart, dts - start >= segmentTarget - 1000 { closeSegment() }
-            if segmentStart == nil { openSegment(at: dts, arrivalNanos: p.arrivalNanos) }
+        guard let muxer, muxer.carries(streamIndex: at.packet.streamIndex) else { return }
+        if at.timing {
+            if at.keyframe, let start = segmentStart, at.dts - start >= segmentTarget - 1000 { closeSegment() }
+            if segmentStart == nil { openSegment(at: at.dts, arrivalNanos: at.packet.arrivalNanos) }
             if lowLatency && partStart == nil {
-                partStart = dts
-                partIndependent = item.isKeyframe
+                partStart = at.dts
+                partIndependent = at.keyframe
             }
-        } else if duration <= 0 {
-            duration = 1
         }
         do {
-            try muxer.write(p, pts: pts, dts: dts, duration: duration)
+            try muxer.write(at.packet, pts: at.pts, dts: at.dts, duration: at.duration)
         } catch {
             logger.warning("hls: muxing failed; restarting at the next keyframe", metadata: ["error": "\(error)"])
             closeSegment()
             self.muxer = nil
-            pendingDiscontinuity = true
-            waitingForKeyframe = true
+            timeline.restart()
             return
         }
-        lastDts[p.streamIndex] = dts
-        if timing {
-            lastEnd = dts + duration
-            frameDuration = duration
-            // LL-HLS: close the part as soon as the next frame would not fit in it.
-            if lowLatency, let start = partStart, dts + 2 * duration - start > partTarget + 1000 { cutPart() }
-        }
+        if at.timing { writtenEnd = at.dts + at.duration }
+        // LL-HLS: close the part as soon as the next frame would not fit in it.
+        if at.timing, lowLatency, let start = partStart, at.dts + 2 * at.duration - start > partTarget + 1000 { cutPart() }
     }
 
     func openSegment(at dts: Int64, arrivalNanos: UInt64) {
@@ -195,7 +142,7 @@ private final class Work {
     }
 
     func cutPart() {
-        guard let muxer, let start = partStart, let end = lastEnd else { return }
+        guard let muxer, let start = partStart, let end = writtenEnd else { return }
         do {
             let bytes = try muxer.cut()
             store.addPart(duration: Double(end - start) / 1e6, independent: partIndependent, data: bytes)
@@ -207,7 +154,7 @@ private final class Work {
 
     func closeSegment() {
         guard let start = segmentStart, let muxer else { segmentStart = nil; partStart = nil; return }
-        let duration = Double((lastEnd ?? start) - start) / 1e6
+        let duration = Double((writtenEnd ?? start) - start) / 1e6
         if lowLatency {
             if partStart != nil { cutPart() }
             store.completeSegment(duration: duration, data: nil)

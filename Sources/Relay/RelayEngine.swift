@@ -8,12 +8,16 @@ public final class RelayEngine: Sendable {
     public let hubs: [String: StreamHub]
     public let previews: [String: PreviewService]
     public let hls: [String: HLSSegmenter]
+    public let recorders: [String: Recorder]
+    public let forwarders: [String: [Forwarder]]
 
     public init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
         var hubs: [String: StreamHub] = [:]
         var previews: [String: PreviewService] = [:]
         var hls: [String: HLSSegmenter] = [:]
+        var recorders: [String: Recorder] = [:]
+        var forwarders: [String: [Forwarder]] = [:]
         for s in configuration.streams {
             var l = logger
             l[metadataKey: "stream.name"] = "\(s.name)"
@@ -33,8 +37,12 @@ public final class RelayEngine: Sendable {
                 }
                 hls[s.name] = segmenter
             }
+            if let r = s.record { recorders[s.name] = Recorder(hub: hub, settings: r, logger: l) }
+            forwarders[s.name] = s.forward.enumerated().map { Forwarder(hub: hub, index: $0.offset, destination: $0.element, logger: l) }
         }
         self.hls = hls
+        self.recorders = recorders
+        self.forwarders = forwarders
         self.hubs = hubs
         self.previews = previews
     }
@@ -42,6 +50,8 @@ public final class RelayEngine: Sendable {
     public func start() {
         for p in previews.values { p.start() }
         for h in hls.values { h.start() }
+        for r in recorders.values { r.start() }
+        for f in forwarders.values.joined() { f.start() }
         for h in hubs.values { h.start() }
     }
 
@@ -54,7 +64,11 @@ public final class RelayEngine: Sendable {
         _ = group.wait(timeout: .now() + 5)
         for p in previews.values { p.stop() }
         // After the ingests: every packet taken is segmented, then the playlists end.
-        for h in hls.values { h.stop() }
+        let sinks = DispatchGroup()
+        for h in hls.values { DispatchQueue.global().async(group: sinks) { h.stop() } }
+        for r in recorders.values { DispatchQueue.global().async(group: sinks) { r.stop() } }
+        for f in forwarders.values.joined() { DispatchQueue.global().async(group: sinks) { f.stop() } }
+        _ = sinks.wait(timeout: .now() + 5)
     }
 
     /// Subscribes to a stream's decoded frames with a policy of your own: the in-process API.

@@ -240,6 +240,18 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
         state.withLock { $0.stats.drop(reason) }
     }
 
+    /// Drops everything queued (counted under `reason`) and, for a packet sink, resumes at the
+    /// next keyframe: what a sink does when it comes back after being away.
+    public func discardAll(_ reason: DropReason) {
+        state.withLock { s in
+            let n = s.items.count + s.reorder.count
+            s.items.removeAll()
+            s.reorder.removeAll()
+            for _ in 0..<n { s.stats.drop(reason) }
+            if n > 0 { s.resync() }
+        }
+    }
+
     /// Ends the queue: waiting consumers get nil.
     public func close() {
         let w = state.withLock { s -> CheckedContinuation<Item?, Never>? in

@@ -234,13 +234,17 @@ struct StreamView: Encodable {
     var stream: StreamStatus
     var sinks: [Sink]
     var meta: StreamMeta?
+    var forwards: [ForwardStatus]
+    var recordings: [String]
 
     init(hub: StreamHub, preview: PreviewService?, engine: RelayEngine? = nil) {
         stream = hub.currentStatus
         meta = engine.flatMap { StreamMeta(engine: $0, name: hub.name) }
+        forwards = engine?.forwarders[hub.name]?.map(\.currentStatus) ?? []
+        recordings = engine?.recorders[hub.name]?.recordedFiles ?? []
         sinks = hub.sinkNames.compactMap { name in
             if let q = hub.frameSink(name) { return Self.sink(name, kind: name == "preview" ? "preview" : "frames", q.policy, q.depth, q.counters, q.deliveredLatency, q.captureLatency) }
-            if let q = hub.packetSink(name) { return Self.sink(name, kind: name == HLSSegmenter.sinkName ? "hls" : "packets", q.policy, q.depth, q.counters, q.deliveredLatency, q.captureLatency) }
+            if let q = hub.packetSink(name) { return Self.sink(name, kind: name == HLSSegmenter.sinkName ? "hls" : (name == "record" ? "record" : (name.hasPrefix("forward") ? "forward" : "packets")), q.policy, q.depth, q.counters, q.deliveredLatency, q.captureLatency) }
             return nil
         }
     }

@@ -122,6 +122,18 @@ final class FakeClock: Sendable {
         #expect(s.preview?.width == 640)
     }
 
+    /// Every example in configs/ is valid, with the sinks it shows.
+    @Test func theExampleConfigurationsParse() throws {
+        let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("configs")
+        for name in ["demo.yaml", "bodycam-ops.yaml", "hls-republish.yaml"] {
+            _ = try Configuration.load(file: dir.appendingPathComponent(name).path)
+        }
+        let republish = try Configuration.load(file: dir.appendingPathComponent("hls-republish.yaml").path)
+        let event = try #require(republish.streams.first { $0.name == "event" })
+        #expect(event.hls?.variant == .lowLatency && event.hls?.partDuration == 0.2 && event.record?.segmentDuration == 3600)
+        #expect(event.forward.count == 1 && event.sourceOptions.listen && event.preview == nil)
+    }
+
     @Test(arguments: [
         ("streams:\n  cam1:\n    source: testsrc://\n    preview:\n      ordering: fast", "streams.cam1.preview.ordering: expected presentation or arrival, got \"fast\""),
         ("streams:\n  cam1:\n    source: testsrc://\n    trasnport: udp", "streams.cam1.trasnport: unknown key"),
@@ -129,6 +141,11 @@ final class FakeClock: Sendable {
         ("server:\n  listen: nowhere\nstreams:\n  a:\n    source: testsrc://", "server.listen: expected HOST:PORT"),
         ("streams: [", "not valid YAML"),
         ("streams:\n  cam1:\n    source: gopher://x", "streams.cam1.source: unsupported scheme"),
+        ("streams:\n  c:\n    source: testsrc://\n    hls:\n      variant: dash", "streams.c.hls.variant: expected mpegts, fmp4 or lowLatency, got \"dash\""),
+        ("streams:\n  c:\n    source: testsrc://\n    hls:\n      segment_duration: soon", "streams.c.hls.segment_duration: expected a duration"),
+        ("streams:\n  c:\n    source: testsrc://\n    hls:\n      push: ftp://x/", "streams.c.hls.push: expected an http:// or https:// URL"),
+        ("streams:\n  c:\n    source: testsrc://\n    record: {}", "streams.c.record.path: missing"),
+        ("streams:\n  c:\n    source: testsrc://\n    forward: [rtmp://a/b/KEY, 'ftp://x/y']", "streams.c.forward[1]: expected an rtmp://"),
     ])
     func errorsNameTheKey(yaml: String, expected: String) {
         do {

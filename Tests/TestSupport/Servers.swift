@@ -36,8 +36,8 @@ public enum Servers {
         public let directory: URL
         public let child: ChildProcess
 
-        public init(extraApplication: String = "") throws {
-            port = FreePort.tcp()
+        public init(extraApplication: String = "", port: Int? = nil) throws {
+            self.port = port ?? FreePort.tcp()
             directory = Paths.tempDirectory("nginx")
             try FileManager.default.createDirectory(at: directory.appendingPathComponent("logs"), withIntermediateDirectories: true)
             let conf = """
@@ -47,13 +47,13 @@ public enum Servers {
             pid \(directory.path)/nginx.pid;
             error_log \(directory.path)/logs/error.log;
             events { worker_connections 256; }
-            rtmp { server { listen 127.0.0.1:\(port); chunk_size 4096;
+            rtmp { server { listen 127.0.0.1:\(self.port); chunk_size 4096;
               application live { live on; \(extraApplication) } } }
             """
             let confPath = directory.appendingPathComponent("nginx.conf")
             try conf.write(to: confPath, atomically: true, encoding: .utf8)
             child = try ChildProcess(Servers.nginx, ["-c", confPath.path, "-p", directory.path])
-            guard FreePort.waitUntilListening(port, timeout: 10) else {
+            guard FreePort.waitUntilListening(self.port, timeout: 10) else {
                 child.stop()
                 throw ServerError("nginx-rtmp did not start: \(child.stderr)")
             }

@@ -1,0 +1,98 @@
+public import MediaCore
+
+/// Where a packet goes on a packet sink's output timeline.
+struct Placement {
+    let packet: Packet
+    let epoch: IngestEpoch
+    /// Microseconds on the output timeline, continuous across reconnects and jumps.
+    let pts: Int64
+    let dts: Int64
+    let duration: Int64
+    /// The stream that times the output (video, else the first stream).
+    let timing: Bool
+    let keyframe: Bool
+    /// Something is missing before this packet (reconnect, timestamp jump, drop): a discontinuity.
+    let gapBefore: Bool
+    /// The packet starts a new connection: parameters may have changed.
+    let newEpoch: Bool
+}
+
+/// The timeline of a packet sink that muxes without re-encoding (HLS, recording): waits for a
+/// keyframe at the start and after every gap, turns timestamps into microseconds on one
+/// continuous timeline (a reconnect or a jump continues where the last frame ended), and never
+/// lets a stream's timestamps go backwards. Confined to the sink's thread.
+final class PacketTimeline {
+    private var generation: Int?
+    private var offset: Int64 = 0
+    private var rebase = true
+    private var waitingForKeyframe = true
+    private var gap = false
+    private var newEpoch = false
+    private(set) var lastEnd: Int64?
+    private var lastDts: [Int: Int64] = [:]
+    private var frameDuration: Int64 = 33_333
+    /// A forward jump longer than this is a gap, not a pause.
+    let maxJump: Int64 = 5_000_000
+
+    private func micros(_ t: Int64, _ tb: TimeBase) -> Int64 { Int64(Double(t) * tb.seconds(1) * 1e6) }
+
+    /// Starts again at the next keyframe, after a gap (a muxer failure, a queue drop).
+    func restart() {
+        waitingForKeyframe = true
+        gap = gap || lastEnd != nil
+    }
+
+    /// The packet's place, or nil when it is skipped (no timestamp, waiting for a keyframe,
+    /// going backwards).
+    func place(_ item: RelayPacket) -> Placement? {
+        let p = item.packet, epoch = item.epoch
+        if epoch.generation != generation {
+            if generation != nil { gap = true }
+            generation = epoch.generation
+            newEpoch = true
+            rebase = true
+            waitingForKeyframe = true
+            lastDts = [:]
+        }
+        let timing = p.streamIndex == (epoch.videoIndex ?? epoch.streams.first?.index)
+        // No timestamp (RTSP before its first sender report): nothing to place it by.
+        guard let raw = p.dts ?? p.pts else { return nil }
+        if waitingForKeyframe {
+            guard item.isKeyframe else { return nil }
+            waitingForKeyframe = false
+        }
+        let dtsIn = micros(raw, p.timeBase)
+        let ptsIn = p.pts.map { micros($0, p.timeBase) } ?? dtsIn
+        if timing {
+            let candidate = dtsIn + offset
+            if rebase {
+                offset = (lastEnd ?? 0) - dtsIn
+                rebase = false
+            } else if let last = lastDts[p.streamIndex], let end = lastEnd, candidate <= last || candidate > end + maxJump {
+                // Timestamps went backwards or jumped: continue the timeline, mark the gap.
+                gap = true
+                offset = end - dtsIn
+                lastDts = [:]
+                guard item.isKeyframe else { waitingForKeyframe = true; return nil }
+            }
+        }
+        let dts = dtsIn + offset, pts = ptsIn + offset
+        if let last = lastDts[p.streamIndex], dts <= last { return nil }
+        var duration = p.duration > 0 ? micros(p.duration, p.timeBase) : 0
+        if duration <= 0 {
+            if timing {
+                if let fr = epoch.stream(p.streamIndex)?.frameRate, fr > 0 { duration = Int64(1e6 / fr) } else { duration = frameDuration }
+            } else {
+                duration = 1
+            }
+        }
+        lastDts[p.streamIndex] = dts
+        if timing {
+            lastEnd = dts + duration
+            frameDuration = duration
+        }
+        defer { gap = false; newEpoch = false }
+        return Placement(packet: p, epoch: epoch, pts: pts, dts: dts, duration: duration, timing: timing,
+                         keyframe: item.isKeyframe, gapBefore: gap, newEpoch: newEpoch)
+    }
+}

@@ -1,0 +1,80 @@
+import Testing
+import Foundation
+import TestSupport
+
+/// Recording and forwarding with real destinations: nginx-rtmp (read back by ffmpeg), an SRT
+/// listener (ffmpeg), gst-rtsp-server taking RECORD; a destination that restarts; a relay
+/// process that is killed.
+@Suite(.serialized) struct RepublishTests {
+    func frames(_ args: [String]) throws -> (Int, String) {
+        let r = try ChildProcess.run("/usr/bin/timeout", ["-k", "1", "20", "/usr/bin/ffmpeg", "-v", "error"] + args + ["-f", "framemd5", "-"], timeout: 30)
+        return (r.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.count, r.stderr)
+    }
+
+    @Test func forwardsReconnectAndARecordingSurvivesAKill() throws {
+        let dir = Paths.tempDirectory("republish")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var nginx: Servers.NginxRTMP? = try Servers.NginxRTMP()
+        let rtmpPort = nginx!.port
+        let rtsp = try Servers.RTSP(records: ["/in"])
+        let srtPort = FreePort.udp()
+        // The SRT destination: ffmpeg listening, reading what arrives.
+        let srtReader = try ChildProcess("/usr/bin/timeout", ["-k", "1", "30", "/usr/bin/ffmpeg", "-v", "error", "-i", "srt://127.0.0.1:\(srtPort)?mode=listener",
+                                                              "-t", "3", "-f", "framemd5", "-"])
+        let key = "sk_live_0123456789abcdef"
+        let config = dir.appendingPathComponent("config.yaml")
+        try """
+        streams:
+          cam:
+            source: testsrc://?size=320x180&fps=30&gop=30
+            preview: false
+            record:
+              path: \(dir.appendingPathComponent("rec").path)
+            forward:
+              - rtmp://127.0.0.1:\(rtmpPort)/live/\(key)
+              - srt://127.0.0.1:\(srtPort)?mode=caller
+              - \(rtsp.url("/in"))
+        """.write(to: config, atomically: true, encoding: .utf8)
+        let port = FreePort.tcp()
+        let serve = try ChildProcess(Paths.liverelay, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)"])
+        defer { serve.stop() }
+        #expect(serve.waitFor("listening on", timeout: 20))
+        Thread.sleep(forTimeInterval: 2)
+
+        // Read back from nginx-rtmp and from the SRT listener.
+        let (rtmpFrames, rtmpErr) = try frames(["-i", "rtmp://127.0.0.1:\(rtmpPort)/live/\(key)", "-t", "2"])
+        #expect(rtmpFrames >= 55, "RTMP: \(rtmpFrames) frames; \(rtmpErr.suffix(300))")
+        #expect(srtReader.wait(timeout: 25))
+        #expect(srtReader.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.count >= 85, "SRT: \(srtReader.stderr.suffix(300))")
+
+        // The RTMP destination goes away and comes back on the same port: the forward reconnects.
+        nginx = nil
+        Thread.sleep(forTimeInterval: 2)
+        nginx = try Servers.NginxRTMP(port: rtmpPort)
+        var back = 0
+        let end = Date().addingTimeInterval(20)
+        while back < 55 && Date() < end {
+            back = try frames(["-i", "rtmp://127.0.0.1:\(rtmpPort)/live/\(key)", "-t", "2"]).0
+        }
+        #expect(back >= 55, "RTMP after the restart: \(back) frames")
+        let api = try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "5", "http://127.0.0.1:\(port)/api/streams/cam"], timeout: 10).stdout
+        let j = try #require(try JSONSerialization.jsonObject(with: Data(api.utf8)) as? [String: Any], "\(api)")
+        let forwards = try #require(j["forwards"] as? [[String: Any]])
+        #expect(forwards.count == 3)
+        #expect((forwards[0]["reconnects"] as? Int ?? 0) >= 1 && forwards[0]["state"] as? String == "live", "\(forwards[0])")
+        #expect((forwards[2]["sent"] as? Int ?? 0) > 30, "RTSP RECORD: \(forwards[2])")
+        let sinks = try #require(j["sinks"] as? [[String: Any]])
+        let rtmpSink = try #require(sinks.first { $0["name"] as? String == "forward0" })
+        #expect(((rtmpSink["dropped"] as? [String: Int])?["resync"] ?? 0) > 0, "drops while away are counted: \(rtmpSink)")
+        // The stream key is a credential: not in the API, not in the logs.
+        #expect(!api.contains(key) && !serve.stderr.contains(key) && !serve.stdout.contains(key))
+
+        // Killed outright: the recording plays up to the last fragment.
+        kill(serve.process.processIdentifier, SIGKILL)
+        serve.process.waitUntilExit()
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("rec").path).filter { $0.hasSuffix(".mp4") }
+        try #require(files.count == 1, "\(files)")
+        let (recFrames, recErr) = try frames(["-i", dir.appendingPathComponent("rec/\(files[0])").path])
+        #expect(recFrames >= 150 && recErr.isEmpty, "recording: \(recFrames) frames; \(recErr.suffix(300))")
+    }
+}
