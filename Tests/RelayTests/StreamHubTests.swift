@@ -45,8 +45,7 @@ import Relay
         let qo = hub.addFrameSink("slow-max-age", policy: SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 100)))
         let packets = hub.addPacketSink("packets", policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 300)))
         _ = Self.consume(qa, into: fastA)
-        // The second fast sink is an async consumer (the in-process Swift API's path).
-        let asyncConsumer = Task { while let f = await qb.next() { fastB.add(f) } }
+        _ = Self.consume(qb, into: fastB)
         _ = Self.consume(qs, into: slowLatest, sleepPerFrame: 0.2)
         _ = Self.consume(qo, into: slowOld, sleepPerFrame: 0.2)
         hub.start()
@@ -65,7 +64,6 @@ import Relay
         #expect(rateB >= 29, "fast presentation sink got \(rateB) fps")
         #expect(rateSlow <= 5.5, "the slow sink took \(rateSlow) fps while sleeping 200 ms per frame")
         hub.stop()
-        asyncConsumer.cancel()
 
         // Every frame the slow sinks were given is accounted for: delivered, dropped, or still queued.
         for q in [qs, qo] {
@@ -100,7 +98,12 @@ import Relay
         #expect(received.0 == received.1)
         while let f = qa.pop(timeout: 0) { arrival.add(f) }
         while let f = qp.pop(timeout: 0) { presentation.add(f) }
-        let a = arrival.all.map(\.pts), p = presentation.all.map(\.pts)
+        // Only the first run of the source counts: at its end it reconnects and starts at 0 again.
+        func firstRun(_ x: [Int64]) -> [Int64] {
+            guard let i = x.indices.dropFirst().first(where: { x[$0] == 0 && x[$0 - 1] > 0 }) else { return x }
+            return Array(x[..<i])
+        }
+        let a = firstRun(arrival.all.map(\.pts)), p = firstRun(presentation.all.map(\.pts))
         try #require(a.count >= 80, "only \(a.count) frames decoded")
         #expect(zip(p, p.dropFirst()).allSatisfy { $0 < $1 })
         #expect(a == p)

@@ -1,0 +1,500 @@
+import ArgumentParser
+import MediaCore
+import Foundation
+import Synchronization
+
+/// `liverelay bench latency`: the stamped test source through LiveRelay's paths and through
+/// peers (the ffmpeg CLI, nginx-rtmp), all read by the same kind of client in one run: each
+/// reader's pictures carry their capture time, read back from the pixels.
+struct LatencyBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "latency",
+        abstract: "Capture → picture latency of LiveRelay's paths next to peers, in one run.",
+        discussion: """
+        Starts a stamped RTSP camera (gst-rtsp-server fed by the test source), nginx-rtmp with a \
+        pushed stamped stream, `liverelay serve` on both, and readers (ffmpeg decoding to raw \
+        pixels; the bench reads the stamp of every picture). Writes results.md, one CSV per \
+        scenario and latency-cdf.svg / latency-time.svg to --out.
+        """
+    )
+
+    @Flag(help: "A small set of scenarios, run side by side, in under a minute.")
+    var quick = false
+
+    @Option(help: "Seconds each scenario is measured.")
+    var seconds: Double = 20
+
+    @Option(help: "Picture size of the test source.")
+    var size = "640x360"
+
+    @Option(help: "Frames per second of the test source.")
+    var fps = 30
+
+    @Option(help: "Keyframe interval of the test source, in frames.")
+    var gop = 30
+
+    @Option(help: "Bitrate of the test source, kbit/s.")
+    var bitrate = 1000
+
+    @Option(help: "Only these scenarios (comma-separated names; see the table).")
+    var scenarios: String?
+
+    @Option(help: "Where results go.")
+    var out = "./bench-results"
+
+    func run() throws {
+        let wh = size.lowercased().split(separator: "x").compactMap { Int($0) }
+        guard wh.count == 2 else { throw ValidationError("--size: expected WIDTHxHEIGHT") }
+        let bench = try LatencyRun(width: wh[0], height: wh[1], fps: fps, gop: gop, bitrate: bitrate, out: out,
+                                   seconds: quick ? min(seconds, 12) : seconds, parallel: quick,
+                                   only: scenarios.map { Set($0.split(separator: ",").map(String.init)) })
+        try bench.run()
+    }
+}
+
+/// A child process of the bench: stopped on release.
+final class BenchProcess {
+    let process = Process()
+    let name: String
+    private let errPipe = Pipe()
+    private let errData = ErrBuffer()
+    let stdout = Pipe()
+
+    init(_ name: String, _ exe: String, _ args: [String], captureStdout: Bool = false) throws {
+        self.name = name
+        process.executableURL = URL(fileURLWithPath: exe)
+        process.arguments = args
+        process.standardError = errPipe
+        process.standardOutput = captureStdout ? stdout : errPipe
+        process.standardInput = FileHandle.nullDevice
+        errPipe.fileHandleForReading.readabilityHandler = { [errData] h in
+            let d = h.availableData
+            errData.withLock { if $0.count < 1_000_000 { $0.append(d) } }
+        }
+        try process.run()
+    }
+
+    var stderr: String { String(decoding: errData.withLock { $0 }, as: UTF8.self) }
+
+    final class ErrBuffer: Sendable {
+        let data = Mutex<Data>(Data())
+        func withLock<R>(_ body: (inout Data) -> R) -> R { data.withLock { body(&$0) } }
+    }
+
+    /// Waits for a line containing `text` on stderr.
+    func waitFor(_ text: String, timeout: Double) -> Bool {
+        let end = Date().addingTimeInterval(timeout)
+        while Date() < end {
+            if stderr.contains(text) { return true }
+            if !process.isRunning { return false }
+            usleep(50_000)
+        }
+        return false
+    }
+
+    /// CPU seconds used so far (user + system), from /proc.
+    var cpuSeconds: Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) else { return 0 }
+        return (u + s) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Resident memory in MiB, from /proc.
+    var rssMiB: Double {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kb = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        return kb / 1024
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        let end = Date().addingTimeInterval(2)
+        while process.isRunning && Date() < end { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+}
+
+/// Reads raw grey pictures from a reader's stdout and the stamp in each.
+final class StampReader: Sendable {
+    struct Sample { let counter: UInt32; let captureMs: Int64; let receivedMs: Int64 }
+    let width: Int, height: Int
+    private let samples = Mutex<[Sample]>([])
+    private let misreads = Atomic<Int>(0)
+    private let recording = Atomic<Bool>(false)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(handle: FileHandle, width: Int, height: Int) {
+        self.width = width
+        self.height = height
+        let t = Thread { [self] in
+            let frameSize = width * height
+            var buffer = [UInt8](repeating: 0, count: frameSize)
+            var filled = 0
+            let fd = handle.fileDescriptor
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, frameSize - filled) }
+                if n <= 0 { break }
+                filled += n
+                guard filled == frameSize else { continue }
+                filled = 0
+                let now = MonotonicClock.wallMilliseconds()
+                guard recording.load(ordering: .relaxed) else { continue }
+                let stamp = buffer.withUnsafeBufferPointer { StampCodec.read(luma: $0.baseAddress!, stride: width, width: width, height: height) }
+                if let stamp {
+                    samples.withLock { $0.append(Sample(counter: stamp.frameNumber, captureMs: stamp.captureMillis, receivedMs: now)) }
+                } else {
+                    misreads.add(1, ordering: .relaxed)
+                }
+            }
+            done.signal()
+        }
+        t.name = "stamp-reader"
+        t.start()
+    }
+
+    func startRecording() { recording.store(true, ordering: .relaxed) }
+    func stopRecording() { recording.store(false, ordering: .relaxed) }
+    var all: [Sample] { samples.withLock { $0 } }
+    var misreadCount: Int { misreads.load(ordering: .relaxed) }
+}
+
+/// One row of the results.
+struct ScenarioResult {
+    var name: String
+    var path: String
+    var latencies: [Double]
+    var frames: Int
+    var dropped: Int
+    var outOfOrder: Int
+    var misreads: Int
+    var cpuPercent: Double?
+    var rssMiB: Double?
+    var note: String = ""
+
+    func percentile(_ p: Double) -> Double? {
+        guard !latencies.isEmpty else { return nil }
+        let s = latencies.sorted()
+        return s[min(s.count - 1, Int((p / 100 * Double(s.count)).rounded(.down)))]
+    }
+}
+
+/// One run of the latency bench: the infrastructure, the scenarios, the files.
+final class LatencyRun {
+    struct Scenario {
+        let name: String
+        let path: String
+        let input: [String]
+        /// The relay process whose CPU and memory the row reports (nil: none between).
+        let relay: String?
+        let warmup: Double
+    }
+
+    let width: Int, height: Int, fps: Int, gop: Int, bitrate: Int
+    let out: URL
+    let seconds: Double
+    let parallel: Bool
+    let only: Set<String>?
+    let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+    var processes: [String: BenchProcess] = [:]
+    var notes: [String] = []
+
+    init(width: Int, height: Int, fps: Int, gop: Int, bitrate: Int, out: String, seconds: Double, parallel: Bool, only: Set<String>?) throws {
+        self.width = width; self.height = height; self.fps = fps; self.gop = gop; self.bitrate = bitrate
+        self.out = URL(fileURLWithPath: out, isDirectory: true)
+        self.seconds = seconds
+        self.parallel = parallel
+        self.only = only
+        try FileManager.default.createDirectory(at: self.out, withIntermediateDirectories: true)
+    }
+
+    var testsrc: String { "testsrc://?size=\(width)x\(height)&fps=\(fps)&gop=\(gop)&bitrate=\(bitrate)" }
+
+    static func freePort(udp: Bool = false) -> Int {
+        let fd = socket(AF_INET, Int32(udp ? SOCK_DGRAM.rawValue : SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    func start(_ name: String, _ exe: String, _ args: [String], ready: String? = nil, timeout: Double = 20) throws -> BenchProcess {
+        let p = try BenchProcess(name, exe, args)
+        processes[name] = p
+        if let ready, !p.waitFor(ready, timeout: timeout) {
+            throw ValidationError("\(name) did not start: \(p.stderr.suffix(400))")
+        }
+        return p
+    }
+
+    func run() throws {
+        FFmpegLog.silence()
+        let work = out.appendingPathComponent("work")
+        try? FileManager.default.removeItem(at: work)
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer {
+            for p in processes.values { p.stop() }
+            try? FileManager.default.removeItem(at: work)
+        }
+        let fm = FileManager.default
+        let haveRTSP = fm.fileExists(atPath: "/usr/lib/python3/dist-packages/gi") && fm.fileExists(atPath: scriptPath("rtsp_server.py"))
+        let haveNginx = fm.fileExists(atPath: "/usr/sbin/nginx") && fm.fileExists(atPath: "/usr/lib/nginx/modules/ngx_rtmp_module.so")
+        guard fm.fileExists(atPath: "/usr/bin/ffmpeg") else { throw ValidationError("ffmpeg is not installed: run scripts/setup.sh") }
+
+        var serveStreams = ""
+        var scenarios: [Scenario] = []
+        let servePort = Self.freePort()
+        let relay = "http://127.0.0.1:\(servePort)/streams"
+        let nobuffer = ["-fflags", "nobuffer", "-flags", "low_delay", "-probesize", "32768", "-analyzeduration", "0"]
+        let preview = "preview: { ordering: arrival, freshness: latest, depth: 1, fps: \(fps), quality: 80 }"
+
+        if haveRTSP {
+            // The camera: gst-rtsp-server serving the stamped source it receives over UDP.
+            let udp = Self.freePort(udp: true), camPort = Self.freePort()
+            let mount = "/cam=( udpsrc address=127.0.0.1 port=\(udp) caps=video/mpegts,systemstream=true ! tsdemux latency=0 ! h264parse ! rtph264pay name=pay0 pt=96 config-interval=0 )"
+            _ = try start("rtsp-camera", "/usr/bin/python3", ["-u", scriptPath("rtsp_server.py"), "--port", String(camPort), "--mount", mount], ready: "ready")
+            _ = try start("camera-source", me, ["publish", "udp://127.0.0.1:\(udp)", "--source", testsrc, "--duration", "100000"])
+            let cam = "rtsp://127.0.0.1:\(camPort)/cam"
+            serveStreams += "  cam_udp:\n    source: \(cam)\n    transport: udp\n    \(preview)\n"
+            scenarios.append(Scenario(name: "floor-rtsp-udp", path: "camera → ffmpeg (RTSP/UDP, nobuffer)", input: nobuffer + ["-rtsp_transport", "udp", "-i", cam], relay: nil, warmup: 3))
+            scenarios.append(Scenario(name: "liverelay-preview-rtsp-udp", path: "camera → LiveRelay (RTSP/UDP) → MJPEG → ffmpeg", input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/cam_udp/preview.mjpg"], relay: "serve", warmup: 3))
+            if !parallel {
+                serveStreams += "  cam_tcp:\n    source: \(cam)\n    transport: tcp\n    \(preview)\n"
+                scenarios.append(Scenario(name: "floor-rtsp-tcp", path: "camera → ffmpeg (RTSP/TCP, nobuffer)", input: nobuffer + ["-rtsp_transport", "tcp", "-i", cam], relay: nil, warmup: 3))
+                scenarios.append(Scenario(name: "liverelay-preview-rtsp-tcp", path: "camera → LiveRelay (RTSP/TCP) → MJPEG → ffmpeg", input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/cam_tcp/preview.mjpg"], relay: "serve", warmup: 3))
+            }
+        } else {
+            notes.append("RTSP scenarios skipped: gst-rtsp-server (python3-gi, gir1.2-gst-rtsp-server-1.0) is not installed.")
+        }
+        if haveNginx {
+            let rtmpPort = Self.freePort()
+            let hlsDir = work.appendingPathComponent("nginx-hls")
+            try fm.createDirectory(at: work.appendingPathComponent("logs"), withIntermediateDirectories: true)
+            let conf = """
+            load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
+            daemon off; master_process off;
+            pid \(work.path)/nginx.pid; error_log \(work.path)/logs/error.log;
+            events { worker_connections 256; }
+            rtmp { server { listen 127.0.0.1:\(rtmpPort); chunk_size 4096;
+              application live { live on; hls on; hls_path \(hlsDir.path); hls_fragment 1s; hls_playlist_length 4s; } } }
+            """
+            try conf.write(to: work.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
+            let nginx = try start("nginx", "/usr/sbin/nginx", ["-c", work.appendingPathComponent("nginx.conf").path, "-p", work.path])
+            usleep(500_000)
+            guard nginx.process.isRunning else { throw ValidationError("nginx-rtmp did not start: \(nginx.stderr.suffix(300))") }
+            let src = "rtmp://127.0.0.1:\(rtmpPort)/live/src"
+            _ = try start("rtmp-source", me, ["publish", src, "--source", testsrc, "--duration", "100000"])
+            usleep(1_500_000)
+            _ = try start("ffmpeg-hop", "/usr/bin/ffmpeg", ["-v", "error"] + nobuffer + ["-i", src, "-c", "copy", "-f", "flv", "rtmp://127.0.0.1:\(rtmpPort)/live/hop"])
+            let ffhls = work.appendingPathComponent("ffmpeg-hls")
+            try fm.createDirectory(at: ffhls, withIntermediateDirectories: true)
+            _ = try start("ffmpeg-hls", "/usr/bin/ffmpeg", ["-v", "error"] + nobuffer + ["-i", src, "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_list_size", "5",
+                                                                                        "-hls_flags", "delete_segments", ffhls.appendingPathComponent("index.m3u8").path])
+            serveStreams += "  rtmp:\n    source: \(src)\n    \(preview)\n    hls: { variant: lowLatency, segment_duration: 1s, part_duration: 200ms }\n"
+            serveStreams += "  rtmp_ts:\n    source: \(src)\n    preview: false\n    hls: { variant: mpegts, segment_duration: 1s }\n"
+            let hlsClient = ["-live_start_index", "-1"]
+            scenarios += [
+                Scenario(name: "floor-rtmp", path: "nginx-rtmp → ffmpeg (RTMP, nobuffer)", input: nobuffer + ["-i", src], relay: nil, warmup: 3),
+                Scenario(name: "liverelay-preview-rtmp", path: "nginx-rtmp → LiveRelay → MJPEG → ffmpeg", input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/rtmp/preview.mjpg"], relay: "serve", warmup: 3),
+                Scenario(name: "ffmpeg-copy-hop-rtmp", path: "nginx-rtmp → ffmpeg -c copy → nginx-rtmp → ffmpeg", input: nobuffer + ["-i", "rtmp://127.0.0.1:\(rtmpPort)/live/hop"], relay: "ffmpeg-hop", warmup: 3),
+                Scenario(name: "liverelay-hls-lowlatency", path: "LiveRelay LL-HLS (1 s / 200 ms parts), ffmpeg HLS client (plays whole segments)", input: hlsClient + ["-i", "\(relay)/rtmp/hls/index.m3u8"], relay: "serve", warmup: 5),
+                Scenario(name: "liverelay-hls-mpegts-1s", path: "LiveRelay HLS MPEG-TS 1 s, ffmpeg HLS client", input: hlsClient + ["-i", "\(relay)/rtmp_ts/hls/index.m3u8"], relay: "serve", warmup: 5),
+                Scenario(name: "ffmpeg-hls-1s", path: "ffmpeg hls muxer 1 s, ffmpeg HLS client", input: hlsClient + ["-i", ffhls.appendingPathComponent("index.m3u8").path], relay: "ffmpeg-hls", warmup: 5),
+                Scenario(name: "nginx-rtmp-hls-1s", path: "nginx-rtmp HLS 1 s fragments, ffmpeg HLS client", input: hlsClient + ["-i", hlsDir.appendingPathComponent("src.m3u8").path], relay: "nginx", warmup: 5),
+            ]
+        } else {
+            notes.append("RTMP and HLS peer scenarios skipped: nginx with libnginx-mod-rtmp is not installed.")
+        }
+        if let only { scenarios = scenarios.filter { only.contains($0.name) } }
+        guard !scenarios.isEmpty else { throw ValidationError("no scenario to run") }
+
+        let config = work.appendingPathComponent("serve.yaml")
+        try "streams:\n\(serveStreams)".write(to: config, atomically: true, encoding: .utf8)
+        _ = try start("serve", me, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(servePort)"], ready: "listening on")
+        print("bench: \(scenarios.count) scenarios, \(Int(seconds)) s each\(parallel ? ", side by side" : ""); \(width)x\(height) at \(fps) fps, GOP \(gop)")
+        Thread.sleep(forTimeInterval: 3) // sources live, first HLS segments cut
+
+        var results: [ScenarioResult] = []
+        let groups: [[Scenario]] = parallel ? [scenarios] : scenarios.map { [$0] }
+        for group in groups {
+            results += try measure(group, servePort: servePort)
+        }
+        if let sink = inProcessPreview(servePort: servePort, stream: haveRTSP ? "cam_udp" : "rtmp") { results.append(sink) }
+        try write(results)
+    }
+
+    func scriptPath(_ name: String) -> String {
+        // The scripts directory next to the package the binary was built in, or the working directory's.
+        var dir = URL(fileURLWithPath: me).deletingLastPathComponent()
+        for _ in 0..<5 {
+            let candidate = dir.appendingPathComponent("scripts/\(name)")
+            if FileManager.default.fileExists(atPath: candidate.path) { return candidate.path }
+            dir.deleteLastPathComponent()
+        }
+        return FileManager.default.currentDirectoryPath + "/scripts/\(name)"
+    }
+
+    func measure(_ group: [Scenario], servePort: Int) throws -> [ScenarioResult] {
+        var readers: [(Scenario, BenchProcess, StampReader)] = []
+        for s in group {
+            let p = try BenchProcess("reader:\(s.name)", "/usr/bin/ffmpeg", ["-v", "error"] + s.input + ["-an", "-f", "rawvideo", "-pix_fmt", "gray", "-s", "\(width)x\(height)", "-"], captureStdout: true)
+            readers.append((s, p, StampReader(handle: p.stdout.fileHandleForReading, width: width, height: height)))
+        }
+        defer { for r in readers { r.1.stop() } }
+        Thread.sleep(forTimeInterval: group.map(\.warmup).max() ?? 3)
+        let relays = Set(group.compactMap(\.relay)).compactMap { processes[$0].map { ($0.name, $0) } }
+        let cpu0 = Dictionary(uniqueKeysWithValues: relays.map { ($0.0, $0.1.cpuSeconds) })
+        let t0 = Date()
+        for r in readers { r.2.startRecording() }
+        Thread.sleep(forTimeInterval: seconds)
+        for r in readers { r.2.stopRecording() }
+        let wall = Date().timeIntervalSince(t0)
+        var cpu: [String: Double] = [:], rss: [String: Double] = [:]
+        for (name, p) in relays {
+            cpu[name] = (p.cpuSeconds - (cpu0[name] ?? 0)) / wall * 100
+            rss[name] = p.rssMiB
+        }
+        return readers.map { s, p, reader in
+            let samples = reader.all
+            try? csv(s.name, samples)
+            var maxSeen: UInt32?
+            var ooo = 0
+            for x in samples {
+                if let m = maxSeen, x.counter < m { ooo += 1 }
+                maxSeen = max(maxSeen ?? x.counter, x.counter)
+            }
+            let distinct = Set(samples.map(\.counter))
+            let expected = distinct.isEmpty ? 0 : Int(distinct.max()! - distinct.min()! + 1)
+            var r = ScenarioResult(name: s.name, path: s.path, latencies: samples.map { Double($0.receivedMs - $0.captureMs) }, frames: samples.count,
+                                   dropped: expected - distinct.count, outOfOrder: ooo, misreads: reader.misreadCount,
+                                   cpuPercent: s.relay.flatMap { cpu[$0] }, rssMiB: s.relay.flatMap { rss[$0] })
+            if samples.isEmpty { r.note = "no pictures: " + String(p.stderr.split(separator: "\n").last ?? "reader produced nothing") }
+            return r
+        }
+    }
+
+    /// LiveRelay's own figure for its preview sink (capture → delivered to the sink, before JPEG).
+    func inProcessPreview(servePort: Int, stream: String) -> ScenarioResult? {
+        guard let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(servePort)/api/streams/\(stream)")!),
+              let j = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let sinks = j["sinks"] as? [[String: Any]],
+              let preview = sinks.first(where: { $0["name"] as? String == "preview" }),
+              let cap = preview["capture_to_delivered"] as? [String: Any], let count = cap["count"] as? Int, count > 0 else { return nil }
+        var r = ScenarioResult(name: "liverelay-preview-sink-\(stream)", path: "in-process: capture → LiveRelay's preview sink (\(stream), whole run)",
+                               latencies: [], frames: (preview["delivered"] as? Int) ?? count, dropped: ((preview["dropped"] as? [String: Int]) ?? [:]).values.reduce(0, +),
+                               outOfOrder: (preview["out_of_order"] as? Int) ?? 0, misreads: 0, cpuPercent: nil, rssMiB: nil)
+        r.note = "p50 \(cap["p50"] ?? "-") / p90 \(cap["p90"] ?? "-") / p99 \(cap["p99"] ?? "-") / max \(cap["max"] ?? "-") ms (HdrHistogram in the relay)"
+        return r
+    }
+
+    func csv(_ name: String, _ samples: [StampReader.Sample]) throws {
+        var text = "frame,capture_ms,received_ms,latency_ms\n"
+        for s in samples { text += "\(s.counter),\(s.captureMs),\(s.receivedMs),\(s.receivedMs - s.captureMs)\n" }
+        try text.write(to: out.appendingPathComponent("\(name).csv"), atomically: true, encoding: .utf8)
+    }
+
+    func write(_ results: [ScenarioResult]) throws {
+        func f(_ v: Double?) -> String { v.map { String(format: "%.0f", $0) } ?? "–" }
+        let floors = Dictionary(results.filter { $0.name.hasPrefix("floor-") }.compactMap { r in r.percentile(50).map { (String(r.name.dropFirst(6)), $0) } }) { a, _ in a }
+        var md = "| scenario | path | p50 ms | p90 ms | p99 ms | max ms | p50 − floor | frames | dropped | out of order | misreads | relay CPU % | relay RSS MiB |\n"
+        md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        for r in results {
+            let transport = ["rtsp-udp", "rtsp-tcp", "rtmp"].first { r.name.hasSuffix($0) }
+            let delta = r.name.hasPrefix("floor-") ? nil : transport.flatMap { t in floors[t].flatMap { fl in r.percentile(50).map { $0 - fl } } }
+            md += "| \(r.name) | \(r.path) | \(f(r.percentile(50))) | \(f(r.percentile(90))) | \(f(r.percentile(99))) | \(f(r.latencies.max())) | \(delta.map { String(format: "%+.0f", $0) } ?? "") | \(r.frames) | \(r.dropped) | \(r.outOfOrder) | \(r.misreads) | \(f(r.cpuPercent)) | \(f(r.rssMiB)) |\n"
+        }
+        for r in results where !r.note.isEmpty { md += "\n- \(r.name): \(r.note)" }
+        for n in notes { md += "\n- \(n)" }
+        var cpuModel = "unknown CPU"
+        if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8), let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }) {
+            cpuModel = line.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? cpuModel
+        }
+        let header = "Latency, capture → picture at the reader, \(width)x\(height) at \(fps) fps, GOP \(gop), \(bitrate) kbit/s; \(Int(seconds)) s per scenario\(parallel ? " (side by side)" : ""). \(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpuModel), \(ISO8601DateFormatter().string(from: Date())).\n\n"
+        try (header + md + "\n").write(to: out.appendingPathComponent("results.md"), atomically: true, encoding: .utf8)
+        try LatencyPlots.cdf(results).write(to: out.appendingPathComponent("latency-cdf.svg"), atomically: true, encoding: .utf8)
+        try LatencyPlots.overTime(results, out: out).write(to: out.appendingPathComponent("latency-time.svg"), atomically: true, encoding: .utf8)
+        print(header + md)
+        print("\nwritten: \(out.path)/results.md, one CSV per scenario, latency-cdf.svg, latency-time.svg")
+    }
+}
+
+/// Plots a person can open: latency CDF per scenario, and latency over time.
+enum LatencyPlots {
+    static let colours = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"]
+
+    static func frame(_ title: String, xLabel: String, yLabel: String, xMax: Double, yMax: Double, body: String, legend: [String]) -> String {
+        let w = 900.0, h = 520.0, l = 70.0, r = 260.0, t = 40.0, b = 50.0
+        var svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(w))\" height=\"\(Int(h))\" font-family=\"sans-serif\" font-size=\"12\">\n"
+        svg += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n<text x=\"\(l)\" y=\"24\" font-size=\"15\">\(title)</text>\n"
+        svg += "<line x1=\"\(l)\" y1=\"\(h - b)\" x2=\"\(w - r)\" y2=\"\(h - b)\" stroke=\"black\"/><line x1=\"\(l)\" y1=\"\(t)\" x2=\"\(l)\" y2=\"\(h - b)\" stroke=\"black\"/>\n"
+        for i in 0...5 {
+            let x = l + (w - l - r) * Double(i) / 5, y = h - b - (h - t - b) * Double(i) / 5
+            svg += "<text x=\"\(x)\" y=\"\(h - b + 16)\" text-anchor=\"middle\">\(String(format: "%.0f", xMax * Double(i) / 5))</text>\n"
+            svg += "<text x=\"\(l - 6)\" y=\"\(y + 4)\" text-anchor=\"end\">\(String(format: yMax <= 1 ? "%.1f" : "%.0f", yMax * Double(i) / 5))</text>\n"
+        }
+        svg += "<text x=\"\((l + w - r) / 2)\" y=\"\(h - 12)\" text-anchor=\"middle\">\(xLabel)</text>\n"
+        svg += "<text x=\"16\" y=\"\((t + h - b) / 2)\" transform=\"rotate(-90 16 \((t + h - b) / 2))\" text-anchor=\"middle\">\(yLabel)</text>\n"
+        svg += body
+        for (i, name) in legend.enumerated() {
+            let y = t + 16 * Double(i)
+            svg += "<rect x=\"\(w - r + 12)\" y=\"\(y)\" width=\"12\" height=\"4\" fill=\"\(colours[i % colours.count])\"/><text x=\"\(w - r + 30)\" y=\"\(y + 6)\">\(name)</text>\n"
+        }
+        return svg + "</svg>\n"
+    }
+
+    static func scale(_ v: Double, _ max: Double, _ from: Double, _ to: Double) -> Double { from + (to - from) * min(1, v / max) }
+
+    static func cdf(_ results: [ScenarioResult]) -> String {
+        let shown = results.filter { !$0.latencies.isEmpty }
+        let xMax = max(50, (shown.compactMap { $0.percentile(99) }.max() ?? 100) * 1.1)
+        var body = ""
+        for (i, r) in shown.enumerated() {
+            let s = r.latencies.sorted()
+            let step = max(1, s.count / 300)
+            let points = stride(from: 0, to: s.count, by: step).map { k in
+                "\(String(format: "%.1f", scale(s[k], xMax, 70, 640))),\(String(format: "%.1f", 470 - 430 * Double(k + 1) / Double(s.count)))"
+            }
+            body += "<polyline fill=\"none\" stroke=\"\(colours[i % colours.count])\" stroke-width=\"2\" points=\"\(points.joined(separator: " "))\"/>\n"
+        }
+        return frame("Latency CDF (capture → picture at the reader)", xLabel: "latency, ms", yLabel: "fraction of frames", xMax: xMax, yMax: 1, body: body, legend: shown.map(\.name))
+    }
+
+    static func overTime(_ results: [ScenarioResult], out: URL) -> String {
+        let shown = results.filter { !$0.latencies.isEmpty }
+        let yMax = max(50, (shown.compactMap { $0.percentile(99) }.max() ?? 100) * 1.1)
+        var body = ""
+        var xMax = 1.0
+        var series: [[(Double, Double)]] = []
+        for r in shown {
+            // Received time comes from the CSV the run just wrote.
+            let text = (try? String(contentsOf: out.appendingPathComponent("\(r.name).csv"), encoding: .utf8)) ?? ""
+            let rows = text.split(separator: "\n").dropFirst().compactMap { line -> (Double, Double)? in
+                let c = line.split(separator: ",")
+                guard c.count == 4, let t = Double(c[2]), let l = Double(c[3]) else { return nil }
+                return (t, l)
+            }
+            guard let t0 = rows.first?.0 else { series.append([]); continue }
+            let pts = rows.map { (($0.0 - t0) / 1000, $0.1) }
+            xMax = max(xMax, pts.last?.0 ?? 1)
+            series.append(pts)
+        }
+        for (i, pts) in series.enumerated() {
+            let step = max(1, pts.count / 400)
+            let p = stride(from: 0, to: pts.count, by: step).map { k in
+                "\(String(format: "%.1f", scale(pts[k].0, xMax, 70, 640))),\(String(format: "%.1f", 470 - (scale(pts[k].1, yMax, 0, 430))))"
+            }
+            body += "<polyline fill=\"none\" stroke=\"\(colours[i % colours.count])\" stroke-width=\"1.5\" points=\"\(p.joined(separator: " "))\"/>\n"
+        }
+        return frame("Latency over time", xLabel: "seconds into the run", yLabel: "latency, ms", xMax: xMax, yMax: yMax, body: body, legend: shown.map(\.name))
+    }
+}
