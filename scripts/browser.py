@@ -6,6 +6,9 @@ and python3-selenium (scripts/setup.sh installs them).
   browser.py URL [--size 640x360] [--seconds 3] [--screenshot out.png]
              [--img ID]      count distinct pictures an <img> (MJPEG) showed
              [--video ID]    report a <video>'s progress (time advancing, errors)
+             [--stamps ID --csv OUT]  read LiveRelay's test-source stamp from every frame the
+                             <video> presents (requestVideoFrameCallback), write
+                             frame,capture_ms,received_ms,latency_ms rows to OUT
 """
 import argparse, json, os, sys, time
 
@@ -21,6 +24,8 @@ def main():
     ap.add_argument("--screenshot")
     ap.add_argument("--img")
     ap.add_argument("--video")
+    ap.add_argument("--stamps")
+    ap.add_argument("--csv")
     ap.add_argument("--timeout", type=float, default=20)
     a = ap.parse_args()
     w, h = (int(x) for x in a.size.lower().split("x"))
@@ -54,7 +59,9 @@ def main():
             out.update(watch_img(driver, a.img, a.seconds, deadline))
         if a.video:
             out.update(watch_video(driver, a.video, a.seconds, deadline))
-        if not a.img and not a.video:
+        if a.stamps:
+            out.update(read_stamps(driver, a.stamps, a.seconds, deadline, a.csv))
+        if not a.img and not a.video and not a.stamps:
             time.sleep(a.seconds)
         if a.screenshot:
             driver.save_screenshot(a.screenshot)
@@ -118,6 +125,60 @@ def watch_video(driver, ident, seconds, deadline):
     time.sleep(seconds)
     end = driver.execute_script(VIDEO_STATE, ident)
     return {"video": end, "started": True, "advanced": end["currentTime"] - start["currentTime"]}
+
+# The stamp barcode (Sources/MediaCore/Stamp.swift): 16x7 cells over the top 7/28 of the
+# picture; row 0 a sync pattern, then 48 bits of capture ms, 32 bits of frame counter, CRC-16.
+STAMP_READER = """
+const v = document.getElementById(arguments[0]);
+window.__stamps = []; window.__misreads = 0;
+const sync = [1,0,1,0,1,1,0,0,1,1,1,1,0,0,0,0];
+const c = document.createElement('canvas'); const g = c.getContext('2d', {willReadFrequently: true});
+function crc16(bits) { let crc = 0xFFFF; for (const b of bits) { const top = (crc & 0x8000) !== 0; crc = (crc << 1) & 0xFFFF; if (top !== (b === 1)) crc ^= 0x1021; } return crc; }
+function read() {
+  const w = v.videoWidth, h = v.videoHeight; if (!w || !h) return null;
+  if (c.width !== w || c.height !== h) { c.width = w; c.height = h; }
+  g.drawImage(v, 0, 0, w, h);
+  const d = g.getImageData(0, 0, w, Math.ceil(h * 7 / 28)).data;
+  const cells = [];
+  for (let r = 0; r < 7; r++) for (let col = 0; col < 16; col++) {
+    const x0 = Math.floor(col * w / 16), x1 = Math.floor((col + 1) * w / 16), y0 = Math.floor(r * h / 28), y1 = Math.floor((r + 1) * h / 28);
+    const cw = x1 - x0, ch = y1 - y0, sx0 = x0 + (cw >> 2), sx1 = Math.max(sx0 + 1, x1 - (cw >> 2)), sy0 = y0 + (ch >> 2), sy1 = Math.max(sy0 + 1, y1 - (ch >> 2));
+    let sum = 0, n = 0;
+    for (let y = sy0; y < sy1; y++) for (let x = sx0; x < sx1; x++) { const i = (y * w + x) * 4; sum += 0.299 * d[i] + 0.587 * d[i + 1] + 0.114 * d[i + 2]; n++; }
+    cells.push(sum / n > 128 ? 1 : 0);
+  }
+  for (let i = 0; i < 16; i++) if (cells[i] !== sync[i]) return null;
+  const p = cells.slice(16);
+  let t = 0; for (let i = 0; i < 48; i++) t = t * 2 + p[i];
+  let n = 0; for (let i = 48; i < 80; i++) n = n * 2 + p[i];
+  let crc = 0; for (let i = 80; i < 96; i++) crc = crc * 2 + p[i];
+  if (crc16(p.slice(0, 80)) !== crc) return null;
+  return [n, t];
+}
+function onFrame() {
+  const s = read(); const now = Date.now();
+  if (s) window.__stamps.push([s[0], s[1], now]); else window.__misreads++;
+  v.requestVideoFrameCallback(onFrame);
+}
+v.requestVideoFrameCallback(onFrame);
+"""
+
+def read_stamps(driver, ident, seconds, deadline, csv_path):
+    while time.time() < deadline:
+        if driver.execute_script("const v = document.getElementById(arguments[0]); return v && v.readyState >= 2", ident):
+            break
+        time.sleep(0.1)
+    driver.execute_script(STAMP_READER, ident)
+    time.sleep(seconds)
+    stamps = driver.execute_script("return window.__stamps")
+    misreads = driver.execute_script("return window.__misreads")
+    if csv_path:
+        with open(csv_path, "w") as f:
+            f.write("frame,capture_ms,received_ms,latency_ms\n")
+            for n, t, now in stamps:
+                f.write(f"{n},{t},{now},{now - t}\n")
+    lat = sorted(now - t for _, t, now in stamps)
+    return {"stamps": len(stamps), "misreads": misreads, "p50": lat[len(lat) // 2] if lat else None}
 
 if __name__ == "__main__":
     try:

@@ -69,6 +69,8 @@ private final class Work {
     var partIndependent = false
     /// End of the last timing packet written (the timeline may already be past it).
     var writtenEnd: Int64?
+    /// Arrival of the last timing packet written.
+    var writtenArrival: UInt64 = 0
 
     init(settings: HLSSettings, store: HLSStore, queue: SinkQueue<RelayPacket>, logger: Logger) {
         self.settings = settings
@@ -125,7 +127,10 @@ private final class Work {
             timeline.restart()
             return
         }
-        if at.timing { writtenEnd = at.dts + at.duration }
+        if at.timing {
+            writtenEnd = at.dts + at.duration
+            writtenArrival = at.packet.arrivalNanos
+        }
         // LL-HLS: close the part as soon as the next frame would not fit in it.
         if at.timing, lowLatency, let start = partStart, at.dts + 2 * at.duration - start > partTarget + 1000 { cutPart() }
     }
@@ -145,7 +150,7 @@ private final class Work {
         guard let muxer, let start = partStart, let end = writtenEnd else { return }
         do {
             let bytes = try muxer.cut()
-            store.addPart(duration: Double(end - start) / 1e6, independent: partIndependent, data: bytes)
+            store.addPart(duration: Double(end - start) / 1e6, independent: partIndependent, data: bytes, lastArrivalNanos: writtenArrival)
         } catch {
             logger.warning("hls: cannot cut a part", metadata: ["error": "\(error)"])
         }
@@ -160,7 +165,7 @@ private final class Work {
             store.completeSegment(duration: duration, data: nil)
         } else {
             do {
-                store.completeSegment(duration: duration, data: try muxer.cut())
+                store.completeSegment(duration: duration, data: try muxer.cut(), lastArrivalNanos: writtenArrival)
             } catch {
                 logger.warning("hls: cannot complete a segment", metadata: ["error": "\(error)"])
                 store.abandonSegment()

@@ -1,4 +1,5 @@
 public import Foundation
+import MediaCore
 import Synchronization
 
 /// What the HLS store tells the places HLS also goes (a directory, an HTTP origin).
@@ -36,6 +37,9 @@ public final class HLSStore: Sendable {
     private let state: Mutex<State>
     public let settings: HLSSettings
     private let outputs = Mutex<[@Sendable (HLSOutput) -> Void]>([])
+    /// From the arrival of a part's (or, without parts, a segment's) last frame to the moment
+    /// it is listed: what LiveRelay adds before a player can fetch it.
+    public let availability = LatencyHistogram()
 
     public init(settings: HLSSettings) {
         self.settings = settings
@@ -63,7 +67,8 @@ public final class HLSStore: Sendable {
         }
     }
 
-    func addPart(duration: Double, independent: Bool, data: [UInt8]) {
+    func addPart(duration: Double, independent: Bool, data: [UInt8], lastArrivalNanos: UInt64) {
+        availability.record(nanoseconds: MonotonicClock.nanoseconds() &- lastArrivalNanos)
         change { s in
             guard var last = s.playlist.segments.popLast() else { return [] }
             let index = last.parts.count
@@ -77,7 +82,8 @@ public final class HLSStore: Sendable {
     }
 
     /// Completes the segment being built. `data` is its bytes when it was not built from parts.
-    func completeSegment(duration: Double, data: [UInt8]?) {
+    func completeSegment(duration: Double, data: [UInt8]?, lastArrivalNanos: UInt64? = nil) {
+        if let a = lastArrivalNanos { availability.record(nanoseconds: MonotonicClock.nanoseconds() &- a) }
         change { s in
             guard var last = s.playlist.segments.popLast() else { return [] }
             if let data { last.data = data }

@@ -236,12 +236,29 @@ struct StreamView: Encodable {
     var meta: StreamMeta?
     var forwards: [ForwardStatus]
     var recordings: [String]
+    var hls: HLSView?
+
+    struct HLSView: Encodable {
+        var variant: String
+        var url: String
+        var mediaSequence: Int
+        var segments: Int
+        var targetDuration: Int
+        var ended: Bool
+        /// Last frame arrived → its part (LL-HLS) or segment listed.
+        var availability: LatencySummary
+    }
 
     init(hub: StreamHub, preview: PreviewService?, engine: RelayEngine? = nil) {
         stream = hub.currentStatus
         meta = engine.flatMap { StreamMeta(engine: $0, name: hub.name) }
         forwards = engine?.forwarders[hub.name]?.map(\.currentStatus) ?? []
         recordings = engine?.recorders[hub.name]?.recordedFiles ?? []
+        hls = engine?.hls[hub.name].map { h in
+            let p = h.store.snapshot
+            return HLSView(variant: h.store.settings.variant.rawValue, url: "/streams/\(hub.name)/hls/index.m3u8", mediaSequence: p.mediaSequence,
+                           segments: p.complete.count, targetDuration: p.targetDuration, ended: p.ended, availability: h.store.availability.summary)
+        }
         sinks = hub.sinkNames.compactMap { name in
             if let q = hub.frameSink(name) { return Self.sink(name, kind: name == "preview" ? "preview" : "frames", q.policy, q.depth, q.counters, q.deliveredLatency, q.captureLatency) }
             if let q = hub.packetSink(name) { return Self.sink(name, kind: name == HLSSegmenter.sinkName ? "hls" : (name == "record" ? "record" : (name.hasPrefix("forward") ? "forward" : "packets")), q.policy, q.depth, q.counters, q.deliveredLatency, q.captureLatency) }

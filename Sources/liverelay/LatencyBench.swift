@@ -177,9 +177,11 @@ struct ScenarioResult {
     var cpuPercent: Double?
     var rssMiB: Double?
     var note: String = ""
+    /// Percentiles measured elsewhere (the relay's own histograms): 50, 90, 99, max.
+    var fixed: [Double: Double] = [:]
 
     func percentile(_ p: Double) -> Double? {
-        guard !latencies.isEmpty else { return nil }
+        guard !latencies.isEmpty else { return fixed[p] }
         let s = latencies.sorted()
         return s[min(s.count - 1, Int((p / 100 * Double(s.count)).rounded(.down)))]
     }
@@ -194,6 +196,8 @@ final class LatencyRun {
         /// The relay process whose CPU and memory the row reports (nil: none between).
         let relay: String?
         let warmup: Double
+        /// A page for headless Chromium (hls.js) instead of an ffmpeg reader.
+        var page: String? = nil
     }
 
     let width: Int, height: Int, fps: Int, gop: Int, bitrate: Int
@@ -278,7 +282,9 @@ final class LatencyRun {
         }
         if haveNginx {
             let rtmpPort = Self.freePort()
-            let hlsDir = work.appendingPathComponent("nginx-hls")
+            let page = work.appendingPathComponent("page")
+            try fm.createDirectory(at: page, withIntermediateDirectories: true)
+            let hlsDir = page.appendingPathComponent("nginx-hls")
             try fm.createDirectory(at: work.appendingPathComponent("logs"), withIntermediateDirectories: true)
             let conf = """
             load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
@@ -296,7 +302,7 @@ final class LatencyRun {
             _ = try start("rtmp-source", me, ["publish", src, "--source", testsrc, "--duration", "100000"])
             usleep(1_500_000)
             _ = try start("ffmpeg-hop", "/usr/bin/ffmpeg", ["-v", "error"] + nobuffer + ["-i", src, "-c", "copy", "-f", "flv", "rtmp://127.0.0.1:\(rtmpPort)/live/hop"])
-            let ffhls = work.appendingPathComponent("ffmpeg-hls")
+            let ffhls = page.appendingPathComponent("ffmpeg-hls")
             try fm.createDirectory(at: ffhls, withIntermediateDirectories: true)
             _ = try start("ffmpeg-hls", "/usr/bin/ffmpeg", ["-v", "error"] + nobuffer + ["-i", src, "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_list_size", "5",
                                                                                         "-hls_flags", "delete_segments", ffhls.appendingPathComponent("index.m3u8").path])
@@ -312,6 +318,27 @@ final class LatencyRun {
                 Scenario(name: "ffmpeg-hls-1s", path: "ffmpeg hls muxer 1 s, ffmpeg HLS client", input: hlsClient + ["-i", ffhls.appendingPathComponent("index.m3u8").path], relay: "ffmpeg-hls", warmup: 5),
                 Scenario(name: "nginx-rtmp-hls-1s", path: "nginx-rtmp HLS 1 s fragments, ffmpeg HLS client", input: hlsClient + ["-i", hlsDir.appendingPathComponent("src.m3u8").path], relay: "nginx", warmup: 5),
             ]
+            // A real LL-HLS client: hls.js in low-latency mode, in headless Chromium, reading the
+            // stamp of every frame it presents. The peers' playlists are served next to the page.
+            if fm.fileExists(atPath: "/usr/bin/chromium"), let why = Self.installHLSJS(into: page) {
+                notes.append("Browser scenarios skipped: \(why)")
+            } else if fm.fileExists(atPath: "/usr/bin/chromium") {
+                let pagePort = Self.freePort()
+                _ = try start("page-server", "/usr/bin/python3", ["-m", "http.server", String(pagePort), "--bind", "127.0.0.1", "--directory", page.path])
+                let pages = "http://127.0.0.1:\(pagePort)"
+                func hlsjs(_ src: String) -> String { "\(pages)/hlsjs.html?src=\(src)" }
+                scenarios.append(Scenario(name: "liverelay-hls-lowlatency-hlsjs", path: "LiveRelay LL-HLS (1 s / 200 ms parts), hls.js low-latency mode in Chromium",
+                                          input: [], relay: "serve", warmup: 6, page: hlsjs("\(relay)/rtmp/hls/index.m3u8")))
+                if !parallel {
+                    scenarios += [
+                        Scenario(name: "liverelay-hls-mpegts-1s-hlsjs", path: "LiveRelay HLS MPEG-TS 1 s, hls.js in Chromium", input: [], relay: "serve", warmup: 6, page: hlsjs("\(relay)/rtmp_ts/hls/index.m3u8")),
+                        Scenario(name: "ffmpeg-hls-1s-hlsjs", path: "ffmpeg hls muxer 1 s, hls.js in Chromium", input: [], relay: "ffmpeg-hls", warmup: 6, page: hlsjs("\(pages)/ffmpeg-hls/index.m3u8")),
+                        Scenario(name: "nginx-rtmp-hls-1s-hlsjs", path: "nginx-rtmp HLS 1 s fragments, hls.js in Chromium", input: [], relay: "nginx", warmup: 6, page: hlsjs("\(pages)/nginx-hls/src.m3u8")),
+                    ]
+                }
+            } else {
+                notes.append("Browser scenarios skipped: chromium is not installed (scripts/setup.sh installs it).")
+            }
         } else {
             notes.append("RTMP and HLS peer scenarios skipped: nginx with libnginx-mod-rtmp is not installed.")
         }
@@ -329,8 +356,46 @@ final class LatencyRun {
         for group in groups {
             results += try measure(group, servePort: servePort)
         }
-        if let sink = inProcessPreview(servePort: servePort, stream: haveRTSP ? "cam_udp" : "rtmp") { results.append(sink) }
+        results += inProcessRows(servePort: servePort, preview: haveRTSP ? "cam_udp" : (haveNginx ? "rtmp" : nil), hls: haveNginx ? ["rtmp", "rtmp_ts"] : [])
         try write(results)
+    }
+
+    /// hls.js is not packaged by Debian: the PyPI gradio wheel carries it as one ES module (see
+    /// ../shared/TESTING-RECIPES.md). Cached in /tmp; nil on success, else why not.
+    static func installHLSJS(into page: URL) -> String? {
+        let cache = URL(fileURLWithPath: "/tmp/liverelay-test-cache")
+        let module = cache.appendingPathComponent("hls.mjs")
+        let fm = FileManager.default
+        if !fm.fileExists(atPath: module.path) {
+            try? fm.createDirectory(at: cache, withIntermediateDirectories: true)
+            guard let dl = try? Shell.run("/usr/bin/python3", ["-m", "pip", "download", "--no-deps", "gradio==6.31.0", "-d", cache.path]), dl.status == 0 else {
+                return "hls.js could not be fetched (pip download gradio==6.31.0)"
+            }
+            let script = """
+            import zipfile, sys
+            z = zipfile.ZipFile(sys.argv[1])
+            name = next(n for n in z.namelist() if n.startswith('gradio/templates/frontend/assets/hls-') and n.endswith('.js'))
+            open(sys.argv[2], 'wb').write(z.read(name))
+            """
+            guard let ex = try? Shell.run("/usr/bin/python3", ["-c", script, cache.appendingPathComponent("gradio-6.31.0-py3-none-any.whl").path, module.path]), ex.status == 0 else {
+                return "hls.js could not be extracted from the gradio wheel"
+            }
+        }
+        do {
+            try? fm.removeItem(at: page.appendingPathComponent("hls.mjs"))
+            try fm.copyItem(at: module, to: page.appendingPathComponent("hls.mjs"))
+            try """
+            <!doctype html><html><body style="margin:0"><video id="video" muted autoplay playsinline></video>
+            <script type="module">
+            import { t as attach } from './hls.mjs';
+            const v = document.getElementById('video');
+            window.hls = attach(v, new URLSearchParams(location.search).get('src'), () => v.play());
+            </script></body></html>
+            """.write(to: page.appendingPathComponent("hlsjs.html"), atomically: true, encoding: .utf8)
+        } catch {
+            return "cannot write the player page: \(error)"
+        }
+        return nil
     }
 
     func scriptPath(_ name: String) -> String {
@@ -346,12 +411,21 @@ final class LatencyRun {
 
     func measure(_ group: [Scenario], servePort: Int) throws -> [ScenarioResult] {
         var readers: [(Scenario, BenchProcess, StampReader)] = []
+        var browsers: [(Scenario, BenchProcess, URL)] = []
+        let longestWarmup = group.map(\.warmup).max() ?? 3
         for s in group {
+            if let page = s.page {
+                let csv = out.appendingPathComponent("work/\(s.name).browser.csv")
+                let p = try BenchProcess("browser:\(s.name)", "/usr/bin/python3", [scriptPath("browser.py"), page, "--stamps", "video", "--seconds",
+                                                                                  String(longestWarmup + seconds), "--csv", csv.path, "--timeout", "30"])
+                browsers.append((s, p, csv))
+                continue
+            }
             let p = try BenchProcess("reader:\(s.name)", "/usr/bin/ffmpeg", ["-v", "error"] + s.input + ["-an", "-f", "rawvideo", "-pix_fmt", "gray", "-s", "\(width)x\(height)", "-"], captureStdout: true)
             readers.append((s, p, StampReader(handle: p.stdout.fileHandleForReading, width: width, height: height)))
         }
-        defer { for r in readers { r.1.stop() } }
-        Thread.sleep(forTimeInterval: group.map(\.warmup).max() ?? 3)
+        defer { for r in readers { r.1.stop() }; for b in browsers { b.1.stop() } }
+        Thread.sleep(forTimeInterval: longestWarmup)
         let relays = Set(group.compactMap(\.relay)).compactMap { processes[$0].map { ($0.name, $0) } }
         let cpu0 = Dictionary(uniqueKeysWithValues: relays.map { ($0.0, $0.1.cpuSeconds) })
         let t0 = Date()
@@ -359,13 +433,28 @@ final class LatencyRun {
         Thread.sleep(forTimeInterval: seconds)
         for r in readers { r.2.stopRecording() }
         let wall = Date().timeIntervalSince(t0)
+        let window = (Int64(t0.timeIntervalSince1970 * 1000), Int64(Date().timeIntervalSince1970 * 1000))
         var cpu: [String: Double] = [:], rss: [String: Double] = [:]
         for (name, p) in relays {
             cpu[name] = (p.cpuSeconds - (cpu0[name] ?? 0)) / wall * 100
             rss[name] = p.rssMiB
         }
-        return readers.map { s, p, reader in
-            let samples = reader.all
+        // Browsers report when they finish (the page keeps reading past the window; only the window counts).
+        var browserSamples: [String: [StampReader.Sample]] = [:]
+        for (s, p, csv) in browsers {
+            let end = Date().addingTimeInterval(40)
+            while p.process.isRunning && Date() < end { usleep(100_000) }
+            let text = (try? String(contentsOf: csv, encoding: .utf8)) ?? ""
+            browserSamples[s.name] = text.split(separator: "\n").dropFirst().compactMap { line -> StampReader.Sample? in
+                let c = line.split(separator: ",")
+                guard c.count == 4, let n = UInt32(c[0]), let t = Int64(c[1]), let r = Int64(c[2]), r >= window.0, r <= window.1 else { return nil }
+                return StampReader.Sample(counter: n, captureMs: t, receivedMs: r)
+            }
+            if browserSamples[s.name]!.isEmpty { browserSamples[s.name + "#why"] = [] ; notes.append("\(s.name): \(p.stderr.suffix(200))") }
+        }
+        let all: [(Scenario, BenchProcess?, [StampReader.Sample], Int)] = readers.map { ($0.0, $0.1, $0.2.all, $0.2.misreadCount) }
+            + browsers.map { ($0.0, $0.1, browserSamples[$0.0.name] ?? [], 0) }
+        return all.map { s, p, samples, misreads in
             try? csv(s.name, samples)
             var maxSeen: UInt32?
             var ooo = 0
@@ -376,25 +465,42 @@ final class LatencyRun {
             let distinct = Set(samples.map(\.counter))
             let expected = distinct.isEmpty ? 0 : Int(distinct.max()! - distinct.min()! + 1)
             var r = ScenarioResult(name: s.name, path: s.path, latencies: samples.map { Double($0.receivedMs - $0.captureMs) }, frames: samples.count,
-                                   dropped: expected - distinct.count, outOfOrder: ooo, misreads: reader.misreadCount,
+                                   dropped: expected - distinct.count, outOfOrder: ooo, misreads: misreads,
                                    cpuPercent: s.relay.flatMap { cpu[$0] }, rssMiB: s.relay.flatMap { rss[$0] })
-            if samples.isEmpty { r.note = "no pictures: " + String(p.stderr.split(separator: "\n").last ?? "reader produced nothing") }
+            if samples.isEmpty { r.note = "no pictures: " + String(p?.stderr.split(separator: "\n").last ?? "reader produced nothing") }
             return r
         }
     }
 
-    /// LiveRelay's own figure for its preview sink (capture → delivered to the sink, before JPEG).
-    func inProcessPreview(servePort: Int, stream: String) -> ScenarioResult? {
-        guard let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(servePort)/api/streams/\(stream)")!),
-              let j = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let sinks = j["sinks"] as? [[String: Any]],
-              let preview = sinks.first(where: { $0["name"] as? String == "preview" }),
-              let cap = preview["capture_to_delivered"] as? [String: Any], let count = cap["count"] as? Int, count > 0 else { return nil }
-        var r = ScenarioResult(name: "liverelay-preview-sink-\(stream)", path: "in-process: capture → LiveRelay's preview sink (\(stream), whole run)",
-                               latencies: [], frames: (preview["delivered"] as? Int) ?? count, dropped: ((preview["dropped"] as? [String: Int]) ?? [:]).values.reduce(0, +),
-                               outOfOrder: (preview["out_of_order"] as? Int) ?? 0, misreads: 0, cpuPercent: nil, rssMiB: nil)
-        r.note = "p50 \(cap["p50"] ?? "-") / p90 \(cap["p90"] ?? "-") / p99 \(cap["p99"] ?? "-") / max \(cap["max"] ?? "-") ms (HdrHistogram in the relay)"
-        return r
+    /// LiveRelay's own histograms: capture → preview sink, and last frame → HLS part/segment listed.
+    func inProcessRows(servePort: Int, preview: String?, hls: [String]) -> [ScenarioResult] {
+        func api(_ stream: String) -> [String: Any]? {
+            guard let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(servePort)/api/streams/\(stream)")!) else { return nil }
+            return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        }
+        func fixed(_ s: [String: Any]) -> [Double: Double] {
+            var out: [Double: Double] = [:]
+            for (k, p) in [("p50_ms", 50.0), ("p90_ms", 90), ("p99_ms", 99), ("max_ms", 100)] { if let v = s[k] as? Double { out[p] = v } }
+            return out
+        }
+        var rows: [ScenarioResult] = []
+        if let preview, let j = api(preview), let sinks = j["sinks"] as? [[String: Any]],
+           let sink = sinks.first(where: { $0["name"] as? String == "preview" }), let cap = sink["capture_to_delivered"] as? [String: Any] {
+            var r = ScenarioResult(name: "liverelay-preview-sink-\(preview)", path: "in-process: capture → LiveRelay's preview sink, before JPEG (whole run)",
+                                   latencies: [], frames: (sink["delivered"] as? Int) ?? 0, dropped: ((sink["dropped"] as? [String: Int]) ?? [:]).values.reduce(0, +),
+                                   outOfOrder: (sink["out_of_order"] as? Int) ?? 0, misreads: 0, cpuPercent: nil, rssMiB: nil)
+            r.fixed = fixed(cap)
+            rows.append(r)
+        }
+        for stream in hls {
+            guard let j = api(stream), let h = j["hls"] as? [String: Any], let a = h["availability"] as? [String: Any] else { continue }
+            let variant = h["variant"] as? String ?? "?"
+            var r = ScenarioResult(name: "liverelay-hls-\(variant)-availability", path: "in-process: last frame arrived → its \(variant == "lowLatency" ? "part" : "segment") listed (whole run)",
+                                   latencies: [], frames: (a["count"] as? Int) ?? 0, dropped: 0, outOfOrder: 0, misreads: 0, cpuPercent: nil, rssMiB: nil)
+            r.fixed = fixed(a)
+            rows.append(r)
+        }
+        return rows
     }
 
     func csv(_ name: String, _ samples: [StampReader.Sample]) throws {
@@ -404,14 +510,14 @@ final class LatencyRun {
     }
 
     func write(_ results: [ScenarioResult]) throws {
-        func f(_ v: Double?) -> String { v.map { String(format: "%.0f", $0) } ?? "–" }
+        func f(_ v: Double?) -> String { v.map { $0 < 10 ? String(format: "%.1f", $0) : String(format: "%.0f", $0) } ?? "–" }
         let floors = Dictionary(results.filter { $0.name.hasPrefix("floor-") }.compactMap { r in r.percentile(50).map { (String(r.name.dropFirst(6)), $0) } }) { a, _ in a }
         var md = "| scenario | path | p50 ms | p90 ms | p99 ms | max ms | p50 − floor | frames | dropped | out of order | misreads | relay CPU % | relay RSS MiB |\n"
         md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
         for r in results {
             let transport = ["rtsp-udp", "rtsp-tcp", "rtmp"].first { r.name.hasSuffix($0) }
             let delta = r.name.hasPrefix("floor-") ? nil : transport.flatMap { t in floors[t].flatMap { fl in r.percentile(50).map { $0 - fl } } }
-            md += "| \(r.name) | \(r.path) | \(f(r.percentile(50))) | \(f(r.percentile(90))) | \(f(r.percentile(99))) | \(f(r.latencies.max())) | \(delta.map { String(format: "%+.0f", $0) } ?? "") | \(r.frames) | \(r.dropped) | \(r.outOfOrder) | \(r.misreads) | \(f(r.cpuPercent)) | \(f(r.rssMiB)) |\n"
+            md += "| \(r.name) | \(r.path) | \(f(r.percentile(50))) | \(f(r.percentile(90))) | \(f(r.percentile(99))) | \(f(r.latencies.max() ?? r.fixed[100])) | \(delta.map { String(format: "%+.0f", $0) } ?? "") | \(r.frames) | \(r.dropped) | \(r.outOfOrder) | \(r.misreads) | \(f(r.cpuPercent)) | \(f(r.rssMiB)) |\n"
         }
         for r in results where !r.note.isEmpty { md += "\n- \(r.name): \(r.note)" }
         for n in notes { md += "\n- \(n)" }
