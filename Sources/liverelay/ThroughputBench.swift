@@ -1,0 +1,117 @@
+import ArgumentParser
+import MediaCore
+import Foundation
+
+/// `liverelay bench throughput`: N streams at once from a looped file in real time, remuxed to
+/// HLS (and decoded for a preview), next to N `ffmpeg -c copy -f hls` processes on the same
+/// input in the same run. CPU and memory per stream.
+struct ThroughputBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "throughput",
+        abstract: "CPU and memory per stream for N streams: LiveRelay next to N ffmpeg processes."
+    )
+
+    @Option(help: "Stream counts to sweep (comma-separated).")
+    var streams = "1,8,32,64"
+
+    @Option(help: "Seconds measured per point.")
+    var seconds: Double = 20
+
+    @Option(help: "The input (default: a 640x360 30 fps H.264 clip made with ffmpeg's testsrc2).")
+    var file: String?
+
+    @Flag(help: "Also measure decode + preview (MJPEG at 15 fps) per stream.")
+    var decode = false
+
+    @Option(help: "Where results go.")
+    var out = "./bench-results"
+
+    func run() throws {
+        FFmpegLog.silence()
+        let counts = streams.split(separator: ",").compactMap { Int($0) }
+        guard !counts.isEmpty, counts.allSatisfy({ $0 > 0 && $0 <= 512 }) else { throw ValidationError("--streams: expected counts such as 1,8,32") }
+        let outDir = URL(fileURLWithPath: out, isDirectory: true)
+        let work = outDir.appendingPathComponent("throughput-work")
+        try? FileManager.default.removeItem(at: work)
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        var input = file ?? outDir.appendingPathComponent("testsrc2-360p.mp4").path
+        if file == nil && !FileManager.default.fileExists(atPath: input) {
+            let r = try Shell.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "30",
+                                                      "-c:v", "libx264", "-preset", "veryfast", "-g", "30", "-b:v", "1000k", "-pix_fmt", "yuv420p", input])
+            guard r.status == 0 else { throw ValidationError("ffmpeg could not make \(input): \(r.stderr)") }
+        }
+        input = URL(fileURLWithPath: input).standardizedFileURL.path
+        let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        var md = "Throughput: N streams of \(URL(fileURLWithPath: input).lastPathComponent) in real time (looped), \(Int(seconds)) s per point, \(ProcessInfo.processInfo.activeProcessorCount) cores.\n\n"
+        md += "| streams | path | CPU % total | CPU % per stream | RSS MiB total | RSS MiB per stream | LiveRelay / ffmpeg CPU per stream | drops |\n|---:|---|---:|---:|---:|---:|---:|---:|\n"
+        print(md, terminator: "")
+        for n in counts {
+            // LiveRelay: one process, N streams, remux to HLS (in memory).
+            let ours = try measureLiveRelay(me: me, input: input, n: n, decode: false, work: work)
+            // ffmpeg: N processes, each `-re -stream_loop -1 -c copy -f hls`.
+            let theirs = try measureFFmpeg(input: input, n: n, work: work)
+            let ratio = theirs.cpu > 0 ? ours.cpu / theirs.cpu : 0
+            var rows = [
+                "| \(n) | LiveRelay remux → HLS (one process) | \(f(ours.cpu)) | \(f(ours.cpu / Double(n))) | \(f(ours.rss)) | \(f(ours.rss / Double(n))) | \(String(format: "%.2f", ratio)) | \(ours.drops) |",
+                "| \(n) | ffmpeg -c copy -f hls (\(n) processes) | \(f(theirs.cpu)) | \(f(theirs.cpu / Double(n))) | \(f(theirs.rss)) | \(f(theirs.rss / Double(n))) | | |",
+            ]
+            if decode {
+                let d = try measureLiveRelay(me: me, input: input, n: n, decode: true, work: work)
+                rows.append("| \(n) | LiveRelay decode + preview 15 fps + HLS | \(f(d.cpu)) | \(f(d.cpu / Double(n))) | \(f(d.rss)) | \(f(d.rss / Double(n))) | | \(d.drops) |")
+            }
+            for r in rows { print(r); md += r + "\n" }
+        }
+        try md.write(to: outDir.appendingPathComponent("throughput.md"), atomically: true, encoding: .utf8)
+        print("\nwritten: \(outDir.path)/throughput.md")
+    }
+
+    func f(_ v: Double) -> String { v < 10 ? String(format: "%.2f", v) : String(format: "%.0f", v) }
+
+    func measureLiveRelay(me: String, input: String, n: Int, decode: Bool, work: URL) throws -> (cpu: Double, rss: Double, drops: Int) {
+        var yaml = "streams:\n"
+        for i in 0..<n {
+            yaml += "  s\(i):\n    source: \(input)\n    realtime: true\n    loop: true\n"
+            yaml += decode ? "    preview: { fps: 15, size: 320x180 }\n" : "    preview: false\n"
+            yaml += "    hls: { variant: mpegts, segment_duration: 2s }\n"
+        }
+        let config = work.appendingPathComponent("serve-\(n).yaml")
+        try yaml.write(to: config, atomically: true, encoding: .utf8)
+        let port = LatencyRun.freePort()
+        let serve = try BenchProcess("serve", me, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)"])
+        defer { serve.stop() }
+        guard serve.waitFor("listening on", timeout: 30) else { throw ValidationError("serve did not start: \(serve.stderr.suffix(300))") }
+        Thread.sleep(forTimeInterval: 3)
+        let c0 = serve.cpuSeconds, t0 = Date()
+        Thread.sleep(forTimeInterval: seconds)
+        let cpu = (serve.cpuSeconds - c0) / Date().timeIntervalSince(t0) * 100
+        var drops = 0
+        if let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(port)/api/streams")!),
+           let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] {
+            for s in list {
+                for sink in (s["sinks"] as? [[String: Any]]) ?? [] where sink["kind"] as? String == "hls" {
+                    drops += ((sink["dropped"] as? [String: Int]) ?? [:]).values.reduce(0, +)
+                }
+            }
+        }
+        return (cpu, serve.rssMiB, drops)
+    }
+
+    func measureFFmpeg(input: String, n: Int, work: URL) throws -> (cpu: Double, rss: Double) {
+        var procs: [BenchProcess] = []
+        defer { for p in procs { p.stop() } }
+        for i in 0..<n {
+            let dir = work.appendingPathComponent("ffmpeg-\(n)-\(i)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            procs.append(try BenchProcess("ffmpeg-\(i)", "/usr/bin/ffmpeg", ["-v", "error", "-re", "-stream_loop", "-1", "-i", input, "-c", "copy", "-f", "hls",
+                                                                           "-hls_time", "2", "-hls_list_size", "7", "-hls_flags", "delete_segments",
+                                                                           dir.appendingPathComponent("index.m3u8").path]))
+        }
+        Thread.sleep(forTimeInterval: 3)
+        let c0 = procs.map(\.cpuSeconds), t0 = Date()
+        Thread.sleep(forTimeInterval: seconds)
+        let wall = Date().timeIntervalSince(t0)
+        let cpu = zip(procs, c0).map { ($0.cpuSeconds - $1) }.reduce(0, +) / wall * 100
+        return (cpu, procs.map(\.rssMiB).reduce(0, +))
+    }
+}
