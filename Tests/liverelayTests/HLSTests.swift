@@ -135,6 +135,19 @@ import TestSupport
                                                               "\(base)/\(name)/hls/index.m3u8", "--frames", "60", "--timeout", "20"], timeout: 40)
             #expect(g.status == 0, "\(name): GStreamer: \(g.stdout) \(g.stderr.suffix(300))")
         }
+        // VLC, as a user runs it (as nobody: it refuses root), on each variant.
+        let vlcDir = dir.appendingPathComponent("vlc")
+        try FileManager.default.createDirectory(at: vlcDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+        chmod(dir.path, 0o755)
+        for name in ["ts", "mp4", "ll"] {
+            let file = vlcDir.appendingPathComponent("\(name).ts").path
+            let vlc = try ChildProcess.run("/usr/bin/timeout", ["-k", "1", "30", "/usr/sbin/runuser", "-u", "nobody", "--", "/usr/bin/cvlc", "-q", "--play-and-exit",
+                                                                "--run-time=4", "\(base)/\(name)/hls/index.m3u8", "--sout", "#std{access=file,mux=ts,dst=\(file)}"], timeout: 40)
+            #expect(!vlc.output.contains("main input error"), "\(name): VLC: \(vlc.output.suffix(300))")
+            let probe = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-count_packets", "-select_streams", "v", "-show_entries", "stream=nb_read_packets",
+                                                                 "-of", "default=nw=1:nk=1", file], timeout: 20)
+            #expect((probe.stdout.split(separator: "\n").first.flatMap { Int($0) } ?? 0) >= 30, "\(name): VLC wrote \(probe.output)")
+        }
         // Headless Chromium: native HLS in <video> for the classic variants, hls.js (low-latency
         // mode) for LL-HLS.
         let (pageServer, pagePort, pageDir) = try Self.hlsJSPage()
