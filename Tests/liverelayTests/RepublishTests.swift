@@ -21,6 +21,10 @@ import TestSupport
         // The SRT destination: ffmpeg listening, reading what arrives.
         let srtReader = try ChildProcess("/usr/bin/timeout", ["-k", "1", "30", "/usr/bin/ffmpeg", "-v", "error", "-i", "srt://127.0.0.1:\(srtPort)?mode=listener",
                                                               "-t", "3", "-f", "framemd5", "-"])
+        // An RTSP destination that reads back what it is sent: ffmpeg as an RTSP server taking RECORD.
+        let rtspBackPort = FreePort.tcp()
+        let rtspReader = try ChildProcess("/usr/bin/timeout", ["-k", "1", "30", "/usr/bin/ffmpeg", "-v", "error", "-rtsp_flags", "listen", "-i", "rtsp://127.0.0.1:\(rtspBackPort)/back",
+                                                               "-t", "3", "-f", "framemd5", "-"])
         let key = "sk_live_0123456789abcdef"
         let config = dir.appendingPathComponent("config.yaml")
         try """
@@ -34,6 +38,7 @@ import TestSupport
               - rtmp://127.0.0.1:\(rtmpPort)/live/\(key)
               - srt://127.0.0.1:\(srtPort)?mode=caller
               - \(rtsp.url("/in"))
+              - rtsp://127.0.0.1:\(rtspBackPort)/back
         """.write(to: config, atomically: true, encoding: .utf8)
         let port = FreePort.tcp()
         let serve = try ChildProcess(Paths.liverelay, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)"])
@@ -46,6 +51,8 @@ import TestSupport
         #expect(rtmpFrames >= 55, "RTMP: \(rtmpFrames) frames; \(rtmpErr.suffix(300))")
         #expect(srtReader.wait(timeout: 25))
         #expect(srtReader.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.count >= 45, "SRT: \(srtReader.stderr.suffix(300))")
+        #expect(rtspReader.wait(timeout: 25))
+        #expect(rtspReader.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.count >= 45, "RTSP: \(rtspReader.stderr.suffix(300))")
 
         // The RTMP destination goes away and comes back on the same port: the forward reconnects.
         nginx = nil
@@ -60,7 +67,7 @@ import TestSupport
         let api = try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "5", "http://127.0.0.1:\(port)/api/streams/cam"], timeout: 10).stdout
         let j = try #require(try JSONSerialization.jsonObject(with: Data(api.utf8)) as? [String: Any], "\(api)")
         let forwards = try #require(j["forwards"] as? [[String: Any]])
-        #expect(forwards.count == 3)
+        #expect(forwards.count == 4)
         #expect((forwards[0]["reconnects"] as? Int ?? 0) >= 1 && forwards[0]["state"] as? String == "live", "\(forwards[0])")
         #expect((forwards[2]["sent"] as? Int ?? 0) > 30, "RTSP RECORD: \(forwards[2])")
         let sinks = try #require(j["sinks"] as? [[String: Any]])
