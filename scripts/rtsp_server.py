@@ -24,12 +24,13 @@ DEFAULT = ("( videotestsrc is-live=true pattern=ball ! video/x-raw,width=640,hei
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--address", default="127.0.0.1")
     ap.add_argument("--mount", action="append", default=[])
     ap.add_argument("--record", action="append", default=[])
     args = ap.parse_args()
     Gst.init(None)
     server = GstRtspServer.RTSPServer()
-    server.set_address("127.0.0.1")
+    server.set_address(args.address)
     server.set_service(str(args.port))
     mounts = server.get_mount_points()
     specs = args.mount or ["/test=" + DEFAULT]

@@ -18,6 +18,8 @@ PACKAGES=(
   chromium chromium-driver python3-selenium
   # VLC as an HLS player (runs as nobody: it refuses root)
   vlc-bin vlc-plugin-base
+  # impaired-network bench runs (this kernel has no netem): iptables + an NFQUEUE delayer
+  iptables libnetfilter-queue-dev python3-dev gcc
   # misc tools used by tests
   procps curl
 )
@@ -38,5 +40,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# The NFQUEUE delayer's Python binding (PyPI only); needed by `bench latency --impair` alone.
+if ! /usr/bin/python3 -c "import netfilterqueue" 2>/dev/null; then
+  /usr/bin/python3 -m pip install -q --break-system-packages NetfilterQueue==1.1.0 \
+    || echo "setup: NetfilterQueue not installed; bench latency --impair will say so" >&2
 fi
 echo "setup: all packages present"

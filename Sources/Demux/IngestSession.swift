@@ -91,6 +91,7 @@ public final class IngestSession: PacketSource {
         let scheme = IngestSession.scheme(of: url)
         if let transport, transport != .auto { passed["rtsp_transport"] = transport.rawValue; transportUsed = transport }
         if scheme == "rtsp", let q = options.reorderQueueSize { passed["reorder_queue_size"] = String(q) }
+        if scheme == "rtsp", let w = options.reorderWait { passed["max_delay"] = String(Int(w * 1_000_000)) }
         if options.listen {
             switch scheme {
             case "rtmp": passed["listen"] = "1"

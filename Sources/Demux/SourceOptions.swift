@@ -28,6 +28,10 @@ public struct SourceOptions: Sendable, Hashable {
     /// RTP reorder queue size (RTSP over UDP). `0` hands packets on as they arrive (arrival
     /// ordering); nil keeps FFmpeg's default reorder buffer (presentation ordering).
     public var reorderQueueSize: Int? = nil
+    /// RTSP: the longest a gap in RTP sequence numbers holds later packets (seconds), so a
+    /// reordered packet can still be put back while a lost one costs at most this much.
+    /// nil keeps FFmpeg's default (0.1 s for RTSP).
+    public var reorderWait: Double? = nil
     /// Further libavformat options, passed as they are. Unused ones are reported.
     public var extraOptions: [String: String] = [:]
 

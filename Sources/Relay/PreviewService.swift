@@ -96,6 +96,10 @@ public final class PreviewService: Sendable {
         let scaler = Scaler()
         var encoder: JPEGEncoder?
         var lastEmit: UInt64 = 0
+        // The frame-rate limit is a token bucket (two frames deep): frames that network jitter
+        // bunches together still go out, while the average stays at the configured rate.
+        var tokens = 2.0
+        var lastRefill = MonotonicClock.nanoseconds()
         var lastFrameAt = MonotonicClock.nanoseconds()
         var lastFrameDate: Date?
         var slateShown = false
@@ -120,7 +124,12 @@ public final class PreviewService: Sendable {
             slateShown = false
             let cfg = settings.withLock { $0 }
             let now = MonotonicClock.nanoseconds()
-            if cfg.fps > 0, now - lastEmit < UInt64(1e9 / cfg.fps) * 9 / 10 { continue }
+            if cfg.fps > 0 {
+                tokens = min(2, tokens + Double(now - lastRefill) / 1e9 * cfg.fps)
+                lastRefill = now
+                guard tokens >= 1 else { continue }
+                tokens -= 1
+            }
             if let stamp = frame.readStamp() {
                 queue.captureLatency.record(milliseconds: stamp.ageMilliseconds)
             }

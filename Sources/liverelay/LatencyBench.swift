@@ -39,15 +39,27 @@ struct LatencyBench: ParsableCommand {
     @Option(help: "Only these scenarios (comma-separated names; see the table).")
     var scenarios: String?
 
+    @Option(help: "Impair the network between the sources and LiveRelay/readers, e.g. loss=2%,delay=20ms,jitter=10ms,reorder=5% (root: network namespaces).")
+    var impair: String?
+
     @Option(help: "Where results go.")
     var out = "./bench-results"
 
     func run() throws {
+        let impairment = try impair.map { try Impairment(parsing: $0) }
         let wh = size.lowercased().split(separator: "x").compactMap { Int($0) }
         guard wh.count == 2 else { throw ValidationError("--size: expected WIDTHxHEIGHT") }
         let bench = try LatencyRun(width: wh[0], height: wh[1], fps: fps, gop: gop, bitrate: bitrate, out: out,
                                    seconds: quick ? min(seconds, 12) : seconds, parallel: quick,
                                    only: scenarios.map { Set($0.split(separator: ",").map(String.init)) })
+        if let impairment {
+            guard getuid() == 0 else {
+                print("bench: --impair needs root (network namespaces and iptables); skipped.")
+                return
+            }
+            bench.lab = try NetworkLab(impairment: impairment, scriptPath: bench.scriptPath)
+        }
+        defer { bench.lab?.tearDown() }
         try bench.run()
     }
 }
@@ -208,6 +220,9 @@ final class LatencyRun {
     let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
     var processes: [String: BenchProcess] = [:]
     var notes: [String] = []
+    /// Set for impaired runs: the sources live across a veth link.
+    var lab: NetworkLab?
+    var sourceHost: String { lab?.sourceAddress ?? "127.0.0.1" }
 
     init(width: Int, height: Int, fps: Int, gop: Int, bitrate: Int, out: String, seconds: Double, parallel: Bool, only: Set<String>?) throws {
         self.width = width; self.height = height; self.fps = fps; self.gop = gop; self.bitrate = bitrate
@@ -232,8 +247,9 @@ final class LatencyRun {
         return Int(UInt16(bigEndian: addr.sin_port))
     }
 
-    func start(_ name: String, _ exe: String, _ args: [String], ready: String? = nil, timeout: Double = 20) throws -> BenchProcess {
-        let p = try BenchProcess(name, exe, args)
+    func start(_ name: String, _ exe: String, _ args: [String], ready: String? = nil, timeout: Double = 20, atSource: Bool = false) throws -> BenchProcess {
+        let (e, a) = atSource && lab != nil ? lab!.inSourceNamespace(exe, args) : (exe, args)
+        let p = try BenchProcess(name, e, a)
         processes[name] = p
         if let ready, !p.waitFor(ready, timeout: timeout) {
             throw ValidationError("\(name) did not start: \(p.stderr.suffix(400))")
@@ -266,9 +282,10 @@ final class LatencyRun {
             // The camera: gst-rtsp-server serving the stamped source it receives over UDP.
             let udp = Self.freePort(udp: true), camPort = Self.freePort()
             let mount = "/cam=( udpsrc address=127.0.0.1 port=\(udp) caps=video/mpegts,systemstream=true ! tsdemux latency=0 ! h264parse ! rtph264pay name=pay0 pt=96 config-interval=0 )"
-            _ = try start("rtsp-camera", "/usr/bin/python3", ["-u", scriptPath("rtsp_server.py"), "--port", String(camPort), "--mount", mount], ready: "ready")
-            _ = try start("camera-source", me, ["publish", "udp://127.0.0.1:\(udp)", "--source", testsrc, "--duration", "100000"])
-            let cam = "rtsp://127.0.0.1:\(camPort)/cam"
+            _ = try start("rtsp-camera", "/usr/bin/python3", ["-u", scriptPath("rtsp_server.py"), "--port", String(camPort), "--address", sourceHost, "--mount", mount],
+                          ready: "ready", atSource: true)
+            _ = try start("camera-source", me, ["publish", "udp://127.0.0.1:\(udp)", "--source", testsrc, "--duration", "100000"], atSource: true)
+            let cam = "rtsp://\(sourceHost):\(camPort)/cam"
             serveStreams += "  cam_udp:\n    source: \(cam)\n    transport: udp\n    \(preview)\n"
             scenarios.append(Scenario(name: "floor-rtsp-udp", path: "camera → ffmpeg (RTSP/UDP, nobuffer)", input: nobuffer + ["-rtsp_transport", "udp", "-i", cam], relay: nil, warmup: 3))
             scenarios.append(Scenario(name: "liverelay-preview-rtsp-udp", path: "camera → LiveRelay (RTSP/UDP) → MJPEG → ffmpeg", input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/cam_udp/preview.mjpg"], relay: "serve", warmup: 3))
@@ -291,17 +308,17 @@ final class LatencyRun {
             daemon off; master_process off;
             pid \(work.path)/nginx.pid; error_log \(work.path)/logs/error.log;
             events { worker_connections 256; }
-            rtmp { server { listen 127.0.0.1:\(rtmpPort); chunk_size 4096;
+            rtmp { server { listen \(lab == nil ? "127.0.0.1:" : "")\(rtmpPort); chunk_size 4096;
               application live { live on; hls on; hls_path \(hlsDir.path); hls_fragment 1s; hls_playlist_length 4s; } } }
             """
             try conf.write(to: work.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
-            let nginx = try start("nginx", "/usr/sbin/nginx", ["-c", work.appendingPathComponent("nginx.conf").path, "-p", work.path])
+            let nginx = try start("nginx", "/usr/sbin/nginx", ["-c", work.appendingPathComponent("nginx.conf").path, "-p", work.path], atSource: true)
             usleep(500_000)
             guard nginx.process.isRunning else { throw ValidationError("nginx-rtmp did not start: \(nginx.stderr.suffix(300))") }
-            let src = "rtmp://127.0.0.1:\(rtmpPort)/live/src"
-            _ = try start("rtmp-source", me, ["publish", src, "--source", testsrc, "--duration", "100000"])
+            let src = "rtmp://\(sourceHost):\(rtmpPort)/live/src"
+            _ = try start("rtmp-source", me, ["publish", "rtmp://127.0.0.1:\(rtmpPort)/live/src", "--source", testsrc, "--duration", "100000"], atSource: true)
             usleep(1_500_000)
-            _ = try start("ffmpeg-hop", "/usr/bin/ffmpeg", ["-v", "error"] + nobuffer + ["-i", src, "-c", "copy", "-f", "flv", "rtmp://127.0.0.1:\(rtmpPort)/live/hop"])
+            _ = try start("ffmpeg-hop", "/usr/bin/ffmpeg", ["-v", "error"] + nobuffer + ["-i", src, "-c", "copy", "-f", "flv", "rtmp://\(sourceHost):\(rtmpPort)/live/hop"])
             let ffhls = page.appendingPathComponent("ffmpeg-hls")
             try fm.createDirectory(at: ffhls, withIntermediateDirectories: true)
             _ = try start("ffmpeg-hls", "/usr/bin/ffmpeg", ["-v", "error"] + nobuffer + ["-i", src, "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_list_size", "5",
@@ -312,7 +329,7 @@ final class LatencyRun {
             scenarios += [
                 Scenario(name: "floor-rtmp", path: "nginx-rtmp → ffmpeg (RTMP, nobuffer)", input: nobuffer + ["-i", src], relay: nil, warmup: 3),
                 Scenario(name: "liverelay-preview-rtmp", path: "nginx-rtmp → LiveRelay → MJPEG → ffmpeg", input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/rtmp/preview.mjpg"], relay: "serve", warmup: 3),
-                Scenario(name: "ffmpeg-copy-hop-rtmp", path: "nginx-rtmp → ffmpeg -c copy → nginx-rtmp → ffmpeg", input: nobuffer + ["-i", "rtmp://127.0.0.1:\(rtmpPort)/live/hop"], relay: "ffmpeg-hop", warmup: 3),
+                Scenario(name: "ffmpeg-copy-hop-rtmp", path: "nginx-rtmp → ffmpeg -c copy → nginx-rtmp → ffmpeg", input: nobuffer + ["-i", "rtmp://\(sourceHost):\(rtmpPort)/live/hop"], relay: "ffmpeg-hop", warmup: 3),
                 Scenario(name: "liverelay-hls-lowlatency", path: "LiveRelay LL-HLS (1 s / 200 ms parts), ffmpeg HLS client (plays whole segments)", input: hlsClient + ["-i", "\(relay)/rtmp/hls/index.m3u8"], relay: "serve", warmup: 5),
                 Scenario(name: "liverelay-hls-mpegts-1s", path: "LiveRelay HLS MPEG-TS 1 s, ffmpeg HLS client", input: hlsClient + ["-i", "\(relay)/rtmp_ts/hls/index.m3u8"], relay: "serve", warmup: 5),
                 Scenario(name: "ffmpeg-hls-1s", path: "ffmpeg hls muxer 1 s, ffmpeg HLS client", input: hlsClient + ["-i", ffhls.appendingPathComponent("index.m3u8").path], relay: "ffmpeg-hls", warmup: 5),
@@ -525,7 +542,8 @@ final class LatencyRun {
         if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8), let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }) {
             cpuModel = line.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? cpuModel
         }
-        let header = "Latency, capture → picture at the reader, \(width)x\(height) at \(fps) fps, GOP \(gop), \(bitrate) kbit/s; \(Int(seconds)) s per scenario\(parallel ? " (side by side)" : ""). \(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpuModel), \(ISO8601DateFormatter().string(from: Date())).\n\n"
+        var header = "Latency, capture → picture at the reader, \(width)x\(height) at \(fps) fps, GOP \(gop), \(bitrate) kbit/s; \(Int(seconds)) s per scenario\(parallel ? " (side by side)" : ""). \(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpuModel), \(ISO8601DateFormatter().string(from: Date())).\n\n"
+        if let lab { header += "Impaired link between the sources and LiveRelay/readers: \(lab.impairment) (\(lab.method)).\n\n" }
         try (header + md + "\n").write(to: out.appendingPathComponent("results.md"), atomically: true, encoding: .utf8)
         try LatencyPlots.cdf(results).write(to: out.appendingPathComponent("latency-cdf.svg"), atomically: true, encoding: .utf8)
         try LatencyPlots.overTime(results, out: out).write(to: out.appendingPathComponent("latency-time.svg"), atomically: true, encoding: .utf8)

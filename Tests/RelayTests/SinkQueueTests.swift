@@ -117,7 +117,7 @@ final class FakeClock: Sendable {
         #expect(c.listenPort == 9090)
         let s = try #require(c.streams.first)
         #expect(s.sourceOptions.transport == .udp)
-        #expect(s.sourceOptions.reorderQueueSize == 0)
+        #expect(s.sourceOptions.reorderWait == 0.05 && s.sourceOptions.reorderQueueSize == nil)
         #expect(s.preview?.policy.freshness == .maxAge(milliseconds: 250))
         #expect(s.preview?.width == 640)
     }
