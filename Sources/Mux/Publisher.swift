@@ -130,35 +130,30 @@ public final class Publisher {
     /// Writes one packet (its own stream index and time base); packets of streams not
     /// published are ignored.
     public func write(_ packet: Packet) throws(PublishError) {
-        guard let ctx = context, headerWritten, let out = streamMap[packet.streamIndex] else { return }
-        let ref = packet.withUnsafeAVPacket { av_packet_ref(scratch, $0) }
-        if ref < 0 { throw PublishError(destination: url, stage: "writing", detail: FFmpegError.describe(ref)) }
-        scratch.pointee.stream_index = Int32(out)
-        av_packet_rescale_ts(scratch, packet.timeBase.rational, outTimeBases[out].rational)
-        scratch.pointee.pos = -1
-        handle.arm(seconds: options.writeTimeout)
-        // av_write_frame does not take ownership and does not buffer for interleaving: lowest latency.
-        let r = av_write_frame(ctx, scratch)
-        handle.disarm()
-        av_packet_unref(scratch)
-        if r < 0 {
-            throw PublishError(destination: url, stage: "writing", detail: handle.didTimeOut ? "no progress within \(options.writeTimeout) s" : FFmpegError.describe(r), timedOut: handle.didTimeOut)
-        }
+        try write(packet) { p, tb in av_packet_rescale_ts(p, packet.timeBase.rational, tb) }
     }
 
     /// Writes one packet with timestamps and duration given in microseconds (a relay's own
     /// continuous timeline).
     public func write(_ packet: Packet, pts: Int64, dts: Int64, duration: Int64) throws(PublishError) {
+        try write(packet) { p, tb in
+            let us = av_make_q(1, 1_000_000)
+            p.pointee.pts = av_rescale_q(pts, us, tb)
+            p.pointee.dts = av_rescale_q(dts, us, tb)
+            p.pointee.duration = av_rescale_q(duration, us, tb)
+        }
+    }
+
+    /// References the packet, lets `timestamps` set them in the output stream's time base, writes.
+    private func write(_ packet: Packet, timestamps: (UnsafeMutablePointer<AVPacket>, AVRational) -> Void) throws(PublishError) {
         guard let ctx = context, headerWritten, let out = streamMap[packet.streamIndex] else { return }
         let ref = packet.withUnsafeAVPacket { av_packet_ref(scratch, $0) }
         if ref < 0 { throw PublishError(destination: url, stage: "writing", detail: FFmpegError.describe(ref)) }
-        let us = av_make_q(1, 1_000_000), tb = outTimeBases[out].rational
         scratch.pointee.stream_index = Int32(out)
-        scratch.pointee.pts = av_rescale_q(pts, us, tb)
-        scratch.pointee.dts = av_rescale_q(dts, us, tb)
-        scratch.pointee.duration = av_rescale_q(duration, us, tb)
+        timestamps(scratch, outTimeBases[out].rational)
         scratch.pointee.pos = -1
         handle.arm(seconds: options.writeTimeout)
+        // av_write_frame does not take ownership and does not buffer for interleaving: lowest latency.
         let r = av_write_frame(ctx, scratch)
         handle.disarm()
         av_packet_unref(scratch)
