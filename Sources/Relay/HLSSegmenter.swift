@@ -8,48 +8,24 @@ import Synchronization
 /// without re-encoding, into MPEG-TS or fMP4 segments (and LL-HLS parts) held by an `HLSStore`.
 /// Timestamps are made continuous across reconnects and jumps, which are marked with
 /// EXT-X-DISCONTINUITY instead.
-public final class HLSSegmenter: Sendable {
+public final class HLSSegmenter: PacketSinkWorker, @unchecked Sendable {
+    // Safety: `work` is confined to the worker thread (PacketSinkWorker); the rest is immutable.
     public static let sinkName = "hls"
     public let store: HLSStore
-    public let queue: SinkQueue<RelayPacket>
-    private let settings: HLSSettings
-    private let logger: Logger
-    private let running = Atomic<Bool>(false)
-    private let done = DispatchSemaphore(value: 0)
-    private let streamName: String
+    private let work: Work
 
     public init(hub: StreamHub, settings: HLSSettings, logger: Logger) {
-        self.settings = settings
-        self.logger = logger
-        streamName = hub.name
         store = HLSStore(settings: settings)
         // Lossless up to ~20 s of packets; beyond that, resynchronise at a keyframe (counted).
-        queue = hub.addPacketSink(Self.sinkName, policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 1200)))
+        let policy = SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 1200))
+        let queue = hub.addPacketSink(Self.sinkName, policy: policy)
+        work = Work(settings: settings, store: store, queue: queue, logger: logger)
+        super.init(queue: queue, name: "\(Self.sinkName):\(hub.name)")
     }
 
-    public func start() {
-        guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let t = Thread { [self] in
-            let work = Work(settings: settings, store: store, queue: queue, logger: logger)
-            while running.load(ordering: .relaxed) {
-                guard let item = queue.pop(timeout: 0.25) else { continue }
-                work.process(item)
-            }
-            // Drain what the ingest handed over before it stopped, then end the playlist.
-            while let item = queue.pop(timeout: 0) { work.process(item) }
-            work.finish()
-            done.signal()
-        }
-        t.name = "hls:\(streamName)"
-        t.start()
-    }
-
-    /// Completes the last segment and ends the playlist (EXT-X-ENDLIST). Call after the hub has
-    /// stopped, so every packet it took is in.
-    public func stop() {
-        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        _ = done.wait(timeout: .now() + 5)
-    }
+    override func process(_ item: RelayPacket) { work.process(item) }
+    /// Completes the last segment and ends the playlist (EXT-X-ENDLIST).
+    override func finish() { work.finish() }
 }
 
 /// The segmenter's state, confined to its thread.

@@ -20,6 +20,11 @@ public class PacketSinkWorker: @unchecked Sendable {
         queue = hub.addPacketSink(sinkName, policy: policy)
     }
 
+    init(queue: SinkQueue<RelayPacket>, name: String) {
+        self.queue = queue
+        self.name = name
+    }
+
     var isRunning: Bool { running.load(ordering: .relaxed) }
 
     public func start() {
