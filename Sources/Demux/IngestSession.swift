@@ -188,7 +188,8 @@ public final class IngestSession: PacketSource {
             let arrival = MonotonicClock.nanoseconds()
             let index = Int(scratch.pointee.stream_index)
             guard index < streams.count else { av_packet_unref(scratch); continue }
-            let stream = streams[index]
+            // Two fields, not a copy of the StreamInfo (retains and releases per packet).
+            let timeBase = streams[index].timeBase, mediaType = streams[index].mediaType
             if options.loop, let off = loopOffset[index], off != 0 {
                 if scratch.pointee.pts != noTimestamp { scratch.pointee.pts += off }
                 if scratch.pointee.dts != noTimestamp { scratch.pointee.dts += off }
@@ -197,9 +198,9 @@ public final class IngestSession: PacketSource {
                 let t = scratch.pointee.dts != noTimestamp ? scratch.pointee.dts : scratch.pointee.pts
                 if t != noTimestamp { lastEnd[index] = max(lastEnd[index] ?? .min, t + max(scratch.pointee.duration, 1)) }
             }
-            if options.realtime && isFile { try pace(stream: stream) }
+            if options.realtime && isFile { try pace(timeBase: timeBase) }
             do {
-                return try Packet(movingFrom: scratch, timeBase: stream.timeBase, mediaType: stream.mediaType, arrivalNanos: options.realtime ? MonotonicClock.nanoseconds() : arrival)
+                return try Packet(movingFrom: scratch, timeBase: timeBase, mediaType: mediaType, arrivalNanos: options.realtime ? MonotonicClock.nanoseconds() : arrival)
             } catch {
                 throw IngestError(.failed, source: url, stage: "reading", detail: error.description, underlying: error)
             }
@@ -207,10 +208,10 @@ public final class IngestSession: PacketSource {
     }
 
     /// Sleeps until the packet's timestamp comes due on the wall clock (like `ffmpeg -re`).
-    private func pace(stream: StreamInfo) throws(IngestError) {
+    private func pace(timeBase: TimeBase) throws(IngestError) {
         let t = scratch.pointee.dts != noTimestamp ? scratch.pointee.dts : scratch.pointee.pts
         guard t != noTimestamp else { return }
-        let seconds = stream.timeBase.seconds(t)
+        let seconds = timeBase.seconds(t)
         guard let origin = paceOriginNanos else {
             paceOriginNanos = MonotonicClock.nanoseconds()
             paceOriginSeconds = seconds
@@ -223,7 +224,9 @@ public final class IngestSession: PacketSource {
             }
             let now = MonotonicClock.nanoseconds()
             if now >= due { return }
-            usleep(UInt32(min(due - now, 20_000_000) / 1000))
+            // One sleep per packet at usual frame rates (a sleep is a context switch, the bulk
+            // of a paced stream's cost); at most 100 ms so a stop is seen soon.
+            usleep(UInt32(min(due - now, 100_000_000) / 1000))
         }
     }
 

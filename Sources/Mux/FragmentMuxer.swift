@@ -75,7 +75,7 @@ public final class FragmentMuxer {
         }
         io.pointee.seekable = 0
         ctx.pointee.pb = io
-        ctx.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS
+        // No flush per packet: bytes stay in the AVIO buffer until `cut` (fewer callbacks).
         ctx.pointee.max_delay = 0
         for s in streams where s.mediaType == .video || s.mediaType == .audio {
             guard let st = avformat_new_stream(ctx, nil) else { throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "avformat_new_stream") }

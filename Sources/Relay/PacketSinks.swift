@@ -101,6 +101,9 @@ public final class Recorder: PacketSinkWorker, @unchecked Sendable {
             closeFile()
             timeline.restart()
         }
+        // Fragments are written at keyframes, which always wake this thread: no need to wake
+        // for the packets between them.
+        queue.setQuiet(untilNanos: MonotonicClock.nanoseconds() + 1_000_000_000)
     }
 
     private func openFile(_ at: Placement, _ epoch: IngestEpoch) {

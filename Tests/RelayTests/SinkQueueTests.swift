@@ -2,7 +2,7 @@ import Testing
 import Foundation
 import Synchronization
 import MediaCore
-import Relay
+@testable import Relay
 import Demux
 
 /// A stand-in item with a settable arrival time: the queue's policies are pure logic.
@@ -93,6 +93,62 @@ final class FakeClock: Sendable {
         try? await Task.sleep(nanoseconds: 50_000_000)
         q.close()
         #expect(await t2.value == nil)
+    }
+
+    /// A quiet consumer is not woken per item: items wait until the quiet time ends, except a
+    /// keyframe (or a long queue), which wakes it at once. Nothing is lost either way.
+    @Test func aQuietConsumerIsWokenByKeyframesAndAtTheEndOfTheQuietTime() {
+        let q = SinkQueue<Item>(policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 100)))
+        func popTimed() -> (Int64?, Double) {
+            let t0 = Date()
+            let item = q.pop(timeout: 3)
+            return (item?.presentationTime, Date().timeIntervalSince(t0))
+        }
+        // Non-keyframes during the quiet time: taken when it ends (~400 ms), not at once.
+        q.setQuiet(untilNanos: MonotonicClock.nanoseconds() + 400_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) {
+            q.push(Item(arrivalNanos: MonotonicClock.nanoseconds(), presentationTime: 1, isKeyframe: false))
+        }
+        let (first, waited) = popTimed()
+        #expect(first == 1)
+        #expect(waited > 0.3 && waited < 1.5, "taken after \(waited) s")
+        // A keyframe wakes the consumer at once, quiet or not.
+        q.setQuiet(untilNanos: MonotonicClock.nanoseconds() + 10_000_000_000)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) {
+            q.push(Item(arrivalNanos: MonotonicClock.nanoseconds(), presentationTime: 2, isKeyframe: true))
+        }
+        let (key, keyWait) = popTimed()
+        #expect(key == 2)
+        #expect(keyWait < 0.5, "keyframe taken after \(keyWait) s")
+        // So does a long queue.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) {
+            for i in 0..<40 { q.push(Item(arrivalNanos: MonotonicClock.nanoseconds(), presentationTime: Int64(10 + i), isKeyframe: false)) }
+        }
+        let (batch, batchWait) = popTimed()
+        #expect(batch == 10)
+        #expect(batchWait < 0.5, "long queue taken after \(batchWait) s")
+        var rest: [Int64] = []
+        while let i = q.pop(timeout: 0.3) { rest.append(i.presentationTime ?? -1) }
+        #expect(rest == Array(11..<50))
+        #expect(q.counters.delivered == 42)
+        #expect(q.counters.dropped.isEmpty)
+    }
+}
+
+@Suite struct HLSPlaylistFormatTests {
+    /// Playlist times are formatted by hand (Foundation's formatters were a tenth of a remuxing
+    /// stream's CPU): they must match what Foundation writes.
+    @Test(arguments: [0.0, 1_795_000_000.5, 1_795_000_000.999, 1_795_000_059.0004, 951_782_400.25, -1.5])
+    func programDateTimeMatchesISO8601(seconds: Double) {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let d = Date(timeIntervalSince1970: seconds)
+        #expect(HLSPlaylist.iso8601(d) == f.string(from: d))
+    }
+
+    @Test(arguments: [0.0, 2.0, 0.2, 0.6, 1.0335, 12.3456, 0.0004, 3.9999])
+    func secondsMatchPrintf(value: Double) {
+        #expect(HLSPlaylist.seconds3(value) == String(format: "%.3f", value))
     }
 }
 
