@@ -373,7 +373,7 @@ final class LatencyRun {
         for group in groups {
             results += try measure(group, servePort: servePort)
         }
-        results += inProcessRows(servePort: servePort, preview: haveRTSP ? "cam_udp" : (haveNginx ? "rtmp" : nil), hls: haveNginx ? ["rtmp", "rtmp_ts"] : [])
+        results += inProcessRows(servePort: servePort, previews: (haveRTSP ? ["cam_udp"] : []) + (haveNginx ? ["rtmp"] : []), hls: haveNginx ? ["rtmp", "rtmp_ts"] : [])
         try write(results)
     }
 
@@ -490,7 +490,7 @@ final class LatencyRun {
     }
 
     /// LiveRelay's own histograms: capture → preview sink, and last frame → HLS part/segment listed.
-    func inProcessRows(servePort: Int, preview: String?, hls: [String]) -> [ScenarioResult] {
+    func inProcessRows(servePort: Int, previews: [String], hls: [String]) -> [ScenarioResult] {
         func api(_ stream: String) -> [String: Any]? {
             guard let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(servePort)/api/streams/\(stream)")!) else { return nil }
             return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
@@ -501,8 +501,9 @@ final class LatencyRun {
             return out
         }
         var rows: [ScenarioResult] = []
-        if let preview, let j = api(preview), let sinks = j["sinks"] as? [[String: Any]],
-           let sink = sinks.first(where: { $0["name"] as? String == "preview" }), let cap = sink["capture_to_delivered"] as? [String: Any] {
+        for preview in previews {
+            guard let j = api(preview), let sinks = j["sinks"] as? [[String: Any]],
+                  let sink = sinks.first(where: { $0["name"] as? String == "preview" }), let cap = sink["capture_to_delivered"] as? [String: Any] else { continue }
             var r = ScenarioResult(name: "liverelay-preview-sink-\(preview)", path: "in-process: capture → LiveRelay's preview sink, before JPEG (whole run)",
                                    latencies: [], frames: (sink["delivered"] as? Int) ?? 0, dropped: ((sink["dropped"] as? [String: Int]) ?? [:]).values.reduce(0, +),
                                    outOfOrder: (sink["out_of_order"] as? Int) ?? 0, misreads: 0, cpuPercent: nil, rssMiB: nil)
@@ -533,7 +534,7 @@ final class LatencyRun {
         md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
         for r in results {
             let transport = ["rtsp-udp", "rtsp-tcp", "rtmp"].first { r.name.hasSuffix($0) }
-            let delta = r.name.hasPrefix("floor-") ? nil : transport.flatMap { t in floors[t].flatMap { fl in r.percentile(50).map { $0 - fl } } }
+            let delta = r.name.hasPrefix("floor-") || r.path.hasPrefix("in-process") ? nil : transport.flatMap { t in floors[t].flatMap { fl in r.percentile(50).map { $0 - fl } } }
             md += "| \(r.name) | \(r.path) | \(f(r.percentile(50))) | \(f(r.percentile(90))) | \(f(r.percentile(99))) | \(f(r.latencies.max() ?? r.fixed[100])) | \(delta.map { String(format: "%+.0f", $0) } ?? "") | \(r.frames) | \(r.dropped) | \(r.outOfOrder) | \(r.misreads) | \(f(r.cpuPercent)) | \(f(r.rssMiB)) |\n"
         }
         for r in results where !r.note.isEmpty { md += "\n- \(r.name): \(r.note)" }
