@@ -337,7 +337,7 @@ final class LatencyRun {
             ]
             // A real LL-HLS client: hls.js in low-latency mode, in headless Chromium, reading the
             // stamp of every frame it presents. The peers' playlists are served next to the page.
-            if fm.fileExists(atPath: "/usr/bin/chromium"), let why = Self.installHLSJS(into: page) {
+            if fm.fileExists(atPath: "/usr/bin/chromium"), let why = installHLSJS(into: page) {
                 notes.append("Browser scenarios skipped: \(why)")
             } else if fm.fileExists(atPath: "/usr/bin/chromium") {
                 let pagePort = Self.freePort()
@@ -379,38 +379,12 @@ final class LatencyRun {
 
     /// hls.js is not packaged by Debian: the PyPI gradio wheel carries it as one ES module (see
     /// ../shared/TESTING-RECIPES.md). Cached in /tmp; nil on success, else why not.
-    static func installHLSJS(into page: URL) -> String? {
-        let cache = URL(fileURLWithPath: "/tmp/liverelay-test-cache")
-        let module = cache.appendingPathComponent("hls.mjs")
-        let fm = FileManager.default
-        if !fm.fileExists(atPath: module.path) {
-            try? fm.createDirectory(at: cache, withIntermediateDirectories: true)
-            guard let dl = try? Shell.run("/usr/bin/python3", ["-m", "pip", "download", "--no-deps", "gradio==6.31.0", "-d", cache.path]), dl.status == 0 else {
-                return "hls.js could not be fetched (pip download gradio==6.31.0)"
-            }
-            let script = """
-            import zipfile, sys
-            z = zipfile.ZipFile(sys.argv[1])
-            name = next(n for n in z.namelist() if n.startswith('gradio/templates/frontend/assets/hls-') and n.endswith('.js'))
-            open(sys.argv[2], 'wb').write(z.read(name))
-            """
-            guard let ex = try? Shell.run("/usr/bin/python3", ["-c", script, cache.appendingPathComponent("gradio-6.31.0-py3-none-any.whl").path, module.path]), ex.status == 0 else {
-                return "hls.js could not be extracted from the gradio wheel"
-            }
-        }
-        do {
-            try? fm.removeItem(at: page.appendingPathComponent("hls.mjs"))
-            try fm.copyItem(at: module, to: page.appendingPathComponent("hls.mjs"))
-            try """
-            <!doctype html><html><body style="margin:0"><video id="video" muted autoplay playsinline></video>
-            <script type="module">
-            import { t as attach } from './hls.mjs';
-            const v = document.getElementById('video');
-            window.hls = attach(v, new URLSearchParams(location.search).get('src'), () => v.play());
-            </script></body></html>
-            """.write(to: page.appendingPathComponent("hlsjs.html"), atomically: true, encoding: .utf8)
-        } catch {
-            return "cannot write the player page: \(error)"
+    func installHLSJS(into page: URL) -> String? {
+        // scripts/hlsjs_page.py: hls.js from the gradio wheel (cached) and the LL player page.
+        guard let r = try? Shell.run("/usr/bin/python3", [scriptPath("hlsjs_page.py"), page.path]) else { return "python3 is not installed" }
+        guard r.status == 0 else {
+            let why = r.stderr.split(separator: "\n").last.map(String.init) ?? "exit \(r.status)"
+            return "hls.js could not be installed: \(why)"
         }
         return nil
     }

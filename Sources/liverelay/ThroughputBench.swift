@@ -44,21 +44,23 @@ struct ThroughputBench: ParsableCommand {
         input = URL(fileURLWithPath: input).standardizedFileURL.path
         let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         var md = "Throughput: N streams of \(URL(fileURLWithPath: input).lastPathComponent) in real time (looped), \(Int(seconds)) s per point, \(ProcessInfo.processInfo.activeProcessorCount) cores.\n\n"
-        md += "| streams | path | CPU % total | CPU % per stream | RSS MiB total | RSS MiB per stream | LiveRelay / ffmpeg CPU per stream | drops |\n|---:|---|---:|---:|---:|---:|---:|---:|\n"
+        let fps = Self.frameRate(of: input)
+        md += "Speed: pictures taken per stream per second over the input's \(String(format: "%.0f", fps)) fps (1.00 = keeping up; below it, the machine is saturated and the streams fall behind — a paced file source waits instead of dropping).\n\n"
+        md += "| streams | path | CPU % total | CPU % per stream | RSS MiB total | RSS MiB per stream | LiveRelay / ffmpeg CPU per stream | drops | speed |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n"
         print(md, terminator: "")
         for n in counts {
             // LiveRelay: one process, N streams, remux to HLS (in memory).
-            let ours = try measureLiveRelay(me: me, input: input, n: n, decode: false, work: work)
+            let ours = try measureLiveRelay(me: me, input: input, n: n, decode: false, work: work, fps: fps)
             // ffmpeg: N processes, each `-re -stream_loop -1 -c copy -f hls`.
             let theirs = try measureFFmpeg(input: input, n: n, work: work)
             let ratio = theirs.cpu > 0 ? ours.cpu / theirs.cpu : 0
             var rows = [
-                "| \(n) | LiveRelay remux → HLS (one process) | \(f(ours.cpu)) | \(f(ours.cpu / Double(n))) | \(f(ours.rss)) | \(f(ours.rss / Double(n))) | \(String(format: "%.2f", ratio)) | \(ours.drops) |",
-                "| \(n) | ffmpeg -c copy -f hls (\(n) processes) | \(f(theirs.cpu)) | \(f(theirs.cpu / Double(n))) | \(f(theirs.rss)) | \(f(theirs.rss / Double(n))) | | |",
+                "| \(n) | LiveRelay remux → HLS (one process) | \(f(ours.cpu)) | \(f(ours.cpu / Double(n))) | \(f(ours.rss)) | \(f(ours.rss / Double(n))) | \(String(format: "%.2f", ratio)) | \(ours.drops) | \(String(format: "%.2f", ours.speed)) |",
+                "| \(n) | ffmpeg -c copy -f hls (\(n) processes) | \(f(theirs.cpu)) | \(f(theirs.cpu / Double(n))) | \(f(theirs.rss)) | \(f(theirs.rss / Double(n))) | | | |",
             ]
             if decode {
-                let d = try measureLiveRelay(me: me, input: input, n: n, decode: true, work: work)
-                rows.append("| \(n) | LiveRelay decode + preview 15 fps + HLS | \(f(d.cpu)) | \(f(d.cpu / Double(n))) | \(f(d.rss)) | \(f(d.rss / Double(n))) | | \(d.drops) |")
+                let d = try measureLiveRelay(me: me, input: input, n: n, decode: true, work: work, fps: fps)
+                rows.append("| \(n) | LiveRelay decode + preview 15 fps + HLS | \(f(d.cpu)) | \(f(d.cpu / Double(n))) | \(f(d.rss)) | \(f(d.rss / Double(n))) | | \(d.drops) | \(String(format: "%.2f", d.speed)) |")
             }
             for r in rows { print(r); md += r + "\n" }
         }
@@ -68,7 +70,37 @@ struct ThroughputBench: ParsableCommand {
 
     func f(_ v: Double) -> String { v < 10 ? String(format: "%.2f", v) : String(format: "%.0f", v) }
 
-    func measureLiveRelay(me: String, input: String, n: Int, decode: Bool, work: URL) throws -> (cpu: Double, rss: Double, drops: Int) {
+    /// The input's video frame rate (ffprobe), 30 when it cannot tell.
+    static func frameRate(of input: String) -> Double {
+        guard let r = try? Shell.run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=avg_frame_rate", "-of", "csv=p=0", input]),
+              r.status == 0 else { return 30 }
+        let parts = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "/").compactMap { Double($0) }
+        guard let num = parts.first, num > 0 else { return 30 }
+        let fps = parts.count > 1 && parts[1] > 0 ? num / parts[1] : num
+        return fps
+    }
+
+    /// Per stream: packets the HLS sink and frames the preview sink received so far.
+    func sinkCounts(port: Int) -> (hls: Int, preview: Int, drops: Int) {
+        guard let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(port)/api/streams")!),
+              let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return (0, 0, 0) }
+        var hls = 0, preview = 0, drops = 0
+        for s in list {
+            for sink in (s["sinks"] as? [[String: Any]]) ?? [] {
+                let received = sink["received"] as? Int ?? 0
+                switch sink["kind"] as? String {
+                case "hls":
+                    hls += received
+                    drops += ((sink["dropped"] as? [String: Int]) ?? [:]).values.reduce(0, +)
+                case "preview": preview += received
+                default: break
+                }
+            }
+        }
+        return (hls, preview, drops)
+    }
+
+    func measureLiveRelay(me: String, input: String, n: Int, decode: Bool, work: URL, fps: Double) throws -> (cpu: Double, rss: Double, drops: Int, speed: Double) {
         var yaml = "streams:\n"
         for i in 0..<n {
             yaml += "  s\(i):\n    source: \(input)\n    realtime: true\n    loop: true\n"
@@ -82,19 +114,15 @@ struct ThroughputBench: ParsableCommand {
         defer { serve.stop() }
         guard serve.waitFor("listening on", timeout: 30) else { throw ValidationError("serve did not start: \(serve.stderr.suffix(300))") }
         Thread.sleep(forTimeInterval: 3)
-        let c0 = serve.cpuSeconds, t0 = Date()
+        let c0 = serve.cpuSeconds, t0 = Date(), k0 = sinkCounts(port: port)
         Thread.sleep(forTimeInterval: seconds)
-        let cpu = (serve.cpuSeconds - c0) / Date().timeIntervalSince(t0) * 100
-        var drops = 0
-        if let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(port)/api/streams")!),
-           let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] {
-            for s in list {
-                for sink in (s["sinks"] as? [[String: Any]]) ?? [] where sink["kind"] as? String == "hls" {
-                    drops += ((sink["dropped"] as? [String: Int]) ?? [:]).values.reduce(0, +)
-                }
-            }
-        }
-        return (cpu, serve.rssMiB, drops)
+        let wall = Date().timeIntervalSince(t0)
+        let cpu = (serve.cpuSeconds - c0) / wall * 100
+        let k1 = sinkCounts(port: port)
+        // Decoded pictures when there is a preview, else packets (the test clip is video only).
+        let taken = decode ? k1.preview - k0.preview : k1.hls - k0.hls
+        let speed = Double(taken) / (fps * wall * Double(n))
+        return (cpu, serve.rssMiB, k1.drops, speed)
     }
 
     func measureFFmpeg(input: String, n: Int, work: URL) throws -> (cpu: Double, rss: Double) {

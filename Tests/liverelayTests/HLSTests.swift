@@ -28,33 +28,12 @@ import TestSupport
         }
     }
 
-    /// hls.js (from the PyPI gradio wheel, as ../shared/TESTING-RECIPES.md says; fetched in the
-    /// test, never committed) next to a page that plays `?src=` in low-latency mode.
+    /// hls.js (from the PyPI gradio wheel, as ../shared/TESTING-RECIPES.md says; fetched by
+    /// scripts/hlsjs_page.py, never committed) next to a page that plays `?src=` in LL mode.
     static func hlsJSPage() throws -> (ChildProcess, Int, URL) {
         let dir = Paths.tempDirectory("hlsjs")
-        let wheelDir = URL(fileURLWithPath: "/tmp/liverelay-test-cache")
-        try FileManager.default.createDirectory(at: wheelDir, withIntermediateDirectories: true)
-        let cached = wheelDir.appendingPathComponent("hls.mjs")
-        if !FileManager.default.fileExists(atPath: cached.path) {
-            let dl = try ChildProcess.run("/usr/bin/python3", ["-m", "pip", "download", "--no-deps", "gradio==6.31.0", "-d", wheelDir.path], timeout: 180)
-            guard dl.status == 0 else { throw Servers.ServerError("cannot download gradio for hls.js: \(dl.stderr.suffix(300))") }
-            let unzip = try ChildProcess.run("/usr/bin/python3", ["-c", """
-                import zipfile, sys
-                z = zipfile.ZipFile(sys.argv[1])
-                name = next(n for n in z.namelist() if n.startswith('gradio/templates/frontend/assets/hls-') and n.endswith('.js'))
-                open(sys.argv[2], 'wb').write(z.read(name))
-                """, wheelDir.appendingPathComponent("gradio-6.31.0-py3-none-any.whl").path, cached.path], timeout: 60)
-            guard unzip.status == 0 else { throw Servers.ServerError("cannot extract hls.js: \(unzip.stderr)") }
-        }
-        try FileManager.default.copyItem(at: cached, to: dir.appendingPathComponent("hls.mjs"))
-        try """
-        <!doctype html><html><body style="margin:0"><video id="video" muted autoplay playsinline></video>
-        <script type="module">
-        import { t as attach } from './hls.mjs';
-        const v = document.getElementById('video');
-        window.hls = attach(v, new URLSearchParams(location.search).get('src'), () => v.play());
-        </script></body></html>
-        """.write(to: dir.appendingPathComponent("hlsjs.html"), atomically: true, encoding: .utf8)
+        let put = try ChildProcess.run("/usr/bin/python3", [Paths.packageRoot.appendingPathComponent("scripts/hlsjs_page.py").path, dir.path], timeout: 300)
+        guard put.status == 0 else { throw Servers.ServerError("hls.js: \(put.stderr.suffix(300))") }
         let port = FreePort.tcp()
         let server = try ChildProcess("/usr/bin/python3", ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", dir.path])
         guard FreePort.waitUntilListening(port) else { throw Servers.ServerError("page server did not start") }

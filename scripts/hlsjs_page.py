@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Puts hls.js and a low-latency player page into a directory.
+
+hls.js comes from the PyPI gradio wheel (it ships hls.js 1.6.15 as an ES module; no Debian
+package has it), fetched once into a cache and never committed. Used by the HLS tests and by
+`liverelay bench latency`.
+
+  hlsjs_page.py DIR     writes DIR/hls.mjs and DIR/hlsjs.html (plays ?src= in LL mode)
+"""
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+
+CACHE = "/tmp/liverelay-test-cache"
+WHEEL = "gradio-6.31.0-py3-none-any.whl"
+PAGE = """<!doctype html><html><body style="margin:0"><video id="video" muted autoplay playsinline></video>
+<script type="module">
+import { t as attach } from './hls.mjs';
+const v = document.getElementById('video');
+window.hls = attach(v, new URLSearchParams(location.search).get('src'), () => v.play());
+</script></body></html>
+"""
+
+
+def module():
+    cached = os.path.join(CACHE, "hls.mjs")
+    if os.path.exists(cached):
+        return cached
+    os.makedirs(CACHE, exist_ok=True)
+    r = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "gradio==6.31.0", "-d", CACHE],
+                       capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or [""])[-1]
+        sys.exit("hls.js could not be fetched (pip download gradio==6.31.0): " + last)
+    z = zipfile.ZipFile(os.path.join(CACHE, WHEEL))
+    names = [n for n in z.namelist() if n.startswith("gradio/templates/frontend/assets/hls-") and n.endswith(".js")]
+    if not names:
+        sys.exit("hls.js is not in the gradio wheel")
+    tmp = cached + ".part"
+    with open(tmp, "wb") as f:
+        f.write(z.read(names[0]))
+    os.replace(tmp, cached)
+    return cached
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: hlsjs_page.py DIR")
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    shutil.copyfile(module(), os.path.join(out, "hls.mjs"))
+    with open(os.path.join(out, "hlsjs.html"), "w") as f:
+        f.write(PAGE)
+
+
+if __name__ == "__main__":
+    main()
