@@ -93,7 +93,7 @@ let package = Package(
         .testTarget(name: "DemuxTests", dependencies: ["Demux", "Mux", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "DecodeTests", dependencies: ["Decode", "Demux", "Mux", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "MuxTests", dependencies: ["Mux", "Decode", "Demux", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
-        .testTarget(name: "RelayTests", dependencies: ["Relay", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "Decode", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "Relay", "TestSupport", .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "liverelayTests", dependencies: ["TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
     ]

@@ -19,7 +19,14 @@ public struct Configuration: Sendable {
         public var source: String
         public var title: String?
         public var sourceOptions = SourceOptions()
-        public var decoderOptions = DecoderOptions()
+        /// Two slice threads by default, as ffmpeg's own low-delay decode uses slice threads:
+        /// measured under 2 % packet loss over RTSP/UDP, one thread (one slice context) left 63 %
+        /// of pictures with a readable stamp, two left 79–86 % (`bench latency --impair loss=2%`).
+        public var decoderOptions: DecoderOptions = {
+            var o = DecoderOptions()
+            o.sliceThreads = 2
+            return o
+        }()
         /// nil: no preview for this stream.
         public var preview: PreviewSettings? = PreviewSettings()
         /// nil: no HLS for this stream.
@@ -80,7 +87,7 @@ public struct Configuration: Sendable {
             guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }), !name.isEmpty else {
                 throw ConfigError(file: file, path: path, problem: "stream names may use letters, digits, - and _ only")
             }
-            let m = try r.mapping(node, path, allowed: ["source", "transport", "hwaccel", "device", "title", "listen", "realtime", "loop",
+            let m = try r.mapping(node, path, allowed: ["source", "transport", "hwaccel", "device", "decode_threads", "title", "listen", "realtime", "loop",
                                                         "open_timeout", "read_timeout", "preview", "hls",
                                                         "record", "forward", "description", "keywords"])
             guard let src = m["source"] else { throw ConfigError(file: file, path: "\(path).source", problem: "missing") }
@@ -110,6 +117,7 @@ public struct Configuration: Sendable {
             if let t = m["transport"] { s.sourceOptions.transport = try r.choice(t, "\(path).transport", SourceOptions.Transport.self) }
             if let t = m["hwaccel"] { s.decoderOptions.hardware = try r.choice(t, "\(path).hwaccel", HardwareAcceleration.self) }
             if let t = m["device"] { s.decoderOptions.devicePath = try r.string(t, "\(path).device") }
+            if let t = m["decode_threads"] { s.decoderOptions.sliceThreads = Int(try r.number(t, "\(path).decode_threads", 1...16)) }
             if let t = m["listen"] { s.sourceOptions.listen = try r.bool(t, "\(path).listen") }
             if let t = m["realtime"] { s.sourceOptions.realtime = try r.bool(t, "\(path).realtime") }
             if let t = m["loop"] { s.sourceOptions.loop = try r.bool(t, "\(path).loop") }

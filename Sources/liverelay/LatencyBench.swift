@@ -478,6 +478,10 @@ final class LatencyRun {
         for preview in previews {
             guard let j = api(preview), let sinks = j["sinks"] as? [[String: Any]],
                   let sink = sinks.first(where: { $0["name"] as? String == "preview" }), let cap = sink["capture_to_delivered"] as? [String: Any] else { continue }
+            if let st = j["stream"] as? [String: Any], let d = st["decode_counters"] as? [String: Any] {
+                let n = { (k: String) in d[k] as? Int ?? 0 }
+                notes.append("\(preview) decoder (whole run): \(n("frames_decoded")) frames decoded, \(n("corrupt_frames")) concealed (damaged input), \(n("dropped_corrupt_frames")) damaged ones not shown, \(n("corrupt_packets")) packets rejected, \(n("skipped_until_keyframe")) skipped waiting for a keyframe; stamps readable before JPEG: \(cap["count"] as? Int ?? 0) of \(sink["delivered"] as? Int ?? 0) pictures.")
+            }
             var r = ScenarioResult(name: "liverelay-preview-sink-\(preview)", path: "in-process: capture → LiveRelay's preview sink, before JPEG (whole run)",
                                    latencies: [], frames: (sink["delivered"] as? Int) ?? 0, dropped: ((sink["dropped"] as? [String: Int]) ?? [:]).values.reduce(0, +),
                                    outOfOrder: (sink["out_of_order"] as? Int) ?? 0, misreads: 0, cpuPercent: nil, rssMiB: nil)

@@ -4,6 +4,7 @@ import Synchronization
 import MediaCore
 @testable import Relay
 import Demux
+import Decode
 
 /// A stand-in item with a settable arrival time: the queue's policies are pure logic.
 struct Item: QueueItem {
@@ -162,6 +163,7 @@ final class FakeClock: Sendable {
             source: rtsp://user:pass@camera.local/stream1
             transport: udp
             hwaccel: none
+            decode_threads: 3
             title: Unit 12 bodycam
             preview:
               ordering: arrival
@@ -176,6 +178,9 @@ final class FakeClock: Sendable {
         #expect(s.sourceOptions.reorderWait == 0.05 && s.sourceOptions.reorderQueueSize == nil)
         #expect(s.preview?.policy.freshness == .maxAge(milliseconds: 250))
         #expect(s.preview?.width == 640)
+        #expect(s.decoderOptions.sliceThreads == 3)
+        let d = try Configuration.parse("streams:\n  a:\n    source: testsrc://")
+        #expect(d.streams.first?.decoderOptions.sliceThreads == 2)
     }
 
     /// Every example in configs/ is valid, with the sinks it shows.
@@ -196,6 +201,7 @@ final class FakeClock: Sendable {
         ("streams:\n  cam1:\n    transport: udp", "streams.cam1.source: missing"),
         ("server:\n  listen: nowhere\nstreams:\n  a:\n    source: testsrc://", "server.listen: expected HOST:PORT"),
         ("streams: [", "not valid YAML"),
+        ("streams:\n  c:\n    source: testsrc://\n    decode_threads: 0", "streams.c.decode_threads:"),
         ("streams:\n  cam1:\n    source: gopher://x", "streams.cam1.source: unsupported scheme"),
         ("streams:\n  c:\n    source: testsrc://\n    hls:\n      variant: dash", "streams.c.hls.variant: expected mpegts, fmp4 or lowLatency, got \"dash\""),
         ("streams:\n  c:\n    source: testsrc://\n    hls:\n      segment_duration: soon", "streams.c.hls.segment_duration: expected a duration"),
