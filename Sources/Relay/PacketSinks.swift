@@ -187,11 +187,11 @@ public final class Forwarder: PacketSinkWorker, @unchecked Sendable {
     override func process(_ item: RelayPacket) {
         if publisher == nil {
             guard Date() >= nextAttempt, item.isKeyframe else {
-                queue.countDrop(.resync) // away: this packet cannot be sent
+                queue.dropTaken(.resync) // away: this packet cannot be sent
                 return
             }
             connect(item.epoch)
-            guard publisher != nil else { queue.countDrop(.resync); return }
+            guard publisher != nil else { queue.dropTaken(.resync); return }
         }
         if queue.takeDiscontinuity() { timeline.restart() }
         guard let at = timeline.place(item) else { return }
@@ -205,6 +205,7 @@ public final class Forwarder: PacketSinkWorker, @unchecked Sendable {
             try publisher.write(at.packet, pts: at.pts, dts: at.dts, duration: at.duration)
             status.withLock { $0.sent += 1 }
         } catch {
+            queue.dropTaken(.resync)
             disconnect(reason: error.description)
         }
     }

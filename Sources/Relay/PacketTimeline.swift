@@ -33,8 +33,18 @@ final class PacketTimeline {
     private var frameDuration: Int64 = 33_333
     /// A forward jump longer than this is a gap, not a pause.
     let maxJump: Int64 = 5_000_000
+    /// A forward step this much longer than the time that passed between the two packets'
+    /// arrivals is a timestamp jump (RTSP's switch to sender-report time), not a pause: left in,
+    /// it would make one segment seconds long and the playlist's target duration grow.
+    let maxStepAheadOfArrival: Int64 = 700_000
+    private var lastArrival: UInt64?
 
     private func micros(_ t: Int64, _ tb: TimeBase) -> Int64 { Int64(Double(t) * tb.seconds(1) * 1e6) }
+
+    private func aheadOfArrival(_ step: Int64, _ arrival: UInt64) -> Bool {
+        guard let last = lastArrival, arrival >= last else { return false }
+        return step - Int64((arrival - last) / 1000) > maxStepAheadOfArrival
+    }
 
     /// Starts again at the next keyframe, after a gap (a muxer failure, a queue drop).
     func restart() {
@@ -68,7 +78,8 @@ final class PacketTimeline {
             if rebase {
                 offset = (lastEnd ?? 0) - dtsIn
                 rebase = false
-            } else if let last = lastDts[p.streamIndex], let end = lastEnd, candidate <= last || candidate > end + maxJump {
+            } else if let last = lastDts[p.streamIndex], let end = lastEnd,
+                      candidate <= last || candidate > end + maxJump || aheadOfArrival(candidate - end, item.arrivalNanos) {
                 // Timestamps went backwards or jumped: continue the timeline, mark the gap.
                 gap = true
                 offset = end - dtsIn
@@ -90,6 +101,7 @@ final class PacketTimeline {
         if timing {
             lastEnd = dts + duration
             frameDuration = duration
+            lastArrival = item.arrivalNanos
         }
         defer { gap = false; newEpoch = false }
         return Placement(packet: p, epoch: epoch, pts: pts, dts: dts, duration: duration, timing: timing,

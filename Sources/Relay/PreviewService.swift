@@ -143,7 +143,7 @@ public final class PreviewService: Sendable {
                 publish(jpeg: jpeg, arrival: frame.arrivalNanos, slate: false)
                 lastEmit = now
             } catch {
-                queue.countDrop(.corrupt)
+                queue.dropTaken(.corrupt)
             }
         }
     }

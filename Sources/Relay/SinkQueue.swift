@@ -263,6 +263,16 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
         state.withLock { $0.stats.drop(reason) }
     }
 
+    /// An item the sink took but could not use (a forward whose destination is away, a frame
+    /// that would not encode): counted as dropped instead of delivered, so that received =
+    /// delivered + dropped + queued still holds.
+    public func dropTaken(_ reason: DropReason) {
+        state.withLock { s in
+            if s.stats.delivered > 0 { s.stats.delivered -= 1 }
+            s.stats.drop(reason)
+        }
+    }
+
     /// Drops everything queued (counted under `reason`) and, for a packet sink, resumes at the
     /// next keyframe: what a sink does when it comes back after being away.
     public func discardAll(_ reason: DropReason) {

@@ -73,6 +73,10 @@ import TestSupport
         let sinks = try #require(j["sinks"] as? [[String: Any]])
         let rtmpSink = try #require(sinks.first { $0["name"] as? String == "forward0" })
         #expect(((rtmpSink["dropped"] as? [String: Int])?["resync"] ?? 0) > 0, "drops while away are counted: \(rtmpSink)")
+        // Every packet accounted for: what the forward took while away is a drop, not a delivery.
+        let received = rtmpSink["received"] as? Int ?? -1, delivered = rtmpSink["delivered"] as? Int ?? 0
+        let dropped = ((rtmpSink["dropped"] as? [String: Int]) ?? [:]).values.reduce(0, +), queued = rtmpSink["queue_depth"] as? Int ?? 0
+        #expect(abs(received - (delivered + dropped + queued)) <= 2, "received \(received) vs delivered \(delivered) + dropped \(dropped) + queued \(queued)")
         // The stream key is a credential: not in the API, not in the logs.
         #expect(!api.contains(key) && !serve.stderr.contains(key) && !serve.stdout.contains(key))
 
