@@ -81,10 +81,10 @@ struct ThroughputBench: ParsableCommand {
     }
 
     /// Per stream: packets the HLS sink and frames the preview sink received so far.
-    func sinkCounts(port: Int) -> (hls: Int, preview: Int, drops: Int) {
+    func sinkCounts(port: Int) -> (hls: Int, preview: Int, drops: Int, previewDrops: Int) {
         guard let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(port)/api/streams")!),
-              let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return (0, 0, 0) }
-        var hls = 0, preview = 0, drops = 0
+              let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return (0, 0, 0, 0) }
+        var hls = 0, preview = 0, drops = 0, previewDrops = 0
         for s in list {
             for sink in (s["sinks"] as? [[String: Any]]) ?? [] {
                 let received = sink["received"] as? Int ?? 0
@@ -92,15 +92,17 @@ struct ThroughputBench: ParsableCommand {
                 case "hls":
                     hls += received
                     drops += ((sink["dropped"] as? [String: Int]) ?? [:]).values.reduce(0, +)
-                case "preview": preview += received
+                case "preview":
+                    preview += received
+                    previewDrops += ((sink["dropped"] as? [String: Int]) ?? [:]).values.reduce(0, +)
                 default: break
                 }
             }
         }
-        return (hls, preview, drops)
+        return (hls, preview, drops, previewDrops)
     }
 
-    func measureLiveRelay(me: String, input: String, n: Int, decode: Bool, work: URL, fps: Double) throws -> (cpu: Double, rss: Double, drops: Int, speed: Double) {
+    func measureLiveRelay(me: String, input: String, n: Int, decode: Bool, work: URL, fps: Double) throws -> (cpu: Double, rss: Double, drops: String, speed: Double) {
         var yaml = "streams:\n"
         for i in 0..<n {
             yaml += "  s\(i):\n    source: \(input)\n    realtime: true\n    loop: true\n"
@@ -122,7 +124,10 @@ struct ThroughputBench: ParsableCommand {
         // Decoded pictures when there is a preview, else packets (the test clip is video only).
         let taken = decode ? k1.preview - k0.preview : k1.hls - k0.hls
         let speed = Double(taken) / (fps * wall * Double(n))
-        return (cpu, serve.rssMiB, k1.drops, speed)
+        // HLS drops; with a preview, also the frames its newest-only queue skipped (JPEG encodes
+        // not done because the encoder was behind).
+        let drops = decode ? "\(k1.drops) HLS, \(k1.previewDrops - k0.previewDrops) preview" : "\(k1.drops)"
+        return (cpu, serve.rssMiB, drops, speed)
     }
 
     func measureFFmpeg(input: String, n: Int, work: URL) throws -> (cpu: Double, rss: Double) {
