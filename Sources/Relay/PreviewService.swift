@@ -33,6 +33,10 @@ public final class PreviewService: Sendable {
     private let settings: Mutex<PreviewSettings>
     private let latest = Mutex<(image: PreviewImage?, waiters: [UInt64: CheckedContinuation<PreviewImage?, Never>])>((nil, [:]))
     private let nextWaiter = Atomic<UInt64>(0)
+    /// When a viewer last asked for an image (monotonic nanoseconds): pictures are encoded only
+    /// while someone watches.
+    private let lastDemand = Atomic<UInt64>(0)
+    private let encoded = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
     public let queue: SinkQueue<Frame>
@@ -44,6 +48,30 @@ public final class PreviewService: Sendable {
     }
 
     public var current: PreviewImage? { latest.withLock { $0.image } }
+
+    /// JPEGs encoded from pictures so far (slates not counted).
+    public var encodedImages: Int { encoded.load(ordering: .relaxed) }
+
+    /// How long after the last request pictures keep being encoded.
+    public static let demandWindowNanos: UInt64 = 2_000_000_000
+
+    /// The newest image if it is fresh (encoded from a picture that arrived within the last
+    /// second, or a slate), else the next one, waiting up to `timeout`; with no viewer nothing
+    /// is encoded, so a snapshot asks for a fresh picture.
+    public func snapshot(timeout: Double) async -> PreviewImage? {
+        let now = MonotonicClock.nanoseconds()
+        lastDemand.store(now, ordering: .relaxed)
+        let cur = current
+        if let cur, cur.isSlate || now &- cur.arrivalNanos < 1_000_000_000 { return cur }
+        let next: PreviewImage?? = await withTaskGroup(of: PreviewImage??.self) { g in
+            g.addTask { .some(await self.next(after: cur?.sequence ?? 0)) }
+            g.addTask { try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9)); return .none }
+            let first = await g.next() ?? .none
+            g.cancelAll()
+            return first
+        }
+        return (next ?? nil) ?? cur
+    }
 
     public func start() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
@@ -62,6 +90,7 @@ public final class PreviewService: Sendable {
 
     /// The next image newer than `sequence`, waiting for it; nil when the preview stops.
     public func next(after sequence: UInt64) async -> PreviewImage? {
+        lastDemand.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
         let id = nextWaiter.add(1, ordering: .relaxed).newValue
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<PreviewImage?, Never>) in
@@ -133,6 +162,9 @@ public final class PreviewService: Sendable {
             if let stamp = frame.readStamp() {
                 queue.captureLatency.record(milliseconds: stamp.ageMilliseconds)
             }
+            // Nobody watching: no scaling, no JPEG (the decoder keeps going, so the first viewer
+            // gets the next picture, not the next keyframe).
+            guard now &- lastDemand.load(ordering: .relaxed) < Self.demandWindowNanos else { continue }
             let w = (cfg.width ?? frame.width) & ~1, h = (cfg.height ?? frame.height) & ~1
             do {
                 if encoder == nil || encoder!.width != w || encoder!.height != h {
@@ -140,6 +172,7 @@ public final class PreviewService: Sendable {
                 }
                 let yuv = try scaler.convert(frame, to: .yuvj420p, width: w, height: h)
                 let jpeg = try encoder!.encode(yuv)
+                encoded.add(1, ordering: .relaxed)
                 publish(jpeg: jpeg, arrival: frame.arrivalNanos, slate: false)
                 lastEmit = now
             } catch {

@@ -52,9 +52,7 @@ public enum RelayHTTP {
         router.get("/streams/:name/snapshot.jpg") { _, context in
             let name = try context.parameters.require("name")
             guard let preview = engine.previews[name] else { return try jsonError(.notFound, "unknown stream or no preview \"\(name)\"") }
-            var image = preview.current
-            if image == nil { image = await withTimeout(seconds: 5) { await preview.next(after: 0) } ?? nil }
-            guard let image else { return try jsonError(.serviceUnavailable, "no picture yet from \"\(name)\"") }
+            guard let image = await preview.snapshot(timeout: 5) else { return try jsonError(.serviceUnavailable, "no picture yet from \"\(name)\"") }
             var headers = HTTPFields()
             headers[.contentType] = "image/jpeg"
             headers[.cacheControl] = "no-store"
@@ -151,16 +149,6 @@ public enum RelayHTTP {
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
-    }
-
-    static func withTimeout<T: Sendable>(seconds: Double, _ body: @escaping @Sendable () async -> T) async -> T? {
-        await withTaskGroup(of: T?.self) { group in
-            group.addTask { await body() }
-            group.addTask { try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9)); return nil }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
     }
 }
 

@@ -111,4 +111,40 @@ import Relay
         // Each picture is the source's: the stamp's frame counter equals the pts.
         #expect(arrival.all.allSatisfy { $0.counter.map(Int64.init) == $0.pts })
     }
+
+    /// The preview encodes JPEGs only while someone asks for them; the decoder keeps going, so
+    /// the first viewer gets a current picture at once, not one from before nobody watched.
+    @Test func thePreviewEncodesOnlyWhileWatched() async throws {
+        let hub = StreamHub(name: "idle", source: "testsrc://?size=320x240&fps=30&gop=30", logger: logger)
+        var settings = PreviewSettings()
+        settings.fps = 30
+        let preview = PreviewService(hub: hub, settings: settings)
+        preview.start()
+        hub.start()
+        defer { preview.stop(); hub.stop() }
+        // Pictures flow (the preview sink takes them) but nobody watches: nothing is encoded.
+        let deadline = Date().addingTimeInterval(10)
+        while preview.queue.counters.delivered < 30 && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        try #require(preview.queue.counters.delivered >= 30, "no pictures reached the preview")
+        #expect(preview.encodedImages == 0)
+        // A viewer: images come at the stream's pace, each from a picture that just arrived.
+        var seen: UInt64 = 0
+        var ages: [UInt64] = []
+        for _ in 0..<15 {
+            let image = try #require(await preview.next(after: seen))
+            seen = image.sequence
+            ages.append(MonotonicClock.nanoseconds() &- image.arrivalNanos)
+        }
+        #expect(preview.encodedImages >= 15)
+        #expect(ages.allSatisfy { $0 < 500_000_000 }, "image ages (ns): \(ages)")
+        // The viewer leaves: encoding stops after the demand window.
+        try await Task.sleep(for: .milliseconds(Int(PreviewService.demandWindowNanos / 1_000_000) + 300))
+        let stopped = preview.encodedImages
+        try await Task.sleep(for: .milliseconds(700))
+        #expect(preview.encodedImages == stopped)
+        // A snapshot is of a current picture, not the last one a viewer saw.
+        let snap = try #require(await preview.snapshot(timeout: 3))
+        #expect(!snap.isSlate && MonotonicClock.nanoseconds() &- snap.arrivalNanos < 500_000_000)
+        #expect(snap.sequence > seen)
+    }
 }
