@@ -60,7 +60,9 @@ struct ThroughputBench: ParsableCommand {
             ]
             if decode {
                 let d = try measureLiveRelay(me: me, input: input, n: n, decode: true, work: work, fps: fps)
-                rows.append("| \(n) | LiveRelay decode + preview 15 fps + HLS | \(f(d.cpu)) | \(f(d.cpu / Double(n))) | \(f(d.rss)) | \(f(d.rss / Double(n))) | | \(d.drops) | \(String(format: "%.2f", d.speed)) |")
+                rows.append("| \(n) | LiveRelay decode + preview 15 fps (one viewer each) + HLS | \(f(d.cpu)) | \(f(d.cpu / Double(n))) | \(f(d.rss)) | \(f(d.rss / Double(n))) | | \(d.drops) | \(String(format: "%.2f", d.speed)) |")
+                let idle = try measureLiveRelay(me: me, input: input, n: n, decode: true, viewers: false, work: work, fps: fps)
+                rows.append("| \(n) | LiveRelay decode + preview, nobody watching (no JPEG) + HLS | \(f(idle.cpu)) | \(f(idle.cpu / Double(n))) | \(f(idle.rss)) | \(f(idle.rss / Double(n))) | | \(idle.drops) | \(String(format: "%.2f", idle.speed)) |")
             }
             for r in rows { print(r); md += r + "\n" }
         }
@@ -102,7 +104,7 @@ struct ThroughputBench: ParsableCommand {
         return (hls, preview, drops, previewDrops)
     }
 
-    func measureLiveRelay(me: String, input: String, n: Int, decode: Bool, work: URL, fps: Double) throws -> (cpu: Double, rss: Double, drops: String, speed: Double) {
+    func measureLiveRelay(me: String, input: String, n: Int, decode: Bool, viewers watch: Bool = true, work: URL, fps: Double) throws -> (cpu: Double, rss: Double, drops: String, speed: Double) {
         var yaml = "streams:\n"
         for i in 0..<n {
             yaml += "  s\(i):\n    source: \(input)\n    realtime: true\n    loop: true\n"
@@ -115,6 +117,15 @@ struct ThroughputBench: ParsableCommand {
         let serve = try BenchProcess("serve", me, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)"])
         defer { serve.stop() }
         guard serve.waitFor("listening on", timeout: 30) else { throw ValidationError("serve did not start: \(serve.stderr.suffix(300))") }
+        // One MJPEG viewer per stream (curl, outside the measured process): the preview only
+        // encodes while someone watches.
+        var viewers: [BenchProcess] = []
+        defer { for v in viewers { v.stop() } }
+        if decode && watch {
+            for i in 0..<n {
+                viewers.append(try BenchProcess("viewer-\(i)", "/usr/bin/curl", ["-s", "-o", "/dev/null", "http://127.0.0.1:\(port)/streams/s\(i)/preview.mjpg"]))
+            }
+        }
         Thread.sleep(forTimeInterval: 3)
         let c0 = serve.cpuSeconds, t0 = Date(), k0 = sinkCounts(port: port)
         Thread.sleep(forTimeInterval: seconds)
