@@ -80,6 +80,8 @@ public final class Recorder: PacketSinkWorker, @unchecked Sendable {
         self.logger = logger
         streamName = hub.name
         super.init(hub: hub, sinkName: "record", policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 1200)))
+        // Fragments are written at keyframes, which always wake the thread.
+        queue.wakeOnlyForKeyframes()
     }
 
     /// Files written so far (paths).
@@ -101,9 +103,6 @@ public final class Recorder: PacketSinkWorker, @unchecked Sendable {
             closeFile()
             timeline.restart()
         }
-        // Fragments are written at keyframes, which always wake this thread: no need to wake
-        // for the packets between them.
-        queue.setQuiet(untilNanos: MonotonicClock.nanoseconds() + 1_000_000_000)
     }
 
     private func openFile(_ at: Placement, _ epoch: IngestEpoch) {

@@ -32,13 +32,12 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
         var closed = false
         var waiter: CheckedContinuation<Item?, Never>?
         var stats = SinkCounters()
-        /// Before this time (the queue's clock), only a keyframe or a long queue wakes a
-        /// consumer waiting in `pop`.
-        var quietUntil: UInt64 = 0
+        /// Only a keyframe or a long queue wakes a consumer waiting in `pop`.
+        var batching = false
     }
 
-    /// Queued items that wake a quiet consumer anyway.
-    static var quietBatchLimit: Int { 32 }
+    /// Queued items that wake a batching consumer anyway.
+    static var batchLimit: Int { 32 }
 
     private let state: Mutex<State>
     private let condition = NSCondition()
@@ -171,8 +170,7 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
                 if s.items.count > 256 { s.items.removeFirst(); s.stats.drop(.queueFull) }
             }
             if s.items.isEmpty { return false }
-            let quiet = now < s.quietUntil && !item.isKeyframe && s.items.count < Self.quietBatchLimit
-            return !quiet
+            return !s.batching || item.isKeyframe || s.items.count >= Self.batchLimit
         }
         if let handoff {
             handoff.resume(returning: item)
@@ -181,12 +179,12 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
         }
     }
 
-    /// A consumer on a thread of its own that needs no item before `nanos` (the queue's clock)
-    /// unless it is a keyframe: until then items queue without waking it, and `pop` takes them
-    /// all when the time comes. One wake-up per batch instead of per packet: for a segmenter
-    /// that cuts at keyframes, most of a remuxing stream's cost was waking up.
-    public func setQuiet(untilNanos nanos: UInt64) {
-        state.withLock { $0.quietUntil = nanos }
+    /// For a consumer on a thread of its own that works at keyframes (a segmenter, a recorder):
+    /// other items queue without waking it, and `pop` takes them all at its timeout or when a
+    /// keyframe (or a long queue) arrives. One wake-up per batch instead of per packet: most of
+    /// a remuxing stream's cost was waking up. Set once, before the consumer starts.
+    public func wakeOnlyForKeyframes() {
+        state.withLock { $0.batching = true }
     }
 
     /// Takes the next item a sink may use, applying max-age at the moment of taking.
@@ -233,19 +231,16 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
     }
 
     /// The next item, waiting up to `timeout` seconds on this thread; nil on timeout or close.
-    /// Items queued quietly (`setQuiet`) are taken when the quiet time ends, or at the timeout.
+    /// Items queued without a wake-up (`wakeOnlyForKeyframes`) are taken at the timeout.
     public func pop(timeout: Double) -> Item? {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
         while true {
-            let (item, closed, quiet) = state.withLock { s in (take(&s), s.closed, s.quietUntil) }
+            let (item, closed) = state.withLock { s in (take(&s), s.closed) }
             if let item { recordDelivery(item); return item }
             if closed || Date() >= deadline { return nil }
-            var until = deadline
-            let now = clock()
-            if quiet > now { until = min(deadline, Date().addingTimeInterval(Double(quiet - now) / 1e9)) }
-            _ = condition.wait(until: until)
+            _ = condition.wait(until: deadline)
         }
     }
 

@@ -78,8 +78,7 @@ struct ThroughputBench: ParsableCommand {
               r.status == 0 else { return 30 }
         let parts = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "/").compactMap { Double($0) }
         guard let num = parts.first, num > 0 else { return 30 }
-        let fps = parts.count > 1 && parts[1] > 0 ? num / parts[1] : num
-        return fps
+        return parts.count > 1 && parts[1] > 0 ? num / parts[1] : num
     }
 
     /// Per stream: packets the HLS sink and frames the preview sink received so far.
@@ -135,9 +134,10 @@ struct ThroughputBench: ParsableCommand {
         // Decoded pictures when there is a preview, else packets (the test clip is video only).
         let taken = decode ? k1.preview - k0.preview : k1.hls - k0.hls
         let speed = Double(taken) / (fps * wall * Double(n))
-        // HLS drops; with a preview, also the frames its newest-only queue skipped (JPEG encodes
-        // not done because the encoder was behind).
-        let drops = decode ? "\(k1.drops) HLS, \(k1.previewDrops - k0.previewDrops) preview" : "\(k1.drops)"
+        // Over the measured window: HLS drops; with a preview, also the frames its newest-only
+        // queue skipped (JPEG encodes not done because the encoder was behind).
+        let hlsDrops = k1.drops - k0.drops
+        let drops = decode ? "\(hlsDrops) HLS, \(k1.previewDrops - k0.previewDrops) preview" : "\(hlsDrops)"
         return (cpu, serve.rssMiB, drops, speed)
     }
 

@@ -96,25 +96,24 @@ final class FakeClock: Sendable {
         #expect(await t2.value == nil)
     }
 
-    /// A quiet consumer is not woken per item: items wait until the quiet time ends, except a
-    /// keyframe (or a long queue), which wakes it at once. Nothing is lost either way.
-    @Test func aQuietConsumerIsWokenByKeyframesAndAtTheEndOfTheQuietTime() {
+    /// A batching consumer is not woken per item: items wait for its timeout, except a keyframe
+    /// (or a long queue), which wakes it at once. Nothing is lost either way.
+    @Test func aBatchingConsumerIsWokenByKeyframesAndAtItsTimeout() {
         let q = SinkQueue<Item>(policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 100)))
-        func popTimed() -> (Int64?, Double) {
+        q.wakeOnlyForKeyframes()
+        func popTimed(_ timeout: Double = 3) -> (Int64?, Double) {
             let t0 = Date()
-            let item = q.pop(timeout: 3)
+            let item = q.pop(timeout: timeout)
             return (item?.presentationTime, Date().timeIntervalSince(t0))
         }
-        // Non-keyframes during the quiet time: taken when it ends (~400 ms), not at once.
-        q.setQuiet(untilNanos: MonotonicClock.nanoseconds() + 400_000_000)
+        // A non-keyframe: taken at the timeout (~400 ms), not at once — and not lost to it.
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) {
             q.push(Item(arrivalNanos: MonotonicClock.nanoseconds(), presentationTime: 1, isKeyframe: false))
         }
-        let (first, waited) = popTimed()
+        let (first, waited) = popTimed(0.4)
         #expect(first == 1)
         #expect(waited > 0.3 && waited < 1.5, "taken after \(waited) s")
-        // A keyframe wakes the consumer at once, quiet or not.
-        q.setQuiet(untilNanos: MonotonicClock.nanoseconds() + 10_000_000_000)
+        // A keyframe wakes the consumer at once.
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) {
             q.push(Item(arrivalNanos: MonotonicClock.nanoseconds(), presentationTime: 2, isKeyframe: true))
         }
