@@ -178,7 +178,20 @@ def read_stamps(driver, ident, seconds, deadline, csv_path):
             for n, t, now in stamps:
                 f.write(f"{n},{t},{now},{now - t}\n")
     lat = sorted(now - t for _, t, now in stamps)
-    return {"stamps": len(stamps), "misreads": misreads, "p50": lat[len(lat) // 2] if lat else None}
+    out = {"stamps": len(stamps), "misreads": misreads, "p50": lat[len(lat) // 2] if lat else None}
+    # hls.js's own view, when the page plays with it: what latency it aimed for and how often it stalled.
+    hls = driver.execute_script(HLSJS_STATE)
+    if hls:
+        out["hlsjs"] = hls
+    return out
+
+HLSJS_STATE = """
+const h = window.hls; if (!h || h.targetLatency === undefined) return null;
+const lc = h.latencyController || {};
+const d = lc.levelDetails || {};
+return {targetLatency: h.targetLatency, latency: h.latency, stalls: lc.stallCount,
+        targetDuration: d.targetduration, partTarget: d.partTarget, canBlockReload: d.canBlockReload};
+"""
 
 if __name__ == "__main__":
     try:

@@ -210,6 +210,8 @@ final class LatencyRun {
         let warmup: Double
         /// A page for headless Chromium (hls.js) instead of an ffmpeg reader.
         var page: String? = nil
+        /// An HLS media playlist (URL or file) watched for new segments instead of a reader.
+        var playlist: String? = nil
     }
 
     let width: Int, height: Int, fps: Int, gop: Int, bitrate: Int
@@ -326,6 +328,16 @@ final class LatencyRun {
             serveStreams += "  rtmp:\n    source: \(src)\n    \(preview)\n    hls: { variant: lowLatency, segment_duration: 1s, part_duration: 200ms }\n"
             serveStreams += "  rtmp_ts:\n    source: \(src)\n    preview: false\n    hls: { variant: mpegts, segment_duration: 1s }\n"
             let hlsClient = ["-live_start_index", "-1"]
+            // Segment availability, seen from outside the same way for the three servers.
+            let listed = "capture of a segment's last picture → segment listed (playlist polled every 5 ms)"
+            scenarios += [
+                Scenario(name: "liverelay-hls-mpegts-1s-listed", path: "LiveRelay HLS MPEG-TS 1 s: \(listed)", input: [], relay: "serve", warmup: 3,
+                         playlist: "\(relay)/rtmp_ts/hls/index.m3u8"),
+                Scenario(name: "ffmpeg-hls-1s-listed", path: "ffmpeg hls muxer 1 s: \(listed)", input: [], relay: "ffmpeg-hls", warmup: 3,
+                         playlist: ffhls.appendingPathComponent("index.m3u8").path),
+                Scenario(name: "nginx-rtmp-hls-1s-listed", path: "nginx-rtmp HLS 1 s fragments: \(listed)", input: [], relay: "nginx", warmup: 3,
+                         playlist: hlsDir.appendingPathComponent("src.m3u8").path),
+            ]
             scenarios += [
                 Scenario(name: "floor-rtmp", path: "nginx-rtmp → ffmpeg (RTMP, nobuffer)", input: nobuffer + ["-i", src], relay: nil, warmup: 3),
                 Scenario(name: "liverelay-preview-rtmp", path: "nginx-rtmp → LiveRelay → MJPEG → ffmpeg", input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/rtmp/preview.mjpg"], relay: "serve", warmup: 3),
@@ -404,7 +416,12 @@ final class LatencyRun {
         var readers: [(Scenario, BenchProcess, StampReader)] = []
         var browsers: [(Scenario, BenchProcess, URL)] = []
         let longestWarmup = group.map(\.warmup).max() ?? 3
+        var watchers: [(Scenario, SegmentWatcher)] = []
         for s in group {
+            if let playlist = s.playlist {
+                watchers.append((s, try SegmentWatcher(name: s.name, playlist: playlist, store: out.appendingPathComponent("work/segments/\(s.name)"))))
+                continue
+            }
             if let page = s.page {
                 let csv = out.appendingPathComponent("work/\(s.name).browser.csv")
                 let p = try BenchProcess("browser:\(s.name)", "/usr/bin/python3", [scriptPath("browser.py"), page, "--stamps", "video", "--seconds",
@@ -415,14 +432,16 @@ final class LatencyRun {
             let p = try BenchProcess("reader:\(s.name)", "/usr/bin/ffmpeg", ["-v", "error"] + s.input + ["-an", "-f", "rawvideo", "-pix_fmt", "gray", "-s", "\(width)x\(height)", "-"], captureStdout: true)
             readers.append((s, p, StampReader(handle: p.stdout.fileHandleForReading, width: width, height: height)))
         }
-        defer { for r in readers { r.1.stop() }; for b in browsers { b.1.stop() } }
+        defer { for r in readers { r.1.stop() }; for b in browsers { b.1.stop() }; for w in watchers { w.1.stop() } }
         Thread.sleep(forTimeInterval: longestWarmup)
         let relays = Set(group.compactMap(\.relay)).compactMap { processes[$0].map { ($0.name, $0) } }
         let cpu0 = Dictionary(uniqueKeysWithValues: relays.map { ($0.0, $0.1.cpuSeconds) })
         let t0 = Date()
         for r in readers { r.2.startRecording() }
+        for w in watchers { w.1.startRecording() }
         Thread.sleep(forTimeInterval: seconds)
         for r in readers { r.2.stopRecording() }
+        for w in watchers { w.1.stopRecording() }
         let wall = Date().timeIntervalSince(t0)
         let window = (Int64(t0.timeIntervalSince1970 * 1000), Int64(Date().timeIntervalSince1970 * 1000))
         var cpu: [String: Double] = [:], rss: [String: Double] = [:]
@@ -442,7 +461,10 @@ final class LatencyRun {
                 return StampReader.Sample(counter: n, captureMs: t, receivedMs: r)
             }
             if browserSamples[s.name]!.isEmpty { browserSamples[s.name + "#why"] = [] ; notes.append("\(s.name): \(p.stderr.suffix(200))") }
+            if let h = Self.hlsjsState(p.stderr) { notes.append("\(s.name): \(h)") }
         }
+        for w in watchers { w.1.stop() }
+        let listedRows = watchers.map { s, w in segmentResult(s, w, cpuPercent: s.relay.flatMap { cpu[$0] }, rssMiB: s.relay.flatMap { rss[$0] }) }
         let all: [(Scenario, BenchProcess?, [StampReader.Sample], Int)] = readers.map { ($0.0, $0.1, $0.2.all, $0.2.misreadCount) }
             + browsers.map { ($0.0, $0.1, browserSamples[$0.0.name] ?? [], 0) }
         return all.map { s, p, samples, misreads in
@@ -460,7 +482,60 @@ final class LatencyRun {
                                    cpuPercent: s.relay.flatMap { cpu[$0] }, rssMiB: s.relay.flatMap { rss[$0] })
             if samples.isEmpty { r.note = "no pictures: " + String(p?.stderr.split(separator: "\n").last ?? "reader produced nothing") }
             return r
+        } + listedRows
+    }
+
+    /// The row of a watched playlist: one latency per segment listed in the window (capture of
+    /// its last picture → listed); frames, drops, reorders and misreads over every picture of
+    /// those segments, decoded after the run.
+    func segmentResult(_ s: Scenario, _ w: SegmentWatcher, cpuPercent: Double?, rssMiB: Double?) -> ScenarioResult {
+        var samples: [StampReader.Sample] = []
+        var counters: [UInt32] = []
+        var misreads = 0, outOfOrder = 0
+        for seg in w.segments {
+            let pictures = decodeStamps(seg.file)
+            misreads += pictures.misreads
+            for (a, b) in zip(pictures.stamps, pictures.stamps.dropFirst()) where b.frameNumber < a.frameNumber { outOfOrder += 1 }
+            counters += pictures.stamps.map(\.frameNumber)
+            if let last = pictures.stamps.max(by: { $0.frameNumber < $1.frameNumber }) {
+                samples.append(StampReader.Sample(counter: last.frameNumber, captureMs: last.captureMillis, receivedMs: seg.listedMs))
+            }
         }
+        try? csv(s.name, samples)
+        let distinct = Set(counters)
+        let expected = distinct.isEmpty ? 0 : Int(distinct.max()! - distinct.min()! + 1)
+        var r = ScenarioResult(name: s.name, path: s.path, latencies: samples.map { Double($0.receivedMs - $0.captureMs) }, frames: counters.count,
+                               dropped: expected - distinct.count, outOfOrder: outOfOrder, misreads: misreads, cpuPercent: cpuPercent, rssMiB: rssMiB)
+        if samples.isEmpty { r.note = "no segment listed in the window" }
+        if !w.problems.isEmpty { r.note += (r.note.isEmpty ? "" : "; ") + w.problems.prefix(3).joined(separator: "; ") }
+        return r
+    }
+
+    /// Every picture of a segment file, decoded by ffmpeg to grey, with its stamp.
+    func decodeStamps(_ file: URL) -> (stamps: [Stamp], misreads: Int) {
+        guard let p = try? BenchProcess("segment", "/usr/bin/ffmpeg", ["-v", "error", "-i", file.path, "-an", "-f", "rawvideo", "-pix_fmt", "gray", "-s", "\(width)x\(height)", "-"],
+                                        captureStdout: true) else { return ([], 0) }
+        let data = p.stdout.fileHandleForReading.readDataToEndOfFile()
+        p.process.waitUntilExit()
+        let size = width * height
+        var stamps: [Stamp] = [], misreads = 0
+        data.withUnsafeBytes { raw in
+            guard let base = raw.bindMemory(to: UInt8.self).baseAddress else { return }
+            for k in 0..<(data.count / size) {
+                if let st = StampCodec.read(luma: base + k * size, stride: width, width: width, height: height) { stamps.append(st) } else { misreads += 1 }
+            }
+        }
+        return (stamps, misreads)
+    }
+
+    /// What hls.js said of its own play-out (browser.py's "hlsjs" object), in one line.
+    static func hlsjsState(_ output: String) -> String? {
+        guard let line = output.split(separator: "\n").last(where: { $0.hasPrefix("{") }),
+              let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+              let h = o["hlsjs"] as? [String: Any], let target = h["targetLatency"] as? Double else { return nil }
+        let stalls = h["stalls"] as? Int ?? 0
+        let td = (h["targetDuration"] as? Double).map { ", target duration \($0) s" } ?? ""
+        return String(format: "hls.js aimed at %.2f s behind the live edge (stalls: %d%@)", target, stalls, td)
     }
 
     /// LiveRelay's own histograms: capture → preview sink, and last frame → HLS part/segment listed.

@@ -1,0 +1,52 @@
+import Testing
+import Foundation
+import TestSupport
+
+/// `liverelay bench latency` as a user runs it, on a few scenarios: the real camera (gst-rtsp-server),
+/// nginx-rtmp, ffmpeg peers and `serve`, every picture's stamp read back.
+@Suite(.serialized) struct BenchTests {
+    /// The table's rows by scenario: the cells after the path.
+    func rows(_ markdown: String) -> [String: [String]] {
+        var out: [String: [String]] = [:]
+        for line in markdown.split(separator: "\n") where line.hasPrefix("| ") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count > 12, cells[0] != "scenario" else { continue }
+            out[cells[0]] = Array(cells.dropFirst(2))
+        }
+        return out
+    }
+
+    @Test func aShortRunReadsEveryStampAndComparesSegmentListingWithThePeers() throws {
+        let dir = Paths.tempDirectory("bench")
+        let scenarios = ["floor-rtmp", "liverelay-preview-rtmp", "liverelay-hls-mpegts-1s-listed", "ffmpeg-hls-1s-listed", "nginx-rtmp-hls-1s-listed"]
+        let r = try ChildProcess.run(Paths.liverelay, ["bench", "latency", "--quick", "--seconds", "6", "--scenarios", scenarios.joined(separator: ","),
+                                                       "--out", dir.path], timeout: 180)
+        #expect(r.status == 0, "\(r.stderr.suffix(600))")
+        let md = try String(contentsOf: dir.appendingPathComponent("results.md"), encoding: .utf8)
+        let table = rows(md)
+        // columns after the path: p50 p90 p99 max, Δfloor, frames, dropped, out of order, misreads, CPU, RSS
+        for name in scenarios {
+            let row = try #require(table[name], "no row for \(name) in:\n\(md)")
+            let p50 = try #require(Double(row[0]), "\(name): p50 \(row[0])")
+            let frames = Int(row[5]) ?? 0, dropped = Int(row[6]) ?? -1, misreads = Int(row[8]) ?? -1
+            #expect(misreads == 0, "\(name) misread \(row[8]) pictures")
+            #expect(dropped == 0, "\(name) dropped \(row[6]) frames on a clean loopback")
+            // 6 s at 30 fps: readers see every picture; watched playlists list every picture of
+            // their segments (whole segments of 30 pictures).
+            #expect(frames >= 150, "\(name): \(frames) pictures")
+            if name.hasSuffix("-listed") {
+                // The last picture of a segment is listed when the next keyframe arrives: one
+                // frame interval after its capture and well within a second, never before.
+                #expect(p50 >= 25 && p50 < 500, "\(name): p50 \(p50) ms")
+                #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("\(name).csv").path))
+            } else {
+                #expect(p50 > 0 && p50 < 500, "\(name): p50 \(p50) ms")
+            }
+        }
+        for svg in ["latency-cdf.svg", "latency-time.svg"] {
+            let text = try String(contentsOf: dir.appendingPathComponent(svg), encoding: .utf8)
+            #expect(text.hasPrefix("<svg") && text.contains("polyline"), "\(svg)")
+        }
+        try? FileManager.default.removeItem(at: dir)
+    }
+}
