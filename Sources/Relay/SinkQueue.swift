@@ -280,6 +280,15 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
         }
     }
 
+    /// Whether the consumer is woken only for keyframes (`wakeOnlyForKeyframes`).
+    public var isBatching: Bool { state.withLock { $0.batching } }
+
+    /// Wakes a consumer waiting in `pop(timeout:)` now (it returns what is queued, or nil): for an
+    /// owner that is stopping it without closing the queue.
+    public func wakeConsumer() {
+        condition.lock(); condition.broadcast(); condition.unlock()
+    }
+
     /// Ends the queue: waiting consumers get nil.
     public func close() {
         let w = state.withLock { s -> CheckedContinuation<Item?, Never>? in

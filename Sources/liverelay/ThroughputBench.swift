@@ -23,6 +23,9 @@ struct ThroughputBench: ParsableCommand {
     @Flag(help: "Also measure decode + preview (MJPEG at 15 fps) per stream.")
     var decode = false
 
+    @Option(help: "Runs per remux point (the table shows the median; the notes every ratio).")
+    var repeats = 1
+
     @Option(help: "Where results go.")
     var out = "./bench-results"
 
@@ -30,6 +33,7 @@ struct ThroughputBench: ParsableCommand {
         FFmpegLog.silence()
         let counts = streams.split(separator: ",").compactMap { Int($0) }
         guard !counts.isEmpty, counts.allSatisfy({ $0 > 0 && $0 <= 512 }) else { throw ValidationError("--streams: expected counts such as 1,8,32") }
+        guard (1...20).contains(repeats) else { throw ValidationError("--repeats: expected 1 to 20") }
         let outDir = URL(fileURLWithPath: out, isDirectory: true)
         let work = outDir.appendingPathComponent("throughput-work")
         try? FileManager.default.removeItem(at: work)
@@ -46,17 +50,25 @@ struct ThroughputBench: ParsableCommand {
         var md = "Throughput: N streams of \(URL(fileURLWithPath: input).lastPathComponent) in real time (looped), \(Int(seconds)) s per point, \(ProcessInfo.processInfo.activeProcessorCount) cores.\n\n"
         let fps = Self.frameRate(of: input)
         md += "Speed: pictures taken per stream per second over the input's \(String(format: "%.0f", fps)) fps (1.00 = keeping up; below it, the machine is saturated and the streams fall behind — a paced file source waits instead of dropping).\n\n"
+        md += "CPU: the scheduler's run time of every thread over the window (/proc/PID/task/*/schedstat, nanoseconds). The remux rows run LiveRelay and the N ffmpeg processes at the same time, measured over the same window\(repeats > 1 ? ", \(repeats) runs per point (median shown)" : "").\n\n"
         md += "| streams | path | CPU % total | CPU % per stream | RSS MiB total | RSS MiB per stream | LiveRelay / ffmpeg CPU per stream | drops | speed |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n"
         print(md, terminator: "")
+        var notes: [String] = []
         for n in counts {
-            // LiveRelay: one process, N streams, remux to HLS (in memory).
-            let ours = try measureLiveRelay(me: me, input: input, n: n, decode: false, work: work, fps: fps)
-            // ffmpeg: N processes, each `-re -stream_loop -1 -c copy -f hls`.
-            let theirs = try measureFFmpeg(input: input, n: n, work: work)
-            let ratio = theirs.cpu > 0 ? ours.cpu / theirs.cpu : 0
+            // LiveRelay (one process, N streams, remux to HLS in memory) and ffmpeg (N processes,
+            // each `-re -stream_loop -1 -c copy -f hls`) run at the same time and are measured
+            // over the same window: whatever else the machine does weighs on both alike.
+            var runs: [(ours: Measure, theirs: Measure)] = []
+            for _ in 0..<repeats { runs.append(try measureRemuxSideBySide(me: me, input: input, n: n, work: work, fps: fps)) }
+            let ratios = runs.map { $0.theirs.cpu > 0 ? $0.ours.cpu / $0.theirs.cpu : 0 }.sorted()
+            let mid = runs.sorted { ($0.theirs.cpu > 0 ? $0.ours.cpu / $0.theirs.cpu : 0) < ($1.theirs.cpu > 0 ? $1.ours.cpu / $1.theirs.cpu : 0) }[runs.count / 2]
+            let (ours, theirs) = mid
+            if repeats > 1 {
+                notes.append("\(n) streams: LiveRelay / ffmpeg CPU per stream over \(repeats) runs: \(ratios.map { String(format: "%.2f", $0) }.joined(separator: ", ")) (the row shows the median run)")
+            }
             var rows = [
-                "| \(n) | LiveRelay remux → HLS (one process) | \(f(ours.cpu)) | \(f(ours.cpu / Double(n))) | \(f(ours.rss)) | \(f(ours.rss / Double(n))) | \(String(format: "%.2f", ratio)) | \(ours.drops) | \(String(format: "%.2f", ours.speed)) |",
-                "| \(n) | ffmpeg -c copy -f hls (\(n) processes) | \(f(theirs.cpu)) | \(f(theirs.cpu / Double(n))) | \(f(theirs.rss)) | \(f(theirs.rss / Double(n))) | | | |",
+                "| \(n) | LiveRelay remux → HLS (one process) | \(f(ours.cpu)) | \(f(ours.cpu / Double(n))) | \(f(ours.rss)) | \(f(ours.rss / Double(n))) | \(String(format: "%.2f", ratios[ratios.count / 2])) | \(ours.drops) | \(String(format: "%.2f", ours.speed)) |",
+                "| \(n) | ffmpeg -c copy -f hls (\(n) processes, same window) | \(f(theirs.cpu)) | \(f(theirs.cpu / Double(n))) | \(f(theirs.rss)) | \(f(theirs.rss / Double(n))) | | | |",
             ]
             if decode {
                 let d = try measureLiveRelay(me: me, input: input, n: n, decode: true, work: work, fps: fps)
@@ -65,6 +77,11 @@ struct ThroughputBench: ParsableCommand {
                 rows.append("| \(n) | LiveRelay decode + preview, nobody watching (no JPEG) + HLS | \(f(idle.cpu)) | \(f(idle.cpu / Double(n))) | \(f(idle.rss)) | \(f(idle.rss / Double(n))) | | \(idle.drops) | \(String(format: "%.2f", idle.speed)) |")
             }
             for r in rows { print(r); md += r + "\n" }
+        }
+        if !notes.isEmpty {
+            let text = "\n" + notes.map { "- \($0)" }.joined(separator: "\n") + "\n"
+            print(text, terminator: "")
+            md += text
         }
         try md.write(to: outDir.appendingPathComponent("throughput.md"), atomically: true, encoding: .utf8)
         print("\nwritten: \(outDir.path)/throughput.md")
@@ -103,7 +120,11 @@ struct ThroughputBench: ParsableCommand {
         return (hls, preview, drops, previewDrops)
     }
 
-    func measureLiveRelay(me: String, input: String, n: Int, decode: Bool, viewers watch: Bool = true, work: URL, fps: Double) throws -> (cpu: Double, rss: Double, drops: String, speed: Double) {
+    typealias Measure = (cpu: Double, rss: Double, drops: String, speed: Double)
+
+    /// `serve` with N streams of the looped input (and, with `decode`, one MJPEG viewer per
+    /// stream when `watch`: the preview only encodes while someone watches).
+    func startLiveRelay(me: String, input: String, n: Int, decode: Bool, watch: Bool, work: URL) throws -> (serve: BenchProcess, port: Int, viewers: [BenchProcess]) {
         var yaml = "streams:\n"
         for i in 0..<n {
             yaml += "  s\(i):\n    source: \(input)\n    realtime: true\n    loop: true\n"
@@ -114,22 +135,25 @@ struct ThroughputBench: ParsableCommand {
         try yaml.write(to: config, atomically: true, encoding: .utf8)
         let port = LatencyRun.freePort()
         let serve = try BenchProcess("serve", me, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)"])
-        defer { serve.stop() }
-        guard serve.waitFor("listening on", timeout: 30) else { throw ValidationError("serve did not start: \(serve.stderr.suffix(300))") }
-        // One MJPEG viewer per stream (curl, outside the measured process): the preview only
-        // encodes while someone watches.
+        guard serve.waitFor("listening on", timeout: 30) else { serve.stop(); throw ValidationError("serve did not start: \(serve.stderr.suffix(300))") }
         var viewers: [BenchProcess] = []
-        defer { for v in viewers { v.stop() } }
         if decode && watch {
             for i in 0..<n {
                 viewers.append(try BenchProcess("viewer-\(i)", "/usr/bin/curl", ["-s", "-o", "/dev/null", "http://127.0.0.1:\(port)/streams/s\(i)/preview.mjpg"]))
             }
         }
+        return (serve, port, viewers)
+    }
+
+    /// Measures `serve` (and any peers) over one window after a 3 s warm-up.
+    func measureWindow(serve: BenchProcess, port: Int, n: Int, decode: Bool, fps: Double, peers: [BenchProcess] = []) -> (ours: Measure, peers: (cpu: Double, rss: Double)) {
         Thread.sleep(forTimeInterval: 3)
-        let c0 = serve.cpuSeconds, t0 = Date(), k0 = sinkCounts(port: port)
+        let c0 = serve.cpuSeconds, p0 = peers.map(\.cpuSeconds), t0 = Date(), k0 = sinkCounts(port: port)
         Thread.sleep(forTimeInterval: seconds)
+        let c1 = serve.cpuSeconds, p1 = peers.map(\.cpuSeconds)
         let wall = Date().timeIntervalSince(t0)
-        let cpu = (serve.cpuSeconds - c0) / wall * 100
+        let cpu = (c1 - c0) / wall * 100
+        let peerCPU = zip(p1, p0).map { $0 - $1 }.reduce(0, +) / wall * 100
         let k1 = sinkCounts(port: port)
         // Decoded pictures when there is a preview, else packets (the test clip is video only).
         let taken = decode ? k1.preview - k0.preview : k1.hls - k0.hls
@@ -138,24 +162,39 @@ struct ThroughputBench: ParsableCommand {
         // queue skipped (JPEG encodes not done because the encoder was behind).
         let hlsDrops = k1.drops - k0.drops
         let drops = decode ? "\(hlsDrops) HLS, \(k1.previewDrops - k0.previewDrops) preview" : "\(hlsDrops)"
-        return (cpu, serve.rssMiB, drops, speed)
+        return ((cpu, serve.rssMiB, drops, speed), (peerCPU, peers.map(\.rssMiB).reduce(0, +)))
     }
 
-    func measureFFmpeg(input: String, n: Int, work: URL) throws -> (cpu: Double, rss: Double) {
-        var procs: [BenchProcess] = []
+    func measureLiveRelay(me: String, input: String, n: Int, decode: Bool, viewers watch: Bool = true, work: URL, fps: Double) throws -> Measure {
+        let (serve, port, viewers) = try startLiveRelay(me: me, input: input, n: n, decode: decode, watch: watch, work: work)
+        defer { for v in viewers { v.stop() }; serve.stop() }
+        return measureWindow(serve: serve, port: port, n: n, decode: decode, fps: fps).ours
+    }
+
+    /// LiveRelay remuxing N streams and N ffmpeg processes doing the same, at the same time.
+    func measureRemuxSideBySide(me: String, input: String, n: Int, work: URL, fps: Double) throws -> (ours: Measure, theirs: Measure) {
+        let (serve, port, _) = try startLiveRelay(me: me, input: input, n: n, decode: false, watch: false, work: work)
+        defer { serve.stop() }
+        let procs = try startFFmpeg(input: input, n: n, work: work)
         defer { for p in procs { p.stop() } }
+        let m = measureWindow(serve: serve, port: port, n: n, decode: false, fps: fps, peers: procs)
+        return (m.ours, (m.peers.cpu, m.peers.rss, "", 0))
+    }
+
+    func startFFmpeg(input: String, n: Int, work: URL) throws -> [BenchProcess] {
+        var procs: [BenchProcess] = []
         for i in 0..<n {
             let dir = work.appendingPathComponent("ffmpeg-\(n)-\(i)")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-            procs.append(try BenchProcess("ffmpeg-\(i)", "/usr/bin/ffmpeg", ["-v", "error", "-re", "-stream_loop", "-1", "-i", input, "-c", "copy", "-f", "hls",
-                                                                           "-hls_time", "2", "-hls_list_size", "7", "-hls_flags", "delete_segments",
-                                                                           dir.appendingPathComponent("index.m3u8").path]))
+            do {
+                procs.append(try BenchProcess("ffmpeg-\(i)", "/usr/bin/ffmpeg", ["-v", "error", "-re", "-stream_loop", "-1", "-i", input, "-c", "copy", "-f", "hls",
+                                                                               "-hls_time", "2", "-hls_list_size", "7", "-hls_flags", "delete_segments",
+                                                                               dir.appendingPathComponent("index.m3u8").path]))
+            } catch {
+                for p in procs { p.stop() }
+                throw error
+            }
         }
-        Thread.sleep(forTimeInterval: 3)
-        let c0 = procs.map(\.cpuSeconds), t0 = Date()
-        Thread.sleep(forTimeInterval: seconds)
-        let wall = Date().timeIntervalSince(t0)
-        let cpu = zip(procs, c0).map { ($0.cpuSeconds - $1) }.reduce(0, +) / wall * 100
-        return (cpu, procs.map(\.rssMiB).reduce(0, +))
+        return procs
     }
 }
