@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import MediaCore
 import Synchronization
 
@@ -50,8 +53,17 @@ final class SegmentWatcher: Sendable {
 
     private func load(_ location: String) -> Data? {
         if isHTTP {
+            // Bounded: a server that stops answering costs the watch two seconds, not a minute.
             guard let url = URL(string: location) else { return nil }
-            return try? Data(contentsOf: url)
+            let got = Mutex<Data?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            let task = URLSession.shared.dataTask(with: URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 2)) { data, response, _ in
+                if let data, (response as? HTTPURLResponse)?.statusCode == 200 { got.withLock { $0 = data } }
+                done.signal()
+            }
+            task.resume()
+            if done.wait(timeout: .now() + 2.5) == .timedOut { task.cancel(); return nil }
+            return got.withLock { $0 }
         }
         return FileManager.default.contents(atPath: location)
     }
