@@ -30,7 +30,10 @@ import TestSupport
             let p50 = try #require(Double(row[0]), "\(name): p50 \(row[0])")
             let frames = Int(row[5]) ?? 0, dropped = Int(row[6]) ?? -1, misreads = Int(row[8]) ?? -1
             #expect(misreads == 0, "\(name) misread \(row[8]) pictures")
-            #expect(dropped == 0, "\(name) dropped \(row[6]) frames on a clean loopback")
+            // The preview keeps the newest picture (latest(1)): on a loaded machine it may skip
+            // one, counted; the floor reader and the segments lose none.
+            let allowed = name.contains("preview") ? frames / 50 : 0
+            #expect(dropped >= 0 && dropped <= allowed, "\(name) dropped \(row[6]) frames on a clean loopback")
             // 6 s at 30 fps: readers see every picture; watched playlists list every picture of
             // their segments (whole segments of 30 pictures).
             #expect(frames >= 150, "\(name): \(frames) pictures")
