@@ -233,14 +233,18 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
     /// The next item, waiting up to `timeout` seconds on this thread; nil on timeout or close.
     /// Items queued without a wake-up (`wakeOnlyForKeyframes`) are taken at the timeout.
     public func pop(timeout: Double) -> Item? {
-        let deadline = Date().addingTimeInterval(timeout)
+        // The deadline is only needed to wait: a batch is taken one item per call, with no clock read.
+        var deadline: Date?
         condition.lock()
         defer { condition.unlock() }
         while true {
             let (item, closed) = state.withLock { s in (take(&s), s.closed) }
             if let item { recordDelivery(item); return item }
-            if closed || Date() >= deadline { return nil }
-            _ = condition.wait(until: deadline)
+            if closed { return nil }
+            let end = deadline ?? Date().addingTimeInterval(timeout)
+            deadline = end
+            if Date() >= end { return nil }
+            _ = condition.wait(until: end)
         }
     }
 

@@ -485,20 +485,27 @@ final class LatencyRun {
             + browsers.map { ($0.0, $0.1, browserSamples[$0.0.name] ?? [], 0) }
         return all.map { s, p, samples, misreads in
             try? csv(s.name, samples)
-            var maxSeen: UInt32?
-            var ooo = 0
-            for x in samples {
-                if let m = maxSeen, x.counter < m { ooo += 1 }
-                maxSeen = max(maxSeen ?? x.counter, x.counter)
-            }
-            let distinct = Set(samples.map(\.counter))
-            let expected = distinct.isEmpty ? 0 : Int(distinct.max()! - distinct.min()! + 1)
+            let count = Self.account(samples.map(\.counter))
             var r = ScenarioResult(name: s.name, path: s.path, latencies: samples.map { Double($0.receivedMs - $0.captureMs) }, frames: samples.count,
-                                   dropped: expected - distinct.count, outOfOrder: ooo, misreads: misreads,
+                                   dropped: count.dropped, outOfOrder: count.outOfOrder, misreads: misreads,
                                    cpuPercent: s.relay.flatMap { cpu[$0] }, rssMiB: s.relay.flatMap { rss[$0] })
             if samples.isEmpty { r.note = "no pictures: " + String(p?.stderr.split(separator: "\n").last ?? "reader produced nothing") }
             return r
         } + listedRows
+    }
+
+    /// Drops and reorders from the source's frame counters in the order a reader got them:
+    /// counters missing from the range seen, and counters below one already seen.
+    static func account(_ counters: [UInt32]) -> (dropped: Int, outOfOrder: Int) {
+        var maxSeen: UInt32?
+        var outOfOrder = 0
+        for c in counters {
+            if let m = maxSeen, c < m { outOfOrder += 1 }
+            maxSeen = max(maxSeen ?? c, c)
+        }
+        let distinct = Set(counters)
+        let expected = distinct.isEmpty ? 0 : Int(distinct.max()! - distinct.min()! + 1)
+        return (expected - distinct.count, outOfOrder)
     }
 
     /// The row of a watched playlist: one latency per segment listed in the window (capture of
@@ -507,21 +514,19 @@ final class LatencyRun {
     func segmentResult(_ s: Scenario, _ w: SegmentWatcher, cpuPercent: Double?, rssMiB: Double?) -> ScenarioResult {
         var samples: [StampReader.Sample] = []
         var counters: [UInt32] = []
-        var misreads = 0, outOfOrder = 0
+        var misreads = 0
         for seg in w.segments {
             let pictures = decodeStamps(seg.file)
             misreads += pictures.misreads
-            for (a, b) in zip(pictures.stamps, pictures.stamps.dropFirst()) where b.frameNumber < a.frameNumber { outOfOrder += 1 }
             counters += pictures.stamps.map(\.frameNumber)
             if let last = pictures.stamps.max(by: { $0.frameNumber < $1.frameNumber }) {
                 samples.append(StampReader.Sample(counter: last.frameNumber, captureMs: last.captureMillis, receivedMs: seg.listedMs))
             }
         }
         try? csv(s.name, samples)
-        let distinct = Set(counters)
-        let expected = distinct.isEmpty ? 0 : Int(distinct.max()! - distinct.min()! + 1)
+        let count = Self.account(counters)
         var r = ScenarioResult(name: s.name, path: s.path, latencies: samples.map { Double($0.receivedMs - $0.captureMs) }, frames: counters.count,
-                               dropped: expected - distinct.count, outOfOrder: outOfOrder, misreads: misreads, cpuPercent: cpuPercent, rssMiB: rssMiB)
+                               dropped: count.dropped, outOfOrder: count.outOfOrder, misreads: misreads, cpuPercent: cpuPercent, rssMiB: rssMiB)
         if samples.isEmpty { r.note = "no segment listed in the window" }
         if !w.problems.isEmpty { r.note += (r.note.isEmpty ? "" : "; ") + w.problems.prefix(3).joined(separator: "; ") }
         return r

@@ -58,16 +58,18 @@ struct ThroughputBench: ParsableCommand {
             // LiveRelay (one process, N streams, remux to HLS in memory) and ffmpeg (N processes,
             // each `-re -stream_loop -1 -c copy -f hls`) run at the same time and are measured
             // over the same window: whatever else the machine does weighs on both alike.
-            var runs: [(ours: Measure, theirs: Measure)] = []
-            for _ in 0..<repeats { runs.append(try measureRemuxSideBySide(me: me, input: input, n: n, work: work, fps: fps)) }
-            let ratios = runs.map { $0.theirs.cpu > 0 ? $0.ours.cpu / $0.theirs.cpu : 0 }.sorted()
-            let mid = runs.sorted { ($0.theirs.cpu > 0 ? $0.ours.cpu / $0.theirs.cpu : 0) < ($1.theirs.cpu > 0 ? $1.ours.cpu / $1.theirs.cpu : 0) }[runs.count / 2]
-            let (ours, theirs) = mid
+            var runs: [(ratio: Double, ours: Measure, theirs: (cpu: Double, rss: Double))] = []
+            for _ in 0..<repeats {
+                let (ours, theirs) = try measureRemuxSideBySide(me: me, input: input, n: n, work: work, fps: fps)
+                runs.append((theirs.cpu > 0 ? ours.cpu / theirs.cpu : 0, ours, theirs))
+            }
+            runs.sort { $0.ratio < $1.ratio }
+            let (ratio, ours, theirs) = runs[runs.count / 2]
             if repeats > 1 {
-                notes.append("\(n) streams: LiveRelay / ffmpeg CPU per stream over \(repeats) runs: \(ratios.map { String(format: "%.2f", $0) }.joined(separator: ", ")) (the row shows the median run)")
+                notes.append("\(n) streams: LiveRelay / ffmpeg CPU per stream over \(repeats) runs: \(runs.map { String(format: "%.2f", $0.ratio) }.joined(separator: ", ")) (the row shows the median run)")
             }
             var rows = [
-                "| \(n) | LiveRelay remux → HLS (one process) | \(f(ours.cpu)) | \(f(ours.cpu / Double(n))) | \(f(ours.rss)) | \(f(ours.rss / Double(n))) | \(String(format: "%.2f", ratios[ratios.count / 2])) | \(ours.drops) | \(String(format: "%.2f", ours.speed)) |",
+                "| \(n) | LiveRelay remux → HLS (one process) | \(f(ours.cpu)) | \(f(ours.cpu / Double(n))) | \(f(ours.rss)) | \(f(ours.rss / Double(n))) | \(String(format: "%.2f", ratio)) | \(ours.drops) | \(String(format: "%.2f", ours.speed)) |",
                 "| \(n) | ffmpeg -c copy -f hls (\(n) processes, same window) | \(f(theirs.cpu)) | \(f(theirs.cpu / Double(n))) | \(f(theirs.rss)) | \(f(theirs.rss / Double(n))) | | | |",
             ]
             if decode {
@@ -172,13 +174,13 @@ struct ThroughputBench: ParsableCommand {
     }
 
     /// LiveRelay remuxing N streams and N ffmpeg processes doing the same, at the same time.
-    func measureRemuxSideBySide(me: String, input: String, n: Int, work: URL, fps: Double) throws -> (ours: Measure, theirs: Measure) {
+    func measureRemuxSideBySide(me: String, input: String, n: Int, work: URL, fps: Double) throws -> (ours: Measure, theirs: (cpu: Double, rss: Double)) {
         let (serve, port, _) = try startLiveRelay(me: me, input: input, n: n, decode: false, watch: false, work: work)
         defer { serve.stop() }
         let procs = try startFFmpeg(input: input, n: n, work: work)
         defer { for p in procs { p.stop() } }
         let m = measureWindow(serve: serve, port: port, n: n, decode: false, fps: fps, peers: procs)
-        return (m.ours, (m.peers.cpu, m.peers.rss, "", 0))
+        return (m.ours, m.peers)
     }
 
     func startFFmpeg(input: String, n: Int, work: URL) throws -> [BenchProcess] {
