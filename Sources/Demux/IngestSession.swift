@@ -29,11 +29,18 @@ public final class IngestSession: PacketSource {
     private var paceOriginNanos: UInt64?
     private var paceOriginSeconds: Double = 0
     private var loopOffset: [Int: Int64] = [:]
+    /// Read, not yet handed on (realtime files), and what ended the reading ahead.
+    private var held = HeldPackets()
+    private var heldEnd = HeldEnd.none
+    private enum HeldEnd { case none, end, failure(any Error) }
+    /// Whether a realtime file may release packets at keyframes (set by whoever consumes it).
+    public let pacing: PacingHint?
     private var lastEnd: [Int: Int64] = [:]
 
     /// Opens the source and probes its streams, within `options.openTimeout`.
-    public init(url: String, options: SourceOptions = SourceOptions(), interruptHandle: InterruptHandle = InterruptHandle(), logger: Logger = Logger(label: "liverelay.demux")) throws(IngestError) {
+    public init(url: String, options: SourceOptions = SourceOptions(), interruptHandle: InterruptHandle = InterruptHandle(), pacing: PacingHint? = nil, logger: Logger = Logger(label: "liverelay.demux")) throws(IngestError) {
         self.url = url
+        self.pacing = pacing
         self.options = options
         self.interruptHandle = interruptHandle
         self.redactedURL = Redactor.redact(url)
@@ -167,8 +174,49 @@ public final class IngestSession: PacketSource {
     }
 
     /// Reads the next packet within `options.readTimeout`. Nil at the end of the stream (for a
-    /// push ingest: the publisher left).
+    /// push ingest: the publisher left). A realtime file hands each packet on when its timestamp
+    /// comes due (like `ffmpeg -re`), or, while `pacing` says no consumer needs packets sooner,
+    /// the packets up to a keyframe together when the keyframe comes due.
     public func readPacket() throws -> Packet? {
+        guard options.realtime && isFile else { return try readNext() }
+        if held.isEmpty {
+            switch heldEnd {
+            case .none: break
+            case .end: heldEnd = .none; return nil
+            case .failure(let e): heldEnd = .none; throw e
+            }
+            guard let p = try readNext() else { return nil }
+            held.append(p, due: due(of: p))
+        }
+        if pacing?.releasesAtKeyframes == true { readAheadToKeyframe() }
+        // Waits for the last packet read ahead (keyframe pacing), else for the first; the hint is
+        // read again while waiting, so a consumer that starts needing every packet gets them on time.
+        try sleep(until: { self.pacing?.releasesAtKeyframes == true ? self.held.lastDue : self.held.firstDue })
+        let p = held.removeFirst()
+        p.arrivalNanos = MonotonicClock.nanoseconds()
+        return p
+    }
+
+    /// Reads on until a video keyframe (or 1 s of stream, or 256 packets): the packets a
+    /// keyframe-woken consumer takes together, released with one wake-up instead of one each
+    /// (on this kind of machine a wake-up costs ~0.1 ms of CPU, a packet read ~0.01 ms).
+    private func readAheadToKeyframe() {
+        guard case .none = heldEnd else { return }
+        let hasVideo = streams.contains { $0.mediaType == .video }
+        while let last = held.last, !(last.isKeyframe && (last.mediaType == .video || !hasVideo)),
+              held.count < 256, held.lastDue &- held.firstDue < 1_000_000_000 {
+            do {
+                guard let p = try readNext() else { heldEnd = .end; return }
+                held.append(p, due: due(of: p))
+            } catch {
+                heldEnd = .failure(error) // after the packets already read
+                return
+            }
+        }
+    }
+
+    /// The next packet from the demuxer, without pacing.
+    private func readNext() throws -> Packet? {
         guard let ctx = context else { return nil }
         while true {
             interruptHandle.arm(seconds: options.readTimeout)
@@ -198,34 +246,36 @@ public final class IngestSession: PacketSource {
                 let t = scratch.pointee.dts != noTimestamp ? scratch.pointee.dts : scratch.pointee.pts
                 if t != noTimestamp { lastEnd[index] = max(lastEnd[index] ?? .min, t + max(scratch.pointee.duration, 1)) }
             }
-            if options.realtime && isFile { try pace(timeBase: timeBase) }
             do {
-                return try Packet(movingFrom: scratch, timeBase: timeBase, mediaType: mediaType, arrivalNanos: options.realtime ? MonotonicClock.nanoseconds() : arrival)
+                return try Packet(movingFrom: scratch, timeBase: timeBase, mediaType: mediaType, arrivalNanos: arrival)
             } catch {
                 throw IngestError(.failed, source: url, stage: "reading", detail: error.description, underlying: error)
             }
         }
     }
 
-    /// Sleeps until the packet's timestamp comes due on the wall clock (like `ffmpeg -re`).
-    private func pace(timeBase: TimeBase) throws(IngestError) {
-        let t = scratch.pointee.dts != noTimestamp ? scratch.pointee.dts : scratch.pointee.pts
-        guard t != noTimestamp else { return }
-        let seconds = timeBase.seconds(t)
+    /// When a packet comes due on the wall clock: its timestamp after the first packet's, from
+    /// when the first was read. 0 (at once) without a timestamp.
+    private func due(of packet: Packet) -> UInt64 {
+        guard let t = packet.dts ?? packet.pts else { return 0 }
+        let seconds = packet.timeBase.seconds(t)
         guard let origin = paceOriginNanos else {
             paceOriginNanos = MonotonicClock.nanoseconds()
             paceOriginSeconds = seconds
-            return
+            return paceOriginNanos!
         }
-        let due = origin &+ UInt64(max(0, seconds - paceOriginSeconds) * 1e9)
+        return origin &+ UInt64(max(0, seconds - paceOriginSeconds) * 1e9)
+    }
+
+    /// Sleeps until `target()` (read again after each nap), at most 100 ms at a time so a stop
+    /// is seen soon. One nap per release at usual frame rates.
+    private func sleep(until target: () -> UInt64) throws(IngestError) {
         while true {
             if interruptHandle.isInterrupted {
                 throw IngestError(.stopped, source: url, stage: "reading", detail: "stopped")
             }
-            let now = MonotonicClock.nanoseconds()
+            let now = MonotonicClock.nanoseconds(), due = target()
             if now >= due { return }
-            // One sleep per packet at usual frame rates (a sleep is a context switch, the bulk
-            // of a paced stream's cost); at most 100 ms so a stop is seen soon.
             usleep(UInt32(min(due - now, 100_000_000) / 1000))
         }
     }

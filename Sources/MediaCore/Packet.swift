@@ -12,7 +12,8 @@ public final class Packet: @unchecked Sendable {
     /// Time base of `pts`, `dts` and `duration`.
     public let timeBase: TimeBase
     /// Monotonic nanoseconds when the packet arrived from the source (see `MonotonicClock`).
-    public let arrivalNanos: UInt64
+    /// Set by the source before the packet is handed on, never after.
+    public package(set) var arrivalNanos: UInt64
     /// What kind of elementary stream the packet belongs to.
     public let mediaType: MediaType
 

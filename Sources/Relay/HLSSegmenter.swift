@@ -18,11 +18,10 @@ public final class HLSSegmenter: PacketSinkWorker, @unchecked Sendable {
         store = HLSStore(settings: settings)
         // Lossless up to ~20 s of packets; beyond that, resynchronise at a keyframe (counted).
         let policy = SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 1200))
-        let queue = hub.addPacketSink(Self.sinkName, policy: policy)
         // Segments are cut at keyframes, which always wake the thread. LL-HLS is woken for every
         // packet: a part is cut when the frame that fills it arrives (predicting that arrival
         // let network jitter hold parts back by up to 98 ms, p99 43 ms, on an impaired link).
-        if settings.variant != .lowLatency { queue.wakeOnlyForKeyframes() }
+        let queue = hub.addPacketSink(Self.sinkName, policy: policy, batching: settings.variant != .lowLatency)
         work = Work(settings: settings, store: store, queue: queue, logger: logger)
         super.init(queue: queue, name: "\(Self.sinkName):\(hub.name)")
     }

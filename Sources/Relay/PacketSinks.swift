@@ -15,9 +15,9 @@ public class PacketSinkWorker: @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
 
-    init(hub: StreamHub, sinkName: String, policy: SinkPolicy) {
+    init(hub: StreamHub, sinkName: String, policy: SinkPolicy, batching: Bool = false) {
         name = "\(sinkName):\(hub.name)"
-        queue = hub.addPacketSink(sinkName, policy: policy)
+        queue = hub.addPacketSink(sinkName, policy: policy, batching: batching)
     }
 
     init(queue: SinkQueue<RelayPacket>, name: String) {
@@ -85,9 +85,8 @@ public final class Recorder: PacketSinkWorker, @unchecked Sendable {
         self.settings = settings
         self.logger = logger
         streamName = hub.name
-        super.init(hub: hub, sinkName: "record", policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 1200)))
         // Fragments are written at keyframes, which always wake the thread.
-        queue.wakeOnlyForKeyframes()
+        super.init(hub: hub, sinkName: "record", policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 1200)), batching: true)
     }
 
     /// Files written so far (paths).

@@ -6,11 +6,11 @@ import Foundation
 /// Opens any source LiveRelay knows by its URL: `testsrc://` (the built-in stamped source) or
 /// anything libavformat opens (`rtsp://`, `rtmp://`, `srt://`, `udp://`, files).
 public enum SourceFactory {
-    public static func open(url: String, options: SourceOptions, interruptHandle: InterruptHandle) throws(IngestError) -> any PacketSource {
+    public static func open(url: String, options: SourceOptions, interruptHandle: InterruptHandle, pacing: PacingHint? = nil) throws(IngestError) -> any PacketSource {
         if url.lowercased().hasPrefix("testsrc://") {
             return try TestSource(url: url, interruptHandle: interruptHandle)
         }
-        return try IngestSession(url: url, options: options, interruptHandle: interruptHandle)
+        return try IngestSession(url: url, options: options, interruptHandle: interruptHandle, pacing: pacing)
     }
 
     /// Checks a URL's form without opening it (for configuration validation).

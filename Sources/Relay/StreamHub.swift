@@ -47,6 +47,9 @@ public final class StreamHub: Sendable {
     public let arrivalToDecoded = LatencyHistogram()
     private let sourceOptions: SourceOptions
     private let backoff: Backoff
+    /// Whether a realtime file source may release packets at keyframes: kept in step with the
+    /// sinks (no frame sink, every packet sink woken only at keyframes).
+    private let pacing = PacingHint()
 
     public init(name: String, source: String, title: String? = nil, sourceOptions: SourceOptions = SourceOptions(),
                 decoderOptions: DecoderOptions = DecoderOptions(), backoff: Backoff = Backoff(), logger: Logger) {
@@ -72,24 +75,38 @@ public final class StreamHub: Sendable {
         // drops what would go backwards; an arrival sink takes frames as they come.
         let q = SinkQueue<Frame>(policy: policy, reorderDepth: 0)
         frameSinks.withLock { $0[sinkName] = q }
+        updatePacing()
         return q
     }
 
     /// Attaches a packet sink (compressed packets, every stream). After a drop it resumes at a
-    /// keyframe.
+    /// keyframe. A `batching` sink's consumer is woken only by keyframes and long queues
+    /// (`SinkQueue.wakeOnlyForKeyframes`): it works a keyframe interval at a time.
     @discardableResult
-    public func addPacketSink(_ sinkName: String, policy: SinkPolicy) -> SinkQueue<RelayPacket> {
+    public func addPacketSink(_ sinkName: String, policy: SinkPolicy, batching: Bool = false) -> SinkQueue<RelayPacket> {
         var p = policy
         p.keyframeResync = true
         // Demuxers hand packets over in decode order: nothing to hold.
         let q = SinkQueue<RelayPacket>(policy: p, reorderDepth: 0)
+        if batching { q.wakeOnlyForKeyframes() }
         packetSinks.withLock { $0[sinkName] = q }
+        updatePacing()
         return q
     }
 
     public func removeSink(_ sinkName: String) {
         frameSinks.withLock { $0.remove(sinkName) }?.close()
         packetSinks.withLock { $0.remove(sinkName) }?.close()
+        updatePacing()
+    }
+
+    /// Whether the source may release packets a keyframe interval at a time (realtime files).
+    public var releasesAtKeyframes: Bool { pacing.releasesAtKeyframes }
+
+    private func updatePacing() {
+        let decoding = frameSinks.withLock { !$0.all.isEmpty }
+        let allBatching = packetSinks.withLock { $0.all.allSatisfy(\.isBatching) }
+        pacing.releasesAtKeyframes = !decoding && allBatching
     }
 
     public var sinkNames: [String] {
@@ -111,9 +128,10 @@ public final class StreamHub: Sendable {
     public func start() {
         let options = sourceOptions
         let url = sourceURL
+        let pacing = pacing
         let sup = SourceSupervisor(name: name, backoff: backoff, reconnectAtEnd: !SourceFactory.isFile(url: url) || options.loop,
                                    logger: logger,
-                                   factory: { handle in try SourceFactory.open(url: url, options: options, interruptHandle: handle) },
+                                   factory: { handle in try SourceFactory.open(url: url, options: options, interruptHandle: handle, pacing: pacing) },
                                    onEvent: { [weak self] e in self?.handle(e) })
         supervisor.withLock { $0 = sup }
         sup.start()

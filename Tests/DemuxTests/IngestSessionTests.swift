@@ -118,6 +118,45 @@ import TestSupport
         #expect(elapsed > 1.2 && elapsed < 3, "took \(elapsed) s")
     }
 
+    /// While the hint says nobody needs packets before the next keyframe, a realtime file hands a
+    /// keyframe interval's packets on together when the keyframe comes due: never early, one
+    /// release per keyframe; when the hint flips back, each packet comes on its own time again.
+    @Test func realtimeFileReleasesAtKeyframesWhileTheHintSaysSo() throws {
+        let dir = Paths.tempDirectory("keypace")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("clip.ts")
+        try TestMedia.writeFile(file, frames: 30, fps: 30, gop: 10)
+        var o = SourceOptions()
+        o.realtime = true
+        o.loop = true
+        let hint = PacingHint(releasesAtKeyframes: true)
+        let session = try IngestSession(url: file.path, options: o, pacing: hint)
+        var got: [(arrival: UInt64, seconds: Double, key: Bool)] = []
+        for i in 0..<90 {
+            if i == 60 { hint.releasesAtKeyframes = false }
+            let p = try #require(try session.readPacket())
+            got.append((p.arrivalNanos, p.timeBase.seconds(try #require(p.dts)), p.isKeyframe))
+        }
+        let first = got[0]
+        for g in got {
+            let wall = Double(g.arrival &- first.arrival) / 1e9, media = g.seconds - first.seconds
+            #expect(wall >= media - 0.005, "a packet \(media) s into the stream was handed on at \(wall) s: early")
+        }
+        // Releases: packets handed on more than 5 ms after the one before.
+        func releases(_ r: ArraySlice<(arrival: UInt64, seconds: Double, key: Bool)>) -> Int {
+            zip(r, r.dropFirst()).filter { $1.arrival &- $0.arrival > 5_000_000 }.count + 1
+        }
+        // 60 packets, a keyframe every 10, looped across the file's end: one release per keyframe.
+        let keyed = releases(got[0..<60])
+        #expect(keyed >= 6 && keyed <= 8, "\(keyed) releases for 60 packets with 6 keyframes")
+        for (a, b) in zip(got[1..<60], got[2..<60]) where b.arrival &- a.arrival > 5_000_000 {
+            #expect(a.key, "a release ends at a keyframe")
+        }
+        let perPacket = releases(got[61..<90])
+        #expect(perPacket >= 27, "\(perPacket) releases for 29 packets after the hint flipped back")
+        #expect(zip(got, got.dropFirst()).allSatisfy { $0.seconds < $1.seconds }, "timestamps keep rising")
+    }
+
     @Test func unusedOptionsAreReported() throws {
         let dir = Paths.tempDirectory("opts")
         defer { try? FileManager.default.removeItem(at: dir) }

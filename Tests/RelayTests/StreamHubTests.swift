@@ -4,6 +4,8 @@ import Synchronization
 import Logging
 import MediaCore
 import Relay
+import Demux
+import TestSupport
 
 /// The hub with real parts: the stamped test source, libx264, libavcodec.
 @Suite(.serialized) struct StreamHubTests {
@@ -146,5 +148,47 @@ import Relay
         let snap = try #require(await preview.snapshot(timeout: 3))
         #expect(!snap.isSlate && MonotonicClock.nanoseconds() &- snap.arrivalNanos < 500_000_000)
         #expect(snap.sequence > seen)
+    }
+    /// A stream only remuxed (classic HLS) from a realtime file lets the file release its
+    /// packets at keyframes; anything that needs each packet on time (decoding, a per-packet
+    /// sink) takes that back. The segments still come out when their content is complete.
+    @Test func aRemuxOnlyFileStreamReleasesAtKeyframesAndItsSegmentsStayOnTime() throws {
+        let dir = Paths.tempDirectory("hubpace")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("clip.ts")
+        try TestMedia.writeFile(file, frames: 60, fps: 30, gop: 15)
+        var o = SourceOptions()
+        o.realtime = true
+        o.loop = true
+        let hub = StreamHub(name: "pace", source: file.path, sourceOptions: o, logger: logger)
+        var h = HLSSettings(variant: .mpegts)
+        h.segmentDuration = 0.5
+        let hls = HLSSegmenter(hub: hub, settings: h, logger: logger)
+        #expect(hub.releasesAtKeyframes)
+        hub.addFrameSink("look", policy: .preview)
+        #expect(!hub.releasesAtKeyframes, "decoding needs every packet on time")
+        hub.removeSink("look")
+        hub.addPacketSink("each", policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 100)))
+        #expect(!hub.releasesAtKeyframes, "a sink woken per packet needs every packet on time")
+        hub.removeSink("each")
+        #expect(hub.releasesAtKeyframes)
+
+        hls.start()
+        hub.start()
+        defer { hub.stop(); hls.stop() }
+        // When each segment was first seen complete, against when its content ended.
+        var seen: [Int: Date] = [:]
+        let until = Date().addingTimeInterval(3.5)
+        while Date() < until {
+            for s in hls.store.snapshot.complete where seen[s.sequence] == nil { seen[s.sequence] = Date() }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        let segments = hls.store.snapshot.complete.filter { seen[$0.sequence] != nil }
+        #expect(segments.count >= 5, "\(segments.count) segments in 3.5 s")
+        for s in segments.dropFirst() { // the first was cut before polling began
+            let late = seen[s.sequence]!.timeIntervalSince(s.programDateTime) - s.duration
+            #expect(abs(s.duration - 0.5) < 0.02, "segment \(s.sequence) lasts \(s.duration) s")
+            #expect(late > -0.02 && late < 0.12, "segment \(s.sequence) complete \(late) s after its content ended")
+        }
     }
 }
