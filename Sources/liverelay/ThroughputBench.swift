@@ -26,6 +26,9 @@ struct ThroughputBench: ParsableCommand {
     @Option(help: "Runs per remux point (the table shows the median; the notes every ratio).")
     var repeats = 1
 
+    @Option(help: "Where the remux rows' streams come from: file (the input looped in real time, `-re` for ffmpeg), rtmp (N publishers of the input into nginx-rtmp, pulled by both), or both.")
+    var sources = "file,rtmp"
+
     @Option(help: "Where results go.")
     var out = "./bench-results"
 
@@ -34,6 +37,8 @@ struct ThroughputBench: ParsableCommand {
         let counts = streams.split(separator: ",").compactMap { Int($0) }
         guard !counts.isEmpty, counts.allSatisfy({ $0 > 0 && $0 <= 512 }) else { throw ValidationError("--streams: expected counts such as 1,8,32") }
         guard (1...20).contains(repeats) else { throw ValidationError("--repeats: expected 1 to 20") }
+        let kinds = sources.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard !kinds.isEmpty, kinds.allSatisfy({ $0 == "file" || $0 == "rtmp" }) else { throw ValidationError("--sources: expected file, rtmp or file,rtmp") }
         let outDir = URL(fileURLWithPath: out, isDirectory: true)
         let work = outDir.appendingPathComponent("throughput-work")
         try? FileManager.default.removeItem(at: work)
@@ -51,27 +56,55 @@ struct ThroughputBench: ParsableCommand {
         let fps = Self.frameRate(of: input)
         md += "Speed: pictures taken per stream per second over the input's \(String(format: "%.0f", fps)) fps (1.00 = keeping up; below it, the machine is saturated and the streams fall behind — a paced file source waits instead of dropping).\n\n"
         md += "CPU: the scheduler's run time of every thread over the window (/proc/PID/task/*/schedstat, nanoseconds). The remux rows run LiveRelay and the N ffmpeg processes at the same time, measured over the same window\(repeats > 1 ? ", \(repeats) runs per point (median shown)" : "").\n\n"
-        md += "| streams | path | CPU % total | CPU % per stream | RSS MiB total | RSS MiB per stream | LiveRelay / ffmpeg CPU per stream | drops | speed |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n"
-        print(md, terminator: "")
         var notes: [String] = []
+        var rtmp: RTMPServer?
+        if kinds.contains("rtmp") {
+            if FileManager.default.fileExists(atPath: "/usr/sbin/nginx") && FileManager.default.fileExists(atPath: "/usr/lib/nginx/modules/ngx_rtmp_module.so") {
+                rtmp = try RTMPServer(work: work)
+            } else {
+                notes.append("RTMP rows skipped: nginx with libnginx-mod-rtmp is not installed (scripts/setup.sh installs it).")
+            }
+        }
+        defer { rtmp?.process.stop() }
+        if kinds.contains("file") {
+            md += "\nfile rows: each stream reads the file itself, paced by its timestamps (`realtime: true`; ffmpeg `-re`). A LiveRelay file stream whose only consumers are woken at keyframes (here: classic HLS) releases a keyframe interval's packets together when the keyframe comes due; ffmpeg `-re` checks every 10 ms.\n"
+        }
+        if rtmp != nil {
+            md += "\nrtmp rows: N `ffmpeg -re -c copy -f flv` publishers push the file into nginx-rtmp; LiveRelay and N `ffmpeg -i rtmp://… -c copy -f hls` pull the same N streams over the same window (the publishers and nginx are not counted). Packets arrive one by one from the network: every relay wakes per packet.\n"
+        }
+        md += "\n| streams | path | CPU % total | CPU % per stream | RSS MiB total | RSS MiB per stream | LiveRelay / ffmpeg CPU per stream | drops | speed |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n"
+        print(md, terminator: "")
+        var published = 0
         for n in counts {
-            // LiveRelay (one process, N streams, remux to HLS in memory) and ffmpeg (N processes,
-            // each `-re -stream_loop -1 -c copy -f hls`) run at the same time and are measured
-            // over the same window: whatever else the machine does weighs on both alike.
-            var runs: [(ratio: Double, ours: Measure, theirs: (cpu: Double, rss: Double))] = []
-            for _ in 0..<repeats {
-                let (ours, theirs) = try measureRemuxSideBySide(me: me, input: input, n: n, work: work, fps: fps)
-                runs.append((theirs.cpu > 0 ? ours.cpu / theirs.cpu : 0, ours, theirs))
+            var rows: [String] = []
+            for kind in kinds where kind == "file" || rtmp != nil {
+                // LiveRelay (one process, N streams, remux to HLS in memory) and ffmpeg (N
+                // processes, `-c copy -f hls`) run at the same time and are measured over the
+                // same window: whatever else the machine does weighs on both alike.
+                var runs: [(ratio: Double, ours: Measure, theirs: (cpu: Double, rss: Double))] = []
+                for _ in 0..<repeats {
+                    var publishers: [BenchProcess] = []
+                    defer { for p in publishers { p.stop() } }
+                    var inputs = Array(repeating: input, count: n)
+                    if kind == "rtmp", let rtmp {
+                        inputs = (0..<n).map { i in "rtmp://127.0.0.1:\(rtmp.port)/live/t\(published + i)" }
+                        published += n
+                        publishers = try rtmp.publish(input, to: inputs)
+                    }
+                    let (ours, theirs) = try measureRemuxSideBySide(me: me, inputs: inputs, realtime: kind == "file", work: work, fps: fps)
+                    runs.append((theirs.cpu > 0 ? ours.cpu / theirs.cpu : 0, ours, theirs))
+                }
+                runs.sort { $0.ratio < $1.ratio }
+                let (ratio, ours, theirs) = runs[runs.count / 2]
+                if repeats > 1 {
+                    notes.append("\(n) streams from \(kind): LiveRelay / ffmpeg CPU per stream over \(repeats) runs: \(runs.map { String(format: "%.2f", $0.ratio) }.joined(separator: ", ")) (the row shows the median run)")
+                }
+                let from = kind == "file" ? "file" : "RTMP"
+                rows += [
+                    "| \(n) | LiveRelay remux → HLS, from \(from) (one process) | \(f(ours.cpu)) | \(f(ours.cpu / Double(n))) | \(f(ours.rss)) | \(f(ours.rss / Double(n))) | \(String(format: "%.2f", ratio)) | \(ours.drops) | \(String(format: "%.2f", ours.speed)) |",
+                    "| \(n) | ffmpeg \(kind == "file" ? "-re " : "-i rtmp:// ")-c copy -f hls (\(n) processes, same window) | \(f(theirs.cpu)) | \(f(theirs.cpu / Double(n))) | \(f(theirs.rss)) | \(f(theirs.rss / Double(n))) | | | |",
+                ]
             }
-            runs.sort { $0.ratio < $1.ratio }
-            let (ratio, ours, theirs) = runs[runs.count / 2]
-            if repeats > 1 {
-                notes.append("\(n) streams: LiveRelay / ffmpeg CPU per stream over \(repeats) runs: \(runs.map { String(format: "%.2f", $0.ratio) }.joined(separator: ", ")) (the row shows the median run)")
-            }
-            var rows = [
-                "| \(n) | LiveRelay remux → HLS (one process) | \(f(ours.cpu)) | \(f(ours.cpu / Double(n))) | \(f(ours.rss)) | \(f(ours.rss / Double(n))) | \(String(format: "%.2f", ratio)) | \(ours.drops) | \(String(format: "%.2f", ours.speed)) |",
-                "| \(n) | ffmpeg -c copy -f hls (\(n) processes, same window) | \(f(theirs.cpu)) | \(f(theirs.cpu / Double(n))) | \(f(theirs.rss)) | \(f(theirs.rss / Double(n))) | | | |",
-            ]
             if decode {
                 let d = try measureLiveRelay(me: me, input: input, n: n, decode: true, work: work, fps: fps)
                 rows.append("| \(n) | LiveRelay decode + preview 15 fps (one viewer each) + HLS | \(f(d.cpu)) | \(f(d.cpu / Double(n))) | \(f(d.rss)) | \(f(d.rss / Double(n))) | | \(d.drops) | \(String(format: "%.2f", d.speed)) |")
@@ -126,10 +159,11 @@ struct ThroughputBench: ParsableCommand {
 
     /// `serve` with N streams of the looped input (and, with `decode`, one MJPEG viewer per
     /// stream when `watch`: the preview only encodes while someone watches).
-    func startLiveRelay(me: String, input: String, n: Int, decode: Bool, watch: Bool, work: URL) throws -> (serve: BenchProcess, port: Int, viewers: [BenchProcess]) {
+    func startLiveRelay(me: String, inputs: [String], realtime: Bool = true, decode: Bool, watch: Bool, work: URL) throws -> (serve: BenchProcess, port: Int, viewers: [BenchProcess]) {
+        let n = inputs.count
         var yaml = "streams:\n"
-        for i in 0..<n {
-            yaml += "  s\(i):\n    source: \(input)\n    realtime: true\n    loop: true\n"
+        for (i, input) in inputs.enumerated() {
+            yaml += "  s\(i):\n    source: \(input)\n" + (realtime ? "    realtime: true\n    loop: true\n" : "")
             yaml += decode ? "    preview: { fps: 15, size: 320x180 }\n" : "    preview: false\n"
             yaml += "    hls: { variant: mpegts, segment_duration: 2s }\n"
         }
@@ -168,34 +202,80 @@ struct ThroughputBench: ParsableCommand {
     }
 
     func measureLiveRelay(me: String, input: String, n: Int, decode: Bool, viewers watch: Bool = true, work: URL, fps: Double) throws -> Measure {
-        let (serve, port, viewers) = try startLiveRelay(me: me, input: input, n: n, decode: decode, watch: watch, work: work)
+        let (serve, port, viewers) = try startLiveRelay(me: me, inputs: Array(repeating: input, count: n), decode: decode, watch: watch, work: work)
         defer { for v in viewers { v.stop() }; serve.stop() }
         return measureWindow(serve: serve, port: port, n: n, decode: decode, fps: fps).ours
     }
 
-    /// LiveRelay remuxing N streams and N ffmpeg processes doing the same, at the same time.
-    func measureRemuxSideBySide(me: String, input: String, n: Int, work: URL, fps: Double) throws -> (ours: Measure, theirs: (cpu: Double, rss: Double)) {
-        let (serve, port, _) = try startLiveRelay(me: me, input: input, n: n, decode: false, watch: false, work: work)
+    /// LiveRelay remuxing N streams and N ffmpeg processes doing the same, at the same time:
+    /// files looped in real time, or live URLs.
+    func measureRemuxSideBySide(me: String, inputs: [String], realtime: Bool, work: URL, fps: Double) throws -> (ours: Measure, theirs: (cpu: Double, rss: Double)) {
+        let (serve, port, _) = try startLiveRelay(me: me, inputs: inputs, realtime: realtime, decode: false, watch: false, work: work)
         defer { serve.stop() }
-        let procs = try startFFmpeg(input: input, n: n, work: work)
+        let procs = try startFFmpeg(inputs: inputs, realtime: realtime, work: work)
         defer { for p in procs { p.stop() } }
-        let m = measureWindow(serve: serve, port: port, n: n, decode: false, fps: fps, peers: procs)
+        // Network readers probe their input first: give them time before the window.
+        if !realtime { Thread.sleep(forTimeInterval: 2) }
+        let m = measureWindow(serve: serve, port: port, n: inputs.count, decode: false, fps: fps, peers: procs)
         return (m.ours, m.peers)
     }
 
-    func startFFmpeg(input: String, n: Int, work: URL) throws -> [BenchProcess] {
+    func startFFmpeg(inputs: [String], realtime: Bool, work: URL) throws -> [BenchProcess] {
         var procs: [BenchProcess] = []
-        for i in 0..<n {
-            let dir = work.appendingPathComponent("ffmpeg-\(n)-\(i)")
+        for (i, input) in inputs.enumerated() {
+            let dir = work.appendingPathComponent("ffmpeg-\(inputs.count)-\(i)")
+            try? FileManager.default.removeItem(at: dir)
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             do {
-                procs.append(try BenchProcess("ffmpeg-\(i)", "/usr/bin/ffmpeg", ["-v", "error", "-re", "-stream_loop", "-1", "-i", input, "-c", "copy", "-f", "hls",
+                procs.append(try BenchProcess("ffmpeg-\(i)", "/usr/bin/ffmpeg", ["-v", "error"] + (realtime ? ["-re", "-stream_loop", "-1"] : []) + ["-i", input, "-c", "copy", "-f", "hls",
                                                                                "-hls_time", "2", "-hls_list_size", "7", "-hls_flags", "delete_segments",
                                                                                dir.appendingPathComponent("index.m3u8").path]))
             } catch {
                 for p in procs { p.stop() }
                 throw error
             }
+        }
+        return procs
+    }
+}
+
+/// nginx-rtmp on a free loopback port, for the RTMP rows: N publishers push, both relays pull.
+struct RTMPServer {
+    let process: BenchProcess
+    let port: Int
+
+    init(work: URL) throws {
+        port = LatencyRun.freePort()
+        let dir = work.appendingPathComponent("nginx")
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("logs"), withIntermediateDirectories: true)
+        let conf = """
+        load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
+        daemon off; master_process off;
+        pid \(dir.path)/nginx.pid; error_log \(dir.path)/logs/error.log;
+        events { worker_connections 1024; }
+        rtmp { server { listen 127.0.0.1:\(port); chunk_size 4096; application live { live on; } } }
+        """
+        try conf.write(to: dir.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
+        process = try BenchProcess("nginx", "/usr/sbin/nginx", ["-c", dir.appendingPathComponent("nginx.conf").path, "-p", dir.path])
+        usleep(500_000)
+        guard process.process.isRunning else { throw ValidationError("nginx-rtmp did not start: \(process.stderr.suffix(300))") }
+    }
+
+    /// One `ffmpeg -re` publisher of the looped file per URL; returns once they are all on air.
+    func publish(_ file: String, to urls: [String]) throws -> [BenchProcess] {
+        var procs: [BenchProcess] = []
+        do {
+            for (i, url) in urls.enumerated() {
+                procs.append(try BenchProcess("publisher-\(i)", "/usr/bin/ffmpeg", ["-v", "error", "-re", "-stream_loop", "-1", "-i", file, "-c", "copy", "-f", "flv", url]))
+            }
+        } catch {
+            for p in procs { p.stop() }
+            throw error
+        }
+        Thread.sleep(forTimeInterval: 2)
+        if let dead = procs.first(where: { !$0.process.isRunning }) {
+            for p in procs { p.stop() }
+            throw ValidationError("an RTMP publisher stopped: \(dead.stderr.suffix(300))")
         }
         return procs
     }

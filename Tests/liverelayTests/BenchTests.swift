@@ -52,4 +52,30 @@ import TestSupport
         }
         try? FileManager.default.removeItem(at: dir)
     }
+    /// `liverelay bench throughput` on one stream: LiveRelay and ffmpeg remux the same file, and
+    /// then the same stream pulled from nginx-rtmp, over the same window; every row keeps up and
+    /// loses nothing, and the ratio column is LiveRelay's CPU over ffmpeg's.
+    @Test func aShortThroughputRunComparesFileAndRTMPRemuxWithFFmpeg() throws {
+        let dir = Paths.tempDirectory("bench-tp")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let r = try ChildProcess.run(Paths.liverelay, ["bench", "throughput", "--streams", "2", "--seconds", "3", "--sources", "file,rtmp",
+                                                       "--out", dir.path], timeout: 240)
+        #expect(r.status == 0, "\(r.stderr.suffix(600))")
+        let md = try String(contentsOf: dir.appendingPathComponent("throughput.md"), encoding: .utf8)
+        // | streams | path | CPU % | CPU %/stream | RSS | RSS/stream | ratio | drops | speed |
+        let cells = md.split(separator: "\n").filter { $0.hasPrefix("| 2 |") }
+            .map { $0.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) } }
+        for from in ["from file", "from RTMP"] {
+            let ours = try #require(cells.first { $0[1].contains("LiveRelay") && $0[1].contains(from) }, "no LiveRelay row \(from) in:\n\(md)")
+            let peerIndex = try #require(cells.firstIndex { $0 == ours }) + 1
+            let peer = cells[peerIndex]
+            #expect(peer[1].hasPrefix("ffmpeg"), "the peer row follows: \(peer[1])")
+            let cpu = try #require(Double(ours[2])), peerCPU = try #require(Double(peer[2])), ratio = try #require(Double(ours[6]))
+            #expect(cpu > 0 && peerCPU > 0, "\(from): CPU \(cpu) vs \(peerCPU)")
+            #expect(abs(ratio - cpu / peerCPU) < 0.03 + 0.05 * ratio, "\(from): ratio \(ratio) is not \(cpu) / \(peerCPU)")
+            #expect(ours[7] == "0", "\(from): drops \(ours[7])")
+            let speed = try #require(Double(ours[8]))
+            #expect(speed > 0.9 && speed < 1.1, "\(from): speed \(speed)")
+        }
+    }
 }
