@@ -26,6 +26,9 @@ public struct StreamStatus: Sendable, Codable {
     public var connections: Int
     public var arrivalToDecoded: LatencySummary
     public var decodeCounters: DecodeCounters?
+    /// A realtime file's pacing: `packets` (each when due) or `keyframes` (a keyframe interval
+    /// together when its keyframe is due: nothing consumes sooner). Nil for other sources.
+    public var pacing: String?
 }
 
 
@@ -149,6 +152,9 @@ public final class StreamHub: Sendable {
         var s = status.withLock { $0 }
         s.fpsIn = fps.rate()
         s.arrivalToDecoded = arrivalToDecoded.summary
+        if sourceOptions.realtime && SourceFactory.isFile(url: sourceURL) {
+            s.pacing = pacing.releasesAtKeyframes ? "keyframes" : "packets"
+        }
         return s
     }
 

@@ -172,6 +172,7 @@ import TestSupport
         #expect(!hub.releasesAtKeyframes, "a sink woken per packet needs every packet on time")
         hub.removeSink("each")
         #expect(hub.releasesAtKeyframes)
+        #expect(hub.currentStatus.pacing == "keyframes")
 
         hls.start()
         hub.start()
