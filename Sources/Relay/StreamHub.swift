@@ -53,6 +53,8 @@ public final class StreamHub: Sendable {
     /// Whether a realtime file source may release packets at keyframes: kept in step with the
     /// sinks (no frame sink, every packet sink woken only at keyframes).
     private let pacing = PacingHint()
+    /// Serialises `updatePacing`: the last update runs after the last sink change and sees it.
+    private let pacingUpdate = Mutex(())
 
     public init(name: String, source: String, title: String? = nil, sourceOptions: SourceOptions = SourceOptions(),
                 decoderOptions: DecoderOptions = DecoderOptions(), backoff: Backoff = Backoff(), logger: Logger) {
@@ -107,9 +109,11 @@ public final class StreamHub: Sendable {
     public var releasesAtKeyframes: Bool { pacing.releasesAtKeyframes }
 
     private func updatePacing() {
-        let decoding = frameSinks.withLock { !$0.all.isEmpty }
-        let allBatching = packetSinks.withLock { $0.all.allSatisfy(\.isBatching) }
-        pacing.releasesAtKeyframes = !decoding && allBatching
+        pacingUpdate.withLock { _ in
+            let decoding = frameSinks.withLock { !$0.all.isEmpty }
+            let allBatching = packetSinks.withLock { $0.all.allSatisfy(\.isBatching) }
+            pacing.releasesAtKeyframes = !decoding && allBatching
+        }
     }
 
     public var sinkNames: [String] {
