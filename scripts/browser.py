@@ -59,6 +59,9 @@ def main():
             out.update(watch_img(driver, a.img, a.seconds, deadline))
         if a.video:
             out.update(watch_video(driver, a.video, a.seconds, deadline))
+            hls = driver.execute_script(HLSJS_STATE)
+            if hls:
+                out["hlsjs"] = hls
         if a.stamps:
             out.update(read_stamps(driver, a.stamps, a.seconds, deadline, a.csv))
         if not a.img and not a.video and not a.stamps:
@@ -190,7 +193,8 @@ const h = window.hls; if (!h || h.targetLatency === undefined) return null;
 const lc = h.latencyController || {};
 const d = lc.levelDetails || {};
 return {targetLatency: h.targetLatency, latency: h.latency, stalls: lc.stallCount,
-        targetDuration: d.targetduration, partTarget: d.partTarget, canBlockReload: d.canBlockReload};
+        targetDuration: d.targetduration, partTarget: d.partTarget, canBlockReload: d.canBlockReload,
+        canSkipUntil: d.canSkipUntil, skippedSegments: d.skippedSegments, deltaUpdateFailed: d.deltaUpdateFailed};
 """
 
 if __name__ == "__main__":

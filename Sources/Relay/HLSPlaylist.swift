@@ -91,19 +91,39 @@ public struct HLSPlaylist: Sendable {
         return s.complete || s.parts.contains { $0.index >= part }
     }
 
-    public func render() -> String {
+    /// LL-HLS delta updates leave out what ends more than this before the playlist's end
+    /// (CAN-SKIP-UNTIL: at least six target durations).
+    public var skipBoundary: Double { Double(targetDuration) * 6 }
+
+    /// How many of the oldest segments a delta update (`_HLS_skip=YES`) leaves out: complete
+    /// ones with at least `skipBoundary` seconds of playlist after them. 0 for classic playlists.
+    public var skippableCount: Int {
+        guard isLowLatency else { return 0 }
+        var after = 0.0 // from the end of segment i to the end of the playlist
+        for i in segments.indices.reversed() {
+            if after >= skipBoundary && segments[i].complete { return i + 1 }
+            after += segments[i].complete ? segments[i].duration : segments[i].parts.reduce(0) { $0 + $1.duration }
+        }
+        return 0
+    }
+
+    /// The playlist; with `skip` (LL-HLS delta update), the oldest `skippableCount` segments
+    /// and their tags are replaced by EXT-X-SKIP (the client keeps them from an earlier reload).
+    public func render(skip: Bool = false) -> String {
         var out = "#EXTM3U\n"
         out += "#EXT-X-VERSION:\(settings.variant == .mpegts ? 3 : (isLowLatency ? 9 : 7))\n"
         out += "#EXT-X-TARGETDURATION:\(targetDuration)\n"
         if isLowLatency {
             let part = Self.seconds3(settings.partDuration)
-            out += "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=\(Self.seconds3(settings.partDuration * 3))\n"
+            out += "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=\(Self.seconds3(skipBoundary)),PART-HOLD-BACK=\(Self.seconds3(settings.partDuration * 3))\n"
             out += "#EXT-X-PART-INF:PART-TARGET=\(part)\n"
         }
         out += "#EXT-X-MEDIA-SEQUENCE:\(mediaSequence)\n"
         if discontinuitySequence > 0 { out += "#EXT-X-DISCONTINUITY-SEQUENCE:\(discontinuitySequence)\n" }
         if settings.playlist == .event { out += "#EXT-X-PLAYLIST-TYPE:EVENT\n" }
         out += "#EXT-X-INDEPENDENT-SEGMENTS\n"
+        let skipped = skip ? skippableCount : 0
+        if skipped > 0 { out += "#EXT-X-SKIP:SKIPPED-SEGMENTS=\(skipped)\n" }
         // Parts are listed for the segments within three target durations of the end.
         var partsFrom = segments.count
         if isLowLatency {
@@ -115,7 +135,7 @@ public struct HLSPlaylist: Sendable {
             }
         }
         var currentMap: String?
-        for (i, s) in segments.enumerated() {
+        for (i, s) in segments.enumerated() where i >= skipped {
             if s.discontinuity { out += "#EXT-X-DISCONTINUITY\n" }
             if let m = s.initURI, m != currentMap {
                 out += "#EXT-X-MAP:URI=\"\(m)\"\n"

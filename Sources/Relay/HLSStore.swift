@@ -176,7 +176,8 @@ public final class HLSStore: Sendable {
 
     /// The playlist; with `msn` (and `part`), an LL-HLS blocking reload: it answers once that
     /// segment (part) exists, or after three target durations. A request too far ahead is a 400.
-    public func playlist(msn: Int?, part: Int?) async -> HLSPlaylistAnswer {
+    /// With `skip` (LL-HLS `_HLS_skip=YES`), a delta update.
+    public func playlist(msn: Int?, part: Int?, skip: Bool = false) async -> HLSPlaylistAnswer {
         if let msn, settings.variant == .lowLatency {
             if part != nil && part! < 0 || msn < 0 { return .badRequest("_HLS_msn and _HLS_part must not be negative") }
             let (last, target) = state.withLock { ($0.playlist.lastPosition, $0.playlist.targetDuration) }
@@ -185,7 +186,7 @@ public final class HLSStore: Sendable {
             }
             await wait(timeout: Double(target) * 3) { s in s.playlist.has(msn: msn, part: part) }
         }
-        return state.withLock { s in Self.hasContent(s) || s.playlist.ended ? .playlist(s.playlist.render()) : .notYet }
+        return state.withLock { s in Self.hasContent(s) || s.playlist.ended ? .playlist(s.playlist.render(skip: skip)) : .notYet }
     }
 
     /// Any player can start: a complete segment (players that know no parts need one).

@@ -106,7 +106,10 @@ public enum RelayHTTP {
                 return try jsonError(.badRequest, "_HLS_msn and _HLS_part must be whole numbers")
             }
             if part != nil && msn == nil { return try jsonError(.badRequest, "_HLS_part needs _HLS_msn") }
-            var answer = await store.playlist(msn: msn, part: part)
+            // Delta updates: YES, or v2 (which adds date ranges; this playlist has none).
+            let skipValue = query["_HLS_skip"[...]].map(String.init)
+            if let v = skipValue, v != "YES", v != "v2" { return try jsonError(.badRequest, "_HLS_skip must be YES or v2") }
+            var answer = await store.playlist(msn: msn, part: part, skip: skipValue != nil)
             if answer == .notYet {
                 // The first segment is on its way: wait for it rather than fail the player.
                 await store.waitForContent(timeout: store.settings.segmentDuration * 2 + 3)

@@ -24,6 +24,8 @@ public final class PlaylistChecker: @unchecked Sendable {
         public var preloadHint: String?
         public var serverControl: String?
         public var ended = false
+        /// Segments a delta update left out (EXT-X-SKIP): the first listed is mediaSequence + skipped.
+        public var skipped = 0
     }
 
     public static func parse(_ text: String) -> Parsed {
@@ -45,6 +47,7 @@ public final class PlaylistChecker: @unchecked Sendable {
             else if line.hasPrefix("#EXT-X-PART:") { p.parts.append((attr("URI") ?? "", attr("DURATION").flatMap(Double.init) ?? -1)) }
             else if line.hasPrefix("#EXT-X-PRELOAD-HINT:") { p.preloadHint = attr("URI") }
             else if line.hasPrefix("#EXT-X-SERVER-CONTROL:") { p.serverControl = line }
+            else if line.hasPrefix("#EXT-X-SKIP:") { p.skipped = attr("SKIPPED-SEGMENTS").flatMap { Int($0) } ?? -1 }
             else if line == "#EXT-X-ENDLIST" { p.ended = true }
             else if !line.hasPrefix("#"), !line.isEmpty, let d = extinf {
                 p.segments.append((line, d, pdt, disc))
@@ -67,7 +70,7 @@ public final class PlaylistChecker: @unchecked Sendable {
         for (i, s) in p.segments.enumerated() {
             if Int(s.duration.rounded()) > td { problems.append("\(s.uri) lasts \(s.duration) s > target \(td)") }
             if !s.pdt { problems.append("\(s.uri) has no PROGRAM-DATE-TIME") }
-            let seq = p.mediaSequence + i
+            let seq = p.mediaSequence + p.skipped + i
             if seq > lastSequence { lastSequence = seq }
         }
         maxDiscontinuities = max(maxDiscontinuities, p.segments.filter(\.discontinuity).count)

@@ -20,10 +20,13 @@ import TestSupport
         (try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "10", url], timeout: 15).stdout) ?? ""
     }
 
-    /// Polls a playlist every 200 ms until `until`, checking each reload.
+    /// Polls a playlist every 200 ms until `until`, checking each reload; LL-HLS asks for a
+    /// delta update (`_HLS_skip=YES`) every other time, as hls.js does.
     func watch(_ url: String, _ checker: PlaylistChecker, lowLatency: Bool, until: Date) {
+        var delta = false
         while Date() < until {
-            checker.check(get(url), lowLatency: lowLatency)
+            checker.check(get(url + (delta ? "?_HLS_skip=YES" : "")), lowLatency: lowLatency)
+            if lowLatency { delta.toggle() }
             usleep(200_000)
         }
     }
@@ -67,7 +70,7 @@ import TestSupport
           ll:
             source: testsrc://?size=320x180&fps=30&gop=30
             preview: false
-            hls: { variant: lowLatency }
+            hls: { variant: lowLatency, segment_count: 12 }
         """, dir: dir)
         defer { serve.stop() }
         let base = "http://127.0.0.1:\(port)/streams"
@@ -104,6 +107,22 @@ import TestSupport
         #expect(blocked.parts.contains { $0.uri == "part\(next.0).\(next.1).m4s" } || blocked.segments.contains { $0.uri == "seg\(next.0).m4s" })
         let far = try ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "\(base)/ll/hls/index.m3u8?_HLS_msn=\(next.0 + 50)"], timeout: 10)
         #expect(far.stdout == "400")
+        // Delta updates: the oldest segments give way to EXT-X-SKIP; what is listed is the full
+        // playlist's tail, at least CAN-SKIP-UNTIL (6 target durations) long.
+        var compared = false
+        for _ in 0..<5 where !compared {
+            let full = PlaylistChecker.parse(get("\(base)/ll/hls/index.m3u8"))
+            let delta = PlaylistChecker.parse(get("\(base)/ll/hls/index.m3u8?_HLS_skip=YES"))
+            guard full.mediaSequence == delta.mediaSequence, full.segments.count == delta.skipped + delta.segments.count else { continue }
+            compared = true
+            #expect(full.serverControl?.contains("CAN-SKIP-UNTIL=6.000") == true, "\(full.serverControl ?? "no EXT-X-SERVER-CONTROL")")
+            #expect(delta.skipped >= 4, "12 segments of 1 s: \(delta.skipped) skipped")
+            #expect(full.segments.dropFirst(delta.skipped).map(\.uri) == delta.segments.map(\.uri))
+            #expect(delta.segments.map(\.duration).reduce(0, +) >= 5, "the delta lists \(delta.segments.count) segments")
+        }
+        #expect(compared, "the playlist kept moving between a full and a delta reload")
+        let badSkip = try ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "\(base)/ll/hls/index.m3u8?_HLS_skip=maybe"], timeout: 10)
+        #expect(badSkip.stdout == "400")
         // Content types and caching.
         let head = try ChildProcess.run("/usr/bin/curl", ["-s", "-D", "-", "-o", "/dev/null", "\(base)/ts/hls/index.m3u8"], timeout: 10).stdout.lowercased()
         #expect(head.contains("content-type: application/vnd.apple.mpegurl") && head.contains("cache-control: no-cache"))
@@ -141,6 +160,9 @@ import TestSupport
         }
         let ll = try browser("http://127.0.0.1:\(pagePort)/hlsjs.html?src=\(base)/ll/hls/index.m3u8")
         #expect((ll["advanced"] as? Double ?? 0) > 2, "ll: hls.js: \(ll)")
+        // hls.js reloads with delta updates (it asks for them when CAN-SKIP-UNTIL is offered).
+        let hlsjs = ll["hlsjs"] as? [String: Any] ?? [:]
+        #expect((hlsjs["skippedSegments"] as? Int ?? 0) > 0 && hlsjs["deltaUpdateFailed"] as? Bool == false, "ll: hls.js: \(hlsjs)")
 
         // The same HLS went to the directory and to the origin, which plays it too and holds
         // only the window (old segments were deleted).
