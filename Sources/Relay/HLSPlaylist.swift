@@ -109,13 +109,16 @@ public struct HLSPlaylist: Sendable {
 
     /// The playlist; with `skip` (LL-HLS delta update), the oldest `skippableCount` segments
     /// and their tags are replaced by EXT-X-SKIP (the client keeps them from an earlier reload).
-    public func render(skip: Bool = false) -> String {
+    /// `forStaticServer`: for a directory or an origin, which cannot hold a request or answer
+    /// `_HLS_` directives: no CAN-BLOCK-RELOAD, CAN-SKIP-UNTIL or preload hint (parts stay).
+    public func render(skip: Bool = false, forStaticServer: Bool = false) -> String {
         var out = "#EXTM3U\n"
         out += "#EXT-X-VERSION:\(settings.variant == .mpegts ? 3 : (isLowLatency ? 9 : 7))\n"
         out += "#EXT-X-TARGETDURATION:\(targetDuration)\n"
         if isLowLatency {
             let part = Self.seconds3(settings.partDuration)
-            out += "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=\(Self.seconds3(skipBoundary)),PART-HOLD-BACK=\(Self.seconds3(settings.partDuration * 3))\n"
+            let live = forStaticServer ? "" : "CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=\(Self.seconds3(skipBoundary)),"
+            out += "#EXT-X-SERVER-CONTROL:\(live)PART-HOLD-BACK=\(Self.seconds3(settings.partDuration * 3))\n"
             out += "#EXT-X-PART-INF:PART-TARGET=\(part)\n"
         }
         out += "#EXT-X-MEDIA-SEQUENCE:\(mediaSequence)\n"
@@ -153,7 +156,7 @@ public struct HLSPlaylist: Sendable {
         }
         if ended {
             out += "#EXT-X-ENDLIST\n"
-        } else if isLowLatency, let next = nextPartURI {
+        } else if isLowLatency, !forStaticServer, let next = nextPartURI {
             out += "#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"\(next)\"\n"
         }
         return out

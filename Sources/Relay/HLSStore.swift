@@ -77,7 +77,7 @@ public final class HLSStore: Sendable {
             last.data += data
             last.duration += duration
             s.playlist.segments.append(last)
-            return [.file(name: uri, data: data), .playlist(text: s.playlist.render())]
+            return [.file(name: uri, data: data), .playlist(text: s.playlist.render(forStaticServer: true))]
         }
     }
 
@@ -107,7 +107,7 @@ public final class HLSStore: Sendable {
                     }
                 }
             }
-            out.append(.playlist(text: s.playlist.render()))
+            out.append(.playlist(text: s.playlist.render(forStaticServer: true)))
             return out
         }
     }
@@ -124,7 +124,7 @@ public final class HLSStore: Sendable {
     func end() {
         change { s in
             s.playlist.ended = true
-            return [.playlist(text: s.playlist.render())]
+            return [.playlist(text: s.playlist.render(forStaticServer: true))]
         }
     }
 

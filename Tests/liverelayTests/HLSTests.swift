@@ -70,7 +70,7 @@ import TestSupport
           ll:
             source: testsrc://?size=320x180&fps=30&gop=30
             preview: false
-            hls: { variant: lowLatency, segment_count: 12 }
+            hls: { variant: lowLatency, segment_count: 12, directory: \(dir.appendingPathComponent("www-ll").path) }
         """, dir: dir)
         defer { serve.stop() }
         let base = "http://127.0.0.1:\(port)/streams"
@@ -167,6 +167,11 @@ import TestSupport
         // The same HLS went to the directory and to the origin, which plays it too and holds
         // only the window (old segments were deleted).
         #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("www/index.m3u8").path))
+        // LL-HLS on disk: parts listed, but nothing a static server cannot do (hold a request,
+        // answer _HLS_skip, serve a part before it exists).
+        let llDisk = (try? String(contentsOf: dir.appendingPathComponent("www-ll/index.m3u8"), encoding: .utf8)) ?? ""
+        #expect(llDisk.contains("#EXT-X-PART:") && llDisk.contains("#EXT-X-SERVER-CONTROL:PART-HOLD-BACK="), "\(llDisk.prefix(300))")
+        #expect(!llDisk.contains("CAN-BLOCK-RELOAD") && !llDisk.contains("CAN-SKIP-UNTIL") && !llDisk.contains("PRELOAD-HINT"), "\(llDisk.prefix(300))")
         let fromOrigin = try ChildProcess.run("/usr/bin/timeout", ["-k", "1", "30", "/usr/bin/ffmpeg", "-v", "error", "-i", origin.url("live/ts/index.m3u8"),
                                                                    "-t", "3", "-f", "framemd5", "-"], timeout: 40)
         #expect(fromOrigin.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.count >= 85, "origin: \(fromOrigin.stderr.suffix(300))")
