@@ -35,6 +35,8 @@ public final class IngestSession: PacketSource {
     private enum HeldEnd { case none, end, failure(any Error) }
     /// Whether a realtime file may release packets at keyframes (set by whoever consumes it).
     public let pacing: PacingHint?
+    /// Whether a video stream was found (keyframe release waits for video keyframes).
+    private var hasVideo = false
     private var lastEnd: [Int: Int64] = [:]
 
     /// Opens the source and probes its streams, within `options.openTimeout`.
@@ -157,6 +159,7 @@ public final class IngestSession: PacketSource {
             }
         }
         streams = found
+        hasVideo = found.contains { $0.mediaType == .video }
         if !unusedOptions.isEmpty {
             logger.warning("options not used by FFmpeg (typo?)", metadata: ["source": "\(redactedURL)", "options": "\(unusedOptions.sorted().joined(separator: ","))"])
         }
@@ -202,7 +205,6 @@ public final class IngestSession: PacketSource {
     /// (on this kind of machine a wake-up costs ~0.1 ms of CPU, a packet read ~0.01 ms).
     private func readAheadToKeyframe() {
         guard case .none = heldEnd else { return }
-        let hasVideo = streams.contains { $0.mediaType == .video }
         while let last = held.last, !(last.isKeyframe && (last.mediaType == .video || !hasVideo)),
               held.count < 256, held.lastDue &- held.firstDue < 1_000_000_000 {
             do {

@@ -286,7 +286,7 @@ final class LatencyRun {
         }
         let fm = FileManager.default
         let haveRTSP = fm.fileExists(atPath: "/usr/lib/python3/dist-packages/gi") && fm.fileExists(atPath: scriptPath("rtsp_server.py"))
-        let haveNginx = fm.fileExists(atPath: "/usr/sbin/nginx") && fm.fileExists(atPath: "/usr/lib/nginx/modules/ngx_rtmp_module.so")
+        let haveNginx = RTMPServer.isInstalled
         guard fm.fileExists(atPath: "/usr/bin/ffmpeg") else { throw ValidationError("ffmpeg is not installed: run scripts/setup.sh") }
 
         var serveStreams = ""
@@ -316,23 +316,13 @@ final class LatencyRun {
             notes.append("RTSP scenarios skipped: gst-rtsp-server (python3-gi, gir1.2-gst-rtsp-server-1.0) is not installed.")
         }
         if haveNginx {
-            let rtmpPort = Self.freePort()
             let page = work.appendingPathComponent("page")
             try fm.createDirectory(at: page, withIntermediateDirectories: true)
             let hlsDir = page.appendingPathComponent("nginx-hls")
-            try fm.createDirectory(at: work.appendingPathComponent("logs"), withIntermediateDirectories: true)
-            let conf = """
-            load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
-            daemon off; master_process off;
-            pid \(work.path)/nginx.pid; error_log \(work.path)/logs/error.log;
-            events { worker_connections 256; }
-            rtmp { server { listen \(lab == nil ? "127.0.0.1:" : "")\(rtmpPort); chunk_size 4096;
-              application live { live on; hls on; hls_path \(hlsDir.path); hls_fragment 1s; hls_playlist_length 4s; } } }
-            """
-            try conf.write(to: work.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
-            let nginx = try start("nginx", "/usr/sbin/nginx", ["-c", work.appendingPathComponent("nginx.conf").path, "-p", work.path], atSource: true)
-            usleep(500_000)
-            guard nginx.process.isRunning else { throw ValidationError("nginx-rtmp did not start: \(nginx.stderr.suffix(300))") }
+            // In the source's namespace (across the impaired link) it listens on every address.
+            let rtmpPort = try RTMPServer(work: work, loopbackOnly: lab == nil,
+                                          application: "hls on; hls_path \(hlsDir.path); hls_fragment 1s; hls_playlist_length 4s;",
+                                          launch: { try start($0, $1, $2, atSource: true) }).port
             let src = "rtmp://\(sourceHost):\(rtmpPort)/live/src"
             _ = try start("rtmp-source", me, ["publish", "rtmp://127.0.0.1:\(rtmpPort)/live/src", "--source", testsrc, "--duration", "100000"], atSource: true)
             usleep(1_500_000)

@@ -59,7 +59,7 @@ struct ThroughputBench: ParsableCommand {
         var notes: [String] = []
         var rtmp: RTMPServer?
         if kinds.contains("rtmp") {
-            if FileManager.default.fileExists(atPath: "/usr/sbin/nginx") && FileManager.default.fileExists(atPath: "/usr/lib/nginx/modules/ngx_rtmp_module.so") {
+            if RTMPServer.isInstalled {
                 rtmp = try RTMPServer(work: work)
             } else {
                 notes.append("RTMP rows skipped: nginx with libnginx-mod-rtmp is not installed (scripts/setup.sh installs it).")
@@ -239,12 +239,21 @@ struct ThroughputBench: ParsableCommand {
     }
 }
 
-/// nginx-rtmp on a free loopback port, for the RTMP rows: N publishers push, both relays pull.
+/// nginx-rtmp on a free port (the latency bench's RTMP source and HLS peer; the throughput
+/// bench's RTMP rows: N publishers push, both relays pull). Runs until its process is stopped.
 struct RTMPServer {
     let process: BenchProcess
     let port: Int
 
-    init(work: URL) throws {
+    static var isInstalled: Bool {
+        FileManager.default.fileExists(atPath: "/usr/sbin/nginx") && FileManager.default.fileExists(atPath: "/usr/lib/nginx/modules/ngx_rtmp_module.so")
+    }
+
+    /// `application`: more directives for the `live` application (nginx-rtmp's HLS, say).
+    /// `launch` starts a process (name, executable, arguments): the latency bench's runs it in
+    /// the source's network namespace and stops it with the rest of its processes.
+    init(work: URL, loopbackOnly: Bool = true, application: String = "",
+         launch: (String, String, [String]) throws -> BenchProcess = { try BenchProcess($0, $1, $2) }) throws {
         port = LatencyRun.freePort()
         let dir = work.appendingPathComponent("nginx")
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("logs"), withIntermediateDirectories: true)
@@ -253,10 +262,10 @@ struct RTMPServer {
         daemon off; master_process off;
         pid \(dir.path)/nginx.pid; error_log \(dir.path)/logs/error.log;
         events { worker_connections 1024; }
-        rtmp { server { listen 127.0.0.1:\(port); chunk_size 4096; application live { live on; } } }
+        rtmp { server { listen \(loopbackOnly ? "127.0.0.1:" : "")\(port); chunk_size 4096; application live { live on; \(application) } } }
         """
         try conf.write(to: dir.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
-        process = try BenchProcess("nginx", "/usr/sbin/nginx", ["-c", dir.appendingPathComponent("nginx.conf").path, "-p", dir.path])
+        process = try launch("nginx", "/usr/sbin/nginx", ["-c", dir.appendingPathComponent("nginx.conf").path, "-p", dir.path])
         usleep(500_000)
         guard process.process.isRunning else { throw ValidationError("nginx-rtmp did not start: \(process.stderr.suffix(300))") }
     }
