@@ -51,6 +51,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "StampedSource",
+            dependencies: ["CFFmpeg", "MediaCore", "Demux"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "Relay",
             dependencies: [
                 "MediaCore", "Demux", "Decode", "Mux",
@@ -73,10 +78,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "Bench",
+            dependencies: [
+                "Relay", "MediaCore", "Demux", "Decode", "StampedSource",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "liverelay",
             dependencies: [
-                "Relay", "RelayServer", "MediaCore", "Demux", "Decode", "Mux",
+                "Relay", "RelayServer", "MediaCore", "Demux", "Decode", "Mux", "StampedSource", "Bench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
@@ -85,16 +98,16 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["MediaCore", "Demux", "Mux"],
+            dependencies: ["MediaCore", "Demux", "Mux", "StampedSource", "Bench"],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
-        .testTarget(name: "DemuxTests", dependencies: ["Demux", "Mux", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
-        .testTarget(name: "DecodeTests", dependencies: ["Decode", "Demux", "Mux", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
-        .testTarget(name: "MuxTests", dependencies: ["Mux", "Decode", "Demux", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
-        .testTarget(name: "RelayTests", dependencies: ["Relay", "Decode", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "DemuxTests", dependencies: ["Demux", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "DecodeTests", dependencies: ["Decode", "Demux", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "MuxTests", dependencies: ["Mux", "Decode", "Demux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "Decode", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "Relay", "TestSupport", .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
-        .testTarget(name: "liverelayTests", dependencies: ["TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "liverelayTests", dependencies: ["TestSupport", "Bench", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
     ]
 )

@@ -51,9 +51,7 @@ public final class SourceSupervisor: Sendable {
     private let onEvent: @Sendable (SourceEvent) -> Void
     private let handle = InterruptHandle()
     private let stateBox = Mutex<SourceState>(.connecting)
-    private let finished = Mutex<Bool>(false)
-    private let started = Atomic<Bool>(false)
-    private let done = DispatchSemaphore(value: 0)
+    private let worker: WorkerThread
 
     /// - Parameters:
     ///   - reconnectAtEnd: reopen when the source ends cleanly (live sources, push ingest);
@@ -66,31 +64,23 @@ public final class SourceSupervisor: Sendable {
         self.reconnectAtEnd = reconnectAtEnd
         self.logger = logger
         self.onEvent = onEvent
+        let handle = handle
+        // Stopping interrupts whatever FFmpeg call blocks: it returns AVERROR_EXIT at once.
+        worker = WorkerThread(name: "ingest:\(name)", wake: { handle.interrupt() })
     }
 
     public var state: SourceState { stateBox.withLock { $0 } }
 
     /// Starts the ingest thread (once).
     public func start() {
-        guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let thread = Thread { [self] in
-            self.run()
-            self.finished.withLock { $0 = true }
-            self.done.signal()
-        }
-        thread.name = "ingest:\(name)"
-        thread.start()
+        worker.start { [self] in self.run() }
     }
 
-    /// Stops the source: the blocked call returns, the thread ends. Waits up to `timeout`.
+    /// Stops the source: the blocked call returns, the thread ends. Waits up to `timeout`
+    /// without blocking a thread; true when the thread ended.
     @discardableResult
-    public func stop(timeout: Double = 5) -> Bool {
-        handle.interrupt()
-        guard started.load(ordering: .acquiring) else { return true }
-        if finished.withLock({ $0 }) { return true }
-        let ok = done.wait(timeout: .now() + timeout) == .success
-        if ok { done.signal() }
-        return ok
+    public func stop(timeout: Double = 5) async -> Bool {
+        await worker.stop(timeout: timeout)
     }
 
     private func setState(_ s: SourceState) {

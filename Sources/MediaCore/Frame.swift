@@ -65,11 +65,6 @@ public final class Frame: @unchecked Sendable {
         return try body(UnsafePointer(base), Int(pointer.pointee.linesize.0))
     }
 
-    /// Reads the stamp the test source drew into this picture, if any.
-    public func readStamp() -> Stamp? {
-        withLumaPlane { base, stride in StampCodec.read(luma: base, stride: stride, width: width, height: height) } ?? nil
-    }
-
     /// Packed bytes of one plane, row by row without padding (for tests and encoders of our own).
     public func planeBytes(_ plane: Int, rowBytes: Int, rows: Int) -> [UInt8] {
         withUnsafeAVFrame { f in

@@ -1,91 +1,66 @@
 public import Logging
 import Foundation
 
-/// Every configured stream with its hub and preview: the engine behind `liverelay serve`,
-/// embeddable in another Swift program without HTTP.
+/// Every configured stream with all of its outputs (preview, HLS with its directory and push,
+/// recording, forwards), wired here: the engine behind `liverelay serve`, embeddable in another
+/// Swift program without HTTP, and then missing nothing.
 public final class RelayEngine: Sendable {
     public let configuration: Configuration
     public let hubs: [String: StreamHub]
-    public let previews: [String: PreviewService]
-    public let hls: [String: HLSSegmenter]
-    public let recorders: [String: Recorder]
-    public let forwarders: [String: [Forwarder]]
 
-    public init(configuration: Configuration, logger: Logger) {
+    /// - Parameters:
+    ///   - sources: how URLs are opened (the program registers its own schemes, e.g. `testsrc`).
+    ///   - captureAge: read on streams configured with `measure: true`.
+    public init(configuration: Configuration, sources: SourceOpener = SourceOpener(), captureAge: CaptureAgeReader? = nil, logger: Logger) {
         self.configuration = configuration
         var hubs: [String: StreamHub] = [:]
-        var previews: [String: PreviewService] = [:]
-        var hls: [String: HLSSegmenter] = [:]
-        var recorders: [String: Recorder] = [:]
-        var forwarders: [String: [Forwarder]] = [:]
         for s in configuration.streams {
             var l = logger
             l[metadataKey: "stream.name"] = "\(s.name)"
             let hub = StreamHub(name: s.name, source: s.source, title: s.title, sourceOptions: s.sourceOptions,
-                                decoderOptions: s.decoderOptions, logger: l)
+                                decoderOptions: s.decoderOptions, opener: sources, captureAge: s.measure ? captureAge : nil, logger: l)
             hubs[s.name] = hub
-            if let p = s.preview { previews[s.name] = PreviewService(hub: hub, settings: p) }
-            if let h = s.hls {
-                let segmenter = HLSSegmenter(hub: hub, settings: h, logger: l)
-                if let dir = h.directory {
-                    do {
-                        let writer = try HLSDirectoryWriter(directory: dir, logger: l)
-                        segmenter.store.addOutput { writer.handle($0) }
-                    } catch {
-                        l.error("hls: cannot use the directory; HLS is served over HTTP only", metadata: ["directory": "\(dir)", "error": "\(error)"])
-                    }
-                }
-                hls[s.name] = segmenter
-            }
-            if let r = s.record { recorders[s.name] = Recorder(hub: hub, settings: r, logger: l) }
-            forwarders[s.name] = s.forward.enumerated().map { Forwarder(hub: hub, index: $0.offset, destination: $0.element, logger: l) }
+            // Each output registers itself with its hub.
+            if let p = s.preview { _ = PreviewService(hub: hub, settings: p) }
+            if let h = s.hls { _ = HLSSegmenter(hub: hub, settings: h, logger: l) }
+            if let r = s.record { _ = Recorder(hub: hub, settings: r, logger: l) }
+            for (i, destination) in s.forward.enumerated() { _ = Forwarder(hub: hub, index: i, destination: destination, logger: l) }
         }
-        self.hls = hls
-        self.recorders = recorders
-        self.forwarders = forwarders
         self.hubs = hubs
-        self.previews = previews
     }
 
+    /// The outputs of a stream of one type (e.g. `engine.outputs("cam", PreviewService.self)`).
+    public func outputs<T>(_ stream: String, _ type: T.Type) -> [T] {
+        hubs[stream]?.outputs.compactMap { $0 as? T } ?? []
+    }
+
+    public func preview(_ stream: String) -> PreviewService? { outputs(stream, PreviewService.self).first }
+    public func hls(_ stream: String) -> HLSSegmenter? { outputs(stream, HLSSegmenter.self).first }
+    public func recorder(_ stream: String) -> Recorder? { outputs(stream, Recorder.self).first }
+    public func forwarders(_ stream: String) -> [Forwarder] { outputs(stream, Forwarder.self) }
+
+    /// Starts every output, then every ingest.
     public func start() {
-        for p in previews.values { p.start() }
-        for h in hls.values { h.start() }
-        for r in recorders.values { r.start() }
-        for f in forwarders.values.joined() { f.start() }
+        for h in hubs.values { for o in h.outputs { o.start() } }
         for h in hubs.values { h.start() }
     }
 
-    /// Stops every stream; each ingest returns within its deadlines.
-    public func stop() {
-        let group = DispatchGroup()
-        for h in hubs.values {
-            DispatchQueue.global().async(group: group) { h.stop() }
+    /// Stops every stream (each ingest returns within its deadlines), then lets each output
+    /// finish: every packet taken is segmented or recorded, playlists end. Suspends; blocks no
+    /// thread.
+    public func stop() async {
+        await withTaskGroup(of: Void.self) { g in
+            for h in hubs.values { g.addTask { await h.stop() } }
         }
-        _ = group.wait(timeout: .now() + 5)
-        for p in previews.values { p.stop() }
-        // After the ingests: every packet taken is segmented, then the playlists end.
-        let sinks = DispatchGroup()
-        for h in hls.values { DispatchQueue.global().async(group: sinks) { h.stop() } }
-        for r in recorders.values { DispatchQueue.global().async(group: sinks) { r.stop() } }
-        for f in forwarders.values.joined() { DispatchQueue.global().async(group: sinks) { f.stop() } }
-        _ = sinks.wait(timeout: .now() + 5)
+        await withTaskGroup(of: Void.self) { g in
+            for h in hubs.values { for o in h.outputs { g.addTask { await o.stop() } } }
+        }
     }
 
     /// Subscribes to a stream's decoded frames with a policy of your own: the in-process API.
-    /// Iterate `frames`; call `hub.removeSink(name)` when done.
-    public func subscribe(stream: String, sink: String, policy: SinkPolicy = .preview) -> FrameSubscription? {
+    /// Iterate the subscription; `cancel()` it when done.
+    public func subscribe(stream: String, name: String, policy: SinkPolicy = .preview) -> FrameSubscription? {
         guard let hub = hubs[stream] else { return nil }
-        return FrameSubscription(queue: hub.addFrameSink(sink, policy: policy))
+        return FrameSubscription(hub: hub, name: name, policy: policy)
     }
-}
-
-/// Decoded frames of one stream as an async sequence, under the subscriber's policy.
-public struct FrameSubscription: AsyncSequence, Sendable {
-    public typealias Element = MediaCoreFrame
-    public let queue: SinkQueue<MediaCoreFrame>
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        let queue: SinkQueue<MediaCoreFrame>
-        public mutating func next() async -> MediaCoreFrame? { await queue.next() }
-    }
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(queue: queue) }
 }

@@ -15,7 +15,7 @@ enum OpsPage {
             let n = escape(name)
             cards += """
             <figure><a href="/streams/\(n)/"><img src="/streams/\(n)/preview.mjpg" alt="\(n)" width="480"></a>
-            <figcaption><b>\(escape(s.title ?? name))</b> · \(escape(s.state))\(s.lastError.map { " · " + escape($0) } ?? "")</figcaption></figure>
+            <figcaption><b>\(escape(s.title ?? name))</b> · \(escape(s.state.rawValue))\(s.lastError.map { " · " + escape($0) } ?? "")</figcaption></figure>
             """
         }
         return """

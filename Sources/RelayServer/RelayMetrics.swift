@@ -29,22 +29,24 @@ public final class RelayMetrics: Sendable {
         for (name, hub) in engine.hubs {
             let s = hub.currentStatus
             let l = [("stream", name)]
-            gauge("liverelay_stream_up", l, s.state == "live" ? 1 : 0)
+            gauge("liverelay_stream_up", l, s.state == .live ? 1 : 0)
             gauge("liverelay_stream_fps_in", l, s.fpsIn)
             counter("liverelay_stream_connections_total", l, total: s.connections)
             if let p = s.arrivalToDecoded.p50Ms { gauge("liverelay_arrival_to_decoded_ms", l + [("quantile", "0.5")], p) }
             if let p = s.arrivalToDecoded.p99Ms { gauge("liverelay_arrival_to_decoded_ms", l + [("quantile", "0.99")], p) }
-            for sink in hub.sinkNames {
-                guard let q = hub.frameSink(sink) else { continue }
-                let sl = l + [("sink", sink)]
-                let c = q.counters
+            // Every output of the registry, whatever its kind: packets and frames alike.
+            for o in hub.outputs.map(\.status) {
+                let sl = l + [("sink", o.name), ("kind", o.kind.rawValue)]
+                let c = o.counters
+                counter("liverelay_sink_received_total", sl, total: c.received)
                 counter("liverelay_sink_delivered_total", sl, total: c.delivered)
                 counter("liverelay_sink_out_of_order_total", sl, total: c.outOfOrder)
                 for reason in DropReason.allCases {
                     counter("liverelay_sink_dropped_total", sl + [("reason", reason.rawValue)], total: c.dropped[reason.rawValue] ?? 0)
                 }
-                gauge("liverelay_sink_queue_depth", sl, Double(q.depth))
-                let d = q.deliveredLatency.summary
+                gauge("liverelay_sink_queue_depth", sl, Double(o.queueDepth))
+                gauge("liverelay_sink_up", sl, o.state == .running ? 1 : 0)
+                let d = o.arrivalToDelivered
                 if let p = d.p50Ms { gauge("liverelay_sink_arrival_to_delivered_ms", sl + [("quantile", "0.5")], p) }
                 if let p = d.p99Ms { gauge("liverelay_sink_arrival_to_delivered_ms", sl + [("quantile", "0.99")], p) }
             }

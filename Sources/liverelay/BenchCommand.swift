@@ -1,7 +1,5 @@
 import ArgumentParser
-import Relay
-import MediaCore
-import Foundation
+import Bench
 
 struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -33,66 +31,106 @@ struct DecodeBench: ParsableCommand {
     var out: String = "./bench-results"
 
     func run() throws {
-        FFmpegLog.silence()
-        var files = file
-        if files.isEmpty {
-            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-            for (w, h) in [(1280, 720), (1920, 1080)] {
-                let path = "\(out)/testsrc2-\(h)p.mp4"
-                if !FileManager.default.fileExists(atPath: path) {
-                    print("making \(path) …")
-                    let r = try Shell.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=\(w)x\(h):rate=30",
-                                                              "-t", String(seconds), "-c:v", "libx264", "-preset", "veryfast", "-g", "60", "-pix_fmt", "yuv420p", path])
-                    guard r.status == 0 else { throw ValidationError("ffmpeg could not make \(path): \(r.stderr)") }
-                }
-                files.append(path)
-            }
-        }
-        print("| file | frames | LiveRelay fps | ffmpeg fps | LiveRelay / ffmpeg | LiveRelay CPU s | ffmpeg CPU s |")
-        print("|---|---:|---:|---:|---:|---:|---:|")
-        for f in files {
-            var ours: [DecodeBenchmark.Result] = []
-            var theirs: [(fps: Double, cpu: Double, frames: Int)] = []
-            for _ in 0..<runs {
-                ours.append(try DecodeBenchmark.run(file: f, threads: threads))
-                theirs.append(try ffmpegDecode(f))
-            }
-            let o = ours.sorted { $0.fps < $1.fps }[ours.count / 2]
-            let t = theirs.sorted { $0.fps < $1.fps }[theirs.count / 2]
-            print(String(format: "| %@ | %d | %.0f | %.0f | %.3f | %.2f | %.2f |", (f as NSString).lastPathComponent, o.frames, o.fps, t.fps, o.fps / t.fps, o.cpuSeconds, t.cpu))
-        }
-    }
-
-    func ffmpegDecode(_ file: String) throws -> (fps: Double, cpu: Double, frames: Int) {
-        let r = try Shell.run("/usr/bin/ffmpeg", ["-hide_banner", "-nostats", "-benchmark", "-threads", String(threads), "-i", file, "-map", "0:v:0", "-f", "null", "-"])
-        guard r.status == 0 else { throw ValidationError("ffmpeg failed: \(r.stderr)") }
-        // "bench: utime=1.234s stime=0.012s rtime=1.250s"
-        func value(_ key: String) -> Double {
-            guard let range = r.stderr.range(of: key + "=") else { return 0 }
-            return Double(r.stderr[range.upperBound...].prefix { $0 != "s" }) ?? 0
-        }
-        var frames = 0
-        if let fr = r.stderr.range(of: "frame=", options: .backwards) {
-            frames = Int(r.stderr[fr.upperBound...].drop { $0 == " " }.prefix { $0.isNumber }) ?? 0
-        }
-        let rtime = value("rtime")
-        return (rtime > 0 ? Double(frames) / rtime : 0, value("utime") + value("stime"), frames)
+        var b = DecodeBenchComparison()
+        b.file = file
+        b.threads = threads
+        b.runs = runs
+        b.seconds = seconds
+        b.out = out
+        do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
     }
 }
 
-enum Shell {
-    struct Result { var status: Int32; var stdout: String; var stderr: String }
-    static func run(_ exe: String, _ args: [String]) throws -> Result {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: exe)
-        p.arguments = args
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+struct LatencyBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "latency",
+        abstract: "Capture → picture latency of LiveRelay's paths next to peers, in one run.",
+        discussion: """
+        Starts a stamped RTSP camera (gst-rtsp-server fed by the test source), nginx-rtmp with a \
+        pushed stamped stream, `liverelay serve` on both, and readers (ffmpeg decoding to raw \
+        pixels; the bench reads the stamp of every picture). Writes results.md, one CSV per \
+        scenario and latency-cdf.svg / latency-time.svg to --out.
+        """
+    )
+
+    @Flag(help: "A small set of scenarios, run side by side, in under a minute.")
+    var quick = false
+
+    @Option(help: "Seconds each scenario is measured.")
+    var seconds: Double = 20
+
+    @Option(help: "Picture size of the test source.")
+    var size = "640x360"
+
+    @Option(help: "Frames per second of the test source.")
+    var fps = 30
+
+    @Option(help: "Keyframe interval of the test source, in frames.")
+    var gop = 30
+
+    @Option(help: "Bitrate of the test source, kbit/s.")
+    var bitrate = 1000
+
+    @Option(help: "Only these scenarios (comma-separated names; see the table).")
+    var scenarios: String?
+
+    @Option(help: "Impair the network between the sources and LiveRelay/readers, e.g. loss=2%,delay=20ms,jitter=10ms,reorder=5% (root: network namespaces).")
+    var impair: String?
+
+    @Option(help: "Where results go.")
+    var out = "./bench-results"
+
+    func run() throws {
+        var b = LatencyBenchmark()
+        b.quick = quick
+        b.seconds = seconds
+        b.size = size
+        b.fps = fps
+        b.gop = gop
+        b.bitrate = bitrate
+        b.scenarios = scenarios
+        b.impair = impair
+        b.out = out
+        do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
+    }
+}
+
+struct ThroughputBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "throughput",
+        abstract: "CPU and memory per stream for N streams: LiveRelay next to N ffmpeg processes."
+    )
+
+    @Option(help: "Stream counts to sweep (comma-separated).")
+    var streams = "1,8,32,64"
+
+    @Option(help: "Seconds measured per point.")
+    var seconds: Double = 20
+
+    @Option(help: "The input (default: a 640x360 30 fps H.264 clip made with ffmpeg's testsrc2).")
+    var file: String?
+
+    @Flag(help: "Also measure decode + preview (MJPEG at 15 fps) per stream.")
+    var decode = false
+
+    @Option(help: "Runs per remux point (the table shows the median; the notes every ratio).")
+    var repeats = 1
+
+    @Option(help: "Where the remux rows' streams come from: file (the input looped in real time, `-re` for ffmpeg), rtmp (N publishers of the input into nginx-rtmp, pulled by both), or both.")
+    var sources = "file,rtmp"
+
+    @Option(help: "Where results go.")
+    var out = "./bench-results"
+
+    func run() throws {
+        var b = ThroughputBenchmark()
+        b.streams = streams
+        b.seconds = seconds
+        b.file = file
+        b.decode = decode
+        b.repeats = repeats
+        b.sources = sources
+        b.out = out
+        do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
     }
 }

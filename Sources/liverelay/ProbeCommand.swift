@@ -5,6 +5,7 @@ import MediaCore
 import Relay
 import Logging
 import Foundation
+import StampedSource
 
 struct ProbeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -67,7 +68,7 @@ struct ProbeCommand: ParsableCommand {
         var decoder = DecoderOptions()
         decoder.hardware = hwaccel
         decoder.devicePath = device
-        let prober = Prober(url: url, sourceOptions: options, decoderOptions: decoder, frames: frames)
+        let prober = Prober(url: url, sourceOptions: options, decoderOptions: decoder, frames: frames, sources: .liverelay, captureAge: StampedSource.captureAge)
         if listen {
             FileHandle.standardError.write(Data("liverelay: waiting for a publisher at \(Redactor.redact(url))\n".utf8))
         }

@@ -39,7 +39,7 @@ struct PublishCommand: ParsableCommand {
         do {
             var sourceOptions = SourceOptions()
             sourceOptions.realtime = true
-            let input = try SourceFactory.open(url: source, options: sourceOptions, interruptHandle: handle)
+            let input = try SourceOpener.liverelay.open(url: source, options: sourceOptions, interruptHandle: handle)
             var options = PublishOptions()
             options.transport = transport
             options.connectTimeout = timeout

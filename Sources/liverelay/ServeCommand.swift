@@ -4,6 +4,7 @@ import RelayServer
 import Logging
 import MediaCore
 import Foundation
+import StampedSource
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -24,7 +25,7 @@ struct ServeCommand: AsyncParsableCommand {
         LoggingSetup.bootstrap(verbose: verbose)
         var configuration: Configuration
         do {
-            configuration = try Configuration.load(file: config)
+            configuration = try Configuration.load(file: config, sources: .liverelay)
             if let listen { try configuration.setListen(listen, file: "--listen") }
         } catch {
             FileHandle.standardError.write(Data("liverelay: \(error)\n".utf8))
@@ -32,7 +33,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "liverelay")
         let c = configuration
-        try await RelayServerApp.run(configuration: configuration, logger: logger) { port in
+        try await RelayServerApp.run(configuration: configuration, sources: .liverelay, captureAge: StampedSource.captureAge, logger: logger) { port in
             let host = c.listenHost == "0.0.0.0" ? "127.0.0.1" : c.listenHost
             var text = "LiveRelay listening on http://\(host):\(port)/\n"
             for s in c.streams where s.preview != nil {

@@ -1,4 +1,5 @@
 import Testing
+import StampedSource
 import Foundation
 import MediaCore
 import Demux

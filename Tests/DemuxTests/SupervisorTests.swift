@@ -1,4 +1,5 @@
 import Testing
+import StampedSource
 import Logging
 import Foundation
 import Synchronization
@@ -40,7 +41,7 @@ import TestSupport
         }
     }
 
-    @Test func aDeadSourceIsRetriedWithBackoffAndStopsPromptly() throws {
+    @Test func aDeadSourceIsRetriedWithBackoffAndStopsPromptly() async throws {
         let rec = Recorder()
         var o = SourceOptions()
         o.openTimeout = 1
@@ -48,9 +49,10 @@ import TestSupport
                                    factory: { [o] h in try IngestSession(url: "rtsp://user:topsecret99@127.0.0.1:1/x", options: o, interruptHandle: h) },
                                    onEvent: rec.handle)
         sup.start()
-        Thread.sleep(forTimeInterval: 1.0)
+        try await Task.sleep(for: .seconds(1))
         let start = Date()
-        #expect(sup.stop(timeout: 2))
+        let stopped = await sup.stop(timeout: 2)
+        #expect(stopped)
         #expect(Date().timeIntervalSince(start) < 1)
         let states = rec.states.withLock { $0 }
         let attempts = states.compactMap { if case .reconnecting(let a, _) = $0 { a } else { nil } }
@@ -63,7 +65,7 @@ import TestSupport
         if case .stopped = sup.state {} else { Issue.record("state \(sup.state)") }
     }
 
-    @Test func reconnectsWhenTheServerComesBack() throws {
+    @Test func reconnectsWhenTheServerComesBack() async throws {
         let rec = Recorder()
         let port = FreePort.tcp()
         var o = SourceOptions()
@@ -74,21 +76,21 @@ import TestSupport
                                    factory: { [o] h in try IngestSession(url: "rtsp://127.0.0.1:\(port)/test", options: o, interruptHandle: h) },
                                    onEvent: rec.handle)
         sup.start()
-        defer { sup.stop() }
-        Thread.sleep(forTimeInterval: 0.8)
+        usleep(800_000)
         #expect(sup.state.name == "reconnecting")
         // Bring a real server up on that port.
         let server = try ChildProcess(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/rtsp_server.py").path, "--port", String(port)])
         #expect(server.waitFor("ready", timeout: 15))
         let deadline = Date().addingTimeInterval(10)
-        while rec.packets.load(ordering: .relaxed) < 30 && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        while rec.packets.load(ordering: .relaxed) < 30 && Date() < deadline { usleep(100_000) }
         #expect(sup.state == .live)
         #expect(rec.packets.load(ordering: .relaxed) >= 30)
         // Kill it: the supervisor notices within the read deadline and tries again.
         server.stop()
         let down = Date().addingTimeInterval(5)
-        while sup.state == .live && Date() < down { Thread.sleep(forTimeInterval: 0.05) }
+        while sup.state == .live && Date() < down { usleep(50_000) }
         #expect(sup.state.name == "reconnecting")
         #expect(rec.opened.load(ordering: .relaxed) == 1)
+        await sup.stop()
     }
 }

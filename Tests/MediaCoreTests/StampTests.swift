@@ -1,4 +1,5 @@
 import Testing
+import StampedSource
 @testable import MediaCore
 
 @Suite struct StampTests {

@@ -8,18 +8,18 @@ import TestSupport
 /// The recorder in process, with the real test source: files rotate by duration, each one
 /// plays on its own, and together they hold every frame in order.
 @Suite(.serialized) struct RecorderTests {
-    @Test func rotatesByDurationAndEveryFilePlays() throws {
+    @Test func rotatesByDurationAndEveryFilePlays() async throws {
         let dir = Paths.tempDirectory("rec")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let hub = StreamHub(name: "cam", source: "testsrc://?size=320x180&fps=30&gop=30", logger: Logger(label: "test"))
+        let hub = StreamHub(name: "cam", source: "testsrc://?size=320x180&fps=30&gop=30", opener: TestSources.opener, logger: Logger(label: "test"))
         var settings = RecordSettings(path: dir.path)
         settings.segmentDuration = 1
         let recorder = Recorder(hub: hub, settings: settings, logger: Logger(label: "test"))
         recorder.start()
         hub.start()
-        Thread.sleep(forTimeInterval: 4.2)
-        hub.stop()
-        recorder.stop()
+        try await Task.sleep(for: .milliseconds(4200))
+        await hub.stop()
+        await recorder.stop()
         let files = recorder.recordedFiles
         #expect(files.count >= 3, "\(files)")
         var total = 0

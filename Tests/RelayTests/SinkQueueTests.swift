@@ -84,16 +84,18 @@ final class FakeClock: Sendable {
         #expect(q.counters.dropped["queue_full"] == 5)
     }
 
-    @Test func asyncConsumerIsWokenAndCloseEndsIt() async {
-        let q = SinkQueue<Item>(policy: .preview)
-        let t = Task { await q.next() }
-        try? await Task.sleep(nanoseconds: 50_000_000)
+    /// An async consumer is told (`notify`) instead of a thread being woken, for items and for
+    /// the close; it takes with `pop(timeout: 0)`.
+    @Test func notifyTellsAnAsyncConsumerOfItemsAndClose() {
+        let told = Mutex(0)
+        let q = SinkQueue<Item>(policy: .preview, notify: { told.withLock { $0 += 1 } })
+        #expect(q.pop(timeout: 0) == nil)
         q.push(Item(arrivalNanos: 0, presentationTime: 42, isKeyframe: false))
-        #expect(await t.value?.presentationTime == 42)
-        let t2 = Task { await q.next() }
-        try? await Task.sleep(nanoseconds: 50_000_000)
+        #expect(told.withLock { $0 } == 1)
+        #expect(q.pop(timeout: 0)?.presentationTime == 42)
         q.close()
-        #expect(await t2.value == nil)
+        #expect(told.withLock { $0 } == 2)
+        #expect(q.isClosed && q.pop(timeout: 0) == nil)
     }
 
     /// A batching consumer is not woken per item: items wait for its timeout, except a keyframe

@@ -6,6 +6,7 @@ import MediaCore
 import Relay
 import Demux
 import TestSupport
+import StampedSource
 
 /// The hub with real parts: the stamped test source, libx264, libavcodec.
 @Suite(.serialized) struct StreamHubTests {
@@ -39,19 +40,18 @@ import TestSupport
     }
 
     @Test func aSlowSinkCostsOnlyItselfAndCountsItsDropsByReason() async throws {
-        let hub = StreamHub(name: "slow", source: "testsrc://?size=320x240&fps=30&gop=30", logger: logger)
+        let hub = StreamHub(name: "slow", source: "testsrc://?size=320x240&fps=30&gop=30", opener: TestSources.opener, logger: logger)
         let fastA = Taken(), fastB = Taken(), slowLatest = Taken(), slowOld = Taken()
-        let qa = hub.addFrameSink("fast-a", policy: SinkPolicy(ordering: .arrival, freshness: .latest(count: 1)))
-        let qb = hub.addFrameSink("fast-b", policy: SinkPolicy(ordering: .presentation, freshness: .lossless(capacity: 30)))
-        let qs = hub.addFrameSink("slow-latest", policy: SinkPolicy(ordering: .arrival, freshness: .latest(count: 2)))
-        let qo = hub.addFrameSink("slow-max-age", policy: SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 100)))
-        let packets = hub.addPacketSink("packets", policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 300)))
+        let qa = hub.addFrameQueue("fast-a", policy: SinkPolicy(ordering: .arrival, freshness: .latest(count: 1)))
+        let qb = hub.addFrameQueue("fast-b", policy: SinkPolicy(ordering: .presentation, freshness: .lossless(capacity: 30)))
+        let qs = hub.addFrameQueue("slow-latest", policy: SinkPolicy(ordering: .arrival, freshness: .latest(count: 2)))
+        let qo = hub.addFrameQueue("slow-max-age", policy: SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 100)))
+        let packets = hub.addPacketQueue("packets", policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 300)))
         _ = Self.consume(qa, into: fastA)
         _ = Self.consume(qb, into: fastB)
         _ = Self.consume(qs, into: slowLatest, sleepPerFrame: 0.2)
         _ = Self.consume(qo, into: slowOld, sleepPerFrame: 0.2)
         hub.start()
-        defer { hub.stop() }
         // Wait for the first frame, then measure four seconds.
         let deadline = Date().addingTimeInterval(10)
         while fastA.all.isEmpty && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
@@ -65,7 +65,7 @@ import TestSupport
         #expect(rateA >= 29, "fast arrival sink got \(rateA) fps")
         #expect(rateB >= 29, "fast presentation sink got \(rateB) fps")
         #expect(rateSlow <= 5.5, "the slow sink took \(rateSlow) fps while sleeping 200 ms per frame")
-        hub.stop()
+        await hub.stop()
 
         // Every frame the slow sinks were given is accounted for: delivered, dropped, or still queued.
         for q in [qs, qo] {
@@ -87,16 +87,16 @@ import TestSupport
     /// decoder reorders as deep as the SPS declares even with LOW_DELAY, so frames leave it in
     /// presentation order; neither sink may add delay or lose a picture on top of that.
     @Test func bFramesLeaveTheDecoderInPresentationOrderAndNoSinkHoldsThem() async throws {
-        let hub = StreamHub(name: "bframes", source: "testsrc://?size=320x240&fps=30&gop=30&bframes=2&frames=90&realtime=false", logger: logger)
+        let hub = StreamHub(name: "bframes", source: "testsrc://?size=320x240&fps=30&gop=30&bframes=2&frames=90&realtime=false", opener: TestSources.opener, logger: logger)
         let arrival = Taken(), presentation = Taken()
-        let qa = hub.addFrameSink("arrival", policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 1000)))
-        let qp = hub.addFrameSink("presentation", policy: SinkPolicy(ordering: .presentation, freshness: .lossless(capacity: 1000)))
+        let qa = hub.addFrameQueue("arrival", policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 1000)))
+        let qp = hub.addFrameQueue("presentation", policy: SinkPolicy(ordering: .presentation, freshness: .lossless(capacity: 1000)))
         hub.start()
         let deadline = Date().addingTimeInterval(20)
         while qa.counters.received < 80 && Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         // Both sinks have everything the decoder produced so far: nothing is held back.
         let received = (qa.counters.received, qp.counters.received)
-        hub.stop()
+        await hub.stop()
         #expect(received.0 == received.1)
         while let f = qa.pop(timeout: 0) { arrival.add(f) }
         while let f = qp.pop(timeout: 0) { presentation.add(f) }
@@ -117,13 +117,12 @@ import TestSupport
     /// The preview encodes JPEGs only while someone asks for them; the decoder keeps going, so
     /// the first viewer gets a current picture at once, not one from before nobody watched.
     @Test func thePreviewEncodesOnlyWhileWatched() async throws {
-        let hub = StreamHub(name: "idle", source: "testsrc://?size=320x240&fps=30&gop=30", logger: logger)
+        let hub = StreamHub(name: "idle", source: "testsrc://?size=320x240&fps=30&gop=30", opener: TestSources.opener, logger: logger)
         var settings = PreviewSettings()
         settings.fps = 30
         let preview = PreviewService(hub: hub, settings: settings)
         preview.start()
         hub.start()
-        defer { preview.stop(); hub.stop() }
         // Pictures flow (the preview sink takes them) but nobody watches: nothing is encoded.
         let deadline = Date().addingTimeInterval(10)
         while preview.queue.counters.delivered < 30 && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
@@ -148,11 +147,13 @@ import TestSupport
         let snap = try #require(await preview.snapshot(timeout: 3))
         #expect(!snap.isSlate && MonotonicClock.nanoseconds() &- snap.arrivalNanos < 500_000_000)
         #expect(snap.sequence > seen)
+        await hub.stop()
+        await preview.stop()
     }
     /// A stream only remuxed (classic HLS) from a realtime file lets the file release its
     /// packets at keyframes; anything that needs each packet on time (decoding, a per-packet
     /// sink) takes that back. The segments still come out when their content is complete.
-    @Test func aRemuxOnlyFileStreamReleasesAtKeyframesAndItsSegmentsStayOnTime() throws {
+    @Test func aRemuxOnlyFileStreamReleasesAtKeyframesAndItsSegmentsStayOnTime() async throws {
         let dir = Paths.tempDirectory("hubpace")
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("clip.ts")
@@ -165,25 +166,26 @@ import TestSupport
         h.segmentDuration = 0.5
         let hls = HLSSegmenter(hub: hub, settings: h, logger: logger)
         #expect(hub.releasesAtKeyframes)
-        hub.addFrameSink("look", policy: .preview)
+        hub.addFrameQueue("look", policy: .preview)
         #expect(!hub.releasesAtKeyframes, "decoding needs every packet on time")
-        hub.removeSink("look")
-        hub.addPacketSink("each", policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 100)))
+        hub.removeOutput("look")
+        hub.addPacketQueue("each", policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 100)))
         #expect(!hub.releasesAtKeyframes, "a sink woken per packet needs every packet on time")
-        hub.removeSink("each")
+        hub.removeOutput("each")
         #expect(hub.releasesAtKeyframes)
         #expect(hub.currentStatus.pacing == "keyframes")
 
         hls.start()
         hub.start()
-        defer { hub.stop(); hls.stop() }
         // When each segment was first seen complete, against when its content ended.
         var seen: [Int: Date] = [:]
         let until = Date().addingTimeInterval(3.5)
         while Date() < until {
             for s in hls.store.snapshot.complete where seen[s.sequence] == nil { seen[s.sequence] = Date() }
-            Thread.sleep(forTimeInterval: 0.005)
+            usleep(5000)
         }
+        await hub.stop()
+        await hls.stop()
         let segments = hls.store.snapshot.complete.filter { seen[$0.sequence] != nil }
         #expect(segments.count >= 5, "\(segments.count) segments in 3.5 s")
         for s in segments.dropFirst() { // the first was cut before polling began

@@ -1,7 +1,9 @@
 public import Foundation
+public import Relay
 import MediaCore
 import Demux
 import Mux
+import StampedSource
 
 /// Media the tests make themselves.
 public enum TestMedia {
@@ -36,5 +38,14 @@ public enum TestMedia {
             return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
         }
         return 0
+    }
+}
+
+/// The sources tests open: libavformat's and the stamped `testsrc://`, as the program has them.
+public enum TestSources {
+    public static var opener: SourceOpener {
+        var o = SourceOpener()
+        o.register(scheme: StampedSource.scheme, open: StampedSource.open, validate: StampedSource.validate)
+        return o
     }
 }

@@ -68,7 +68,7 @@ import TestSupport
         let j = try #require(try JSONSerialization.jsonObject(with: Data(api.utf8)) as? [String: Any], "\(api)")
         let forwards = try #require(j["forwards"] as? [[String: Any]])
         #expect(forwards.count == 4)
-        #expect((forwards[0]["reconnects"] as? Int ?? 0) >= 1 && forwards[0]["state"] as? String == "live", "\(forwards[0])")
+        #expect((forwards[0]["reconnects"] as? Int ?? 0) >= 1 && forwards[0]["state"] as? String == "running", "\(forwards[0])")
         #expect((forwards[2]["sent"] as? Int ?? 0) > 30, "RTSP RECORD: \(forwards[2])")
         let sinks = try #require(j["sinks"] as? [[String: Any]])
         let rtmpSink = try #require(sinks.first { $0["name"] as? String == "forward0" })

@@ -1,3 +1,4 @@
+internal import CFFmpeg
 public import MediaCore
 
 /// Draws the test source's moving picture: sliding colour bars, a box that travels across the

@@ -18,9 +18,10 @@ extension Packet: QueueItem {
     public var presentationTime: Int64? { dts ?? pts }
 }
 
-/// One sink's bounded queue with the sink's own policies. `push` never blocks and never waits:
-/// the ingest thread hands an item over and goes on. The sink takes items with `next()`
-/// (async) or `pop(timeout:)` (a thread of its own).
+/// One output's bounded queue with the output's own policies. `push` never blocks and never
+/// waits: the ingest (or decode) thread hands an item over and goes on. The output has one way
+/// to take items: `pop(timeout:)` on a thread of its own. An async consumer (the in-process
+/// `FrameSubscription`) passes `notify` and takes with `pop(timeout: 0)` when told.
 public final class SinkQueue<Item: QueueItem>: Sendable {
     struct State {
         var policy: SinkPolicy
@@ -30,7 +31,8 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
         var awaitingKeyframe = false
         var discontinuity = false
         var closed = false
-        var waiter: CheckedContinuation<Item?, Never>?
+        /// `wakeConsumer` was called: the waiting `pop` returns at once.
+        var kicked = false
         var stats = SinkCounters()
         /// Only a keyframe or a long queue wakes a consumer waiting in `pop`.
         var batching = false
@@ -49,10 +51,15 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
     /// Capture → delivered, for stamped frames (recorded by the sink that reads stamps).
     public let captureLatency = LatencyHistogram()
 
-    public init(policy: SinkPolicy, reorderDepth: Int = 4, clock: @escaping @Sendable () -> UInt64 = MonotonicClock.nanoseconds) {
+    /// Called instead of waking a `pop` when items become available or the queue closes.
+    private let notify: (@Sendable () -> Void)?
+
+    public init(policy: SinkPolicy, reorderDepth: Int = 4, clock: @escaping @Sendable () -> UInt64 = MonotonicClock.nanoseconds,
+                notify: (@Sendable () -> Void)? = nil) {
         state = Mutex(State(policy: policy))
         self.reorderDepth = reorderDepth
         self.clock = clock
+        self.notify = notify
     }
 
     public var policy: SinkPolicy {
@@ -117,8 +124,6 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
     }
 
     private func enqueue(_ item: Item) {
-        // Not a generic enum: copying one costs a metadata lookup per packet.
-        var handoff: CheckedContinuation<Item?, Never>?
         let signal: Bool = state.withLock { s in
             let p = s.policy
             // Ordering bookkeeping.
@@ -136,13 +141,6 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
                 if !item.isKeyframe { s.stats.drop(.resync); return false }
                 s.awaitingKeyframe = false
                 s.discontinuity = true
-            }
-            // A waiting consumer takes it straight away.
-            if let w = s.waiter, s.items.isEmpty {
-                s.waiter = nil
-                s.stats.delivered += 1
-                handoff = w
-                return false
             }
             s.items.append(item)
             let now = clock()
@@ -172,11 +170,7 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
             if s.items.isEmpty { return false }
             return !s.batching || item.isKeyframe || s.items.count >= Self.batchLimit
         }
-        if let handoff {
-            handoff.resume(returning: item)
-        } else if signal {
-            condition.lock(); condition.signal(); condition.unlock()
-        }
+        if signal { wake() }
     }
 
     /// For a consumer on a thread of its own that works at keyframes (a segmenter, a recorder):
@@ -205,40 +199,36 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
         return nil
     }
 
-    /// The next item, waiting for one; nil once the queue is closed and empty.
-    public func next() async -> Item? {
-        let item = await nextItem()
-        if let item { recordDelivery(item) }
-        return item
-    }
-
     private func recordDelivery(_ item: Item) {
         let now = clock()
         if now > item.arrivalNanos { deliveredLatency.record(nanoseconds: now - item.arrivalNanos) }
     }
 
-    private func nextItem() async -> Item? {
-        await withCheckedContinuation { (c: CheckedContinuation<Item?, Never>) in
-            let immediate: Item?? = state.withLock { s in
-                if let item = take(&s) { return .some(item) }
-                if s.closed { return .some(nil) }
-                if let old = s.waiter { s.waiter = nil; old.resume(returning: nil) }
-                s.waiter = c
-                return .none
-            }
-            if let immediate { c.resume(returning: immediate) }
-        }
+    private func wake() {
+        if let notify { notify(); return }
+        condition.lock(); condition.signal(); condition.unlock()
     }
+
+    public var isClosed: Bool { state.withLock { $0.closed } }
 
     /// The next item, waiting up to `timeout` seconds on this thread; nil on timeout or close.
     /// Items queued without a wake-up (`wakeOnlyForKeyframes`) are taken at the timeout.
     public func pop(timeout: Double) -> Item? {
         // The deadline is only needed to wait: a batch is taken one item per call, with no clock read.
         var deadline: Date?
+        if timeout <= 0 {
+            let item = state.withLock { take(&$0) }
+            if let item { recordDelivery(item) }
+            return item
+        }
         condition.lock()
         defer { condition.unlock() }
         while true {
-            let (item, closed) = state.withLock { s in (take(&s), s.closed) }
+            let (item, closed) = state.withLock { s in
+                let item = take(&s)
+                if item == nil && s.kicked { s.kicked = false; return (nil as Item?, true) }
+                return (item, s.closed)
+            }
             if let item { recordDelivery(item); return item }
             if closed { return nil }
             let end = deadline ?? Date().addingTimeInterval(timeout)
@@ -290,18 +280,15 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
     /// Wakes a consumer waiting in `pop(timeout:)` now (it returns what is queued, or nil): for an
     /// owner that is stopping it without closing the queue.
     public func wakeConsumer() {
+        state.withLock { $0.kicked = true }
+        notify?()
         condition.lock(); condition.broadcast(); condition.unlock()
     }
 
     /// Ends the queue: waiting consumers get nil.
     public func close() {
-        let w = state.withLock { s -> CheckedContinuation<Item?, Never>? in
-            s.closed = true
-            let w = s.waiter
-            s.waiter = nil
-            return w
-        }
-        w?.resume(returning: nil)
+        state.withLock { $0.closed = true }
+        notify?()
         condition.lock(); condition.broadcast(); condition.unlock()
     }
 }
@@ -325,4 +312,3 @@ public struct SinkCounters: Sendable, Hashable, Codable {
     mutating func drop(_ r: DropReason) { dropped[r.rawValue, default: 0] += 1 }
 }
 
-public typealias MediaCoreFrame = Frame

@@ -1,4 +1,3 @@
-import ArgumentParser
 import Foundation
 
 /// `--impair loss=2%,delay=20ms,jitter=10ms,reorder=5%`.
@@ -8,10 +7,10 @@ struct Impairment: CustomStringConvertible {
     init(parsing text: String) throws {
         for part in text.split(separator: ",") {
             let kv = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            guard kv.count == 2 else { throw ValidationError("--impair: expected key=value, got \"\(part)\"") }
+            guard kv.count == 2 else { throw BenchError("--impair: expected key=value, got \"\(part)\"") }
             func number(_ suffix: String) throws -> Double {
                 let v = kv[1].hasSuffix(suffix) ? String(kv[1].dropLast(suffix.count)) : kv[1]
-                guard let d = Double(v), d >= 0 else { throw ValidationError("--impair: \(kv[0]): expected a number\(suffix.isEmpty ? "" : " in " + suffix), got \"\(kv[1])\"") }
+                guard let d = Double(v), d >= 0 else { throw BenchError("--impair: \(kv[0]): expected a number\(suffix.isEmpty ? "" : " in " + suffix), got \"\(kv[1])\"") }
                 return d
             }
             switch kv[0] {
@@ -19,10 +18,10 @@ struct Impairment: CustomStringConvertible {
             case "delay": delayMs = try number("ms")
             case "jitter": jitterMs = try number("ms")
             case "reorder": reorder = try number("%") / 100
-            default: throw ValidationError("--impair: unknown key \"\(kv[0])\" (loss, delay, jitter, reorder)")
+            default: throw BenchError("--impair: unknown key \"\(kv[0])\" (loss, delay, jitter, reorder)")
             }
         }
-        guard loss < 1, reorder <= 1 else { throw ValidationError("--impair: loss and reorder are percentages below 100") }
+        guard loss < 1, reorder <= 1 else { throw BenchError("--impair: loss and reorder are percentages below 100") }
     }
 
     var description: String {
@@ -41,10 +40,10 @@ final class NetworkLab {
     let impairment: Impairment
     private(set) var method = ""
     private var rules: [[String]] = []
-    private var delayer: BenchProcess?
+    private var delayer: ChildProcess?
 
     init(impairment: Impairment, scriptPath: (String) -> String) throws {
-        guard getuid() == 0 else { throw ValidationError("--impair needs root (network namespaces, iptables)") }
+        guard getuid() == 0 else { throw BenchError("--impair needs root (network namespaces, iptables)") }
         self.impairment = impairment
         let id = getpid() % 10000
         namespace = "lrbench\(id)"
@@ -80,10 +79,10 @@ final class NetworkLab {
         }
         if impairment.delayMs > 0 || impairment.jitterMs > 0 || impairment.reorder > 0 {
             let queue = String(100 + Int(id % 900))
-            let d = try BenchProcess("nfq-delay", "/usr/bin/python3", ["-u", scriptPath("nfq_delay.py"), "--queue", queue, "--delay-ms", String(impairment.delayMs),
+            let d = try ChildProcess(name: "nfq-delay", "/usr/bin/python3", ["-u", scriptPath("nfq_delay.py"), "--queue", queue, "--delay-ms", String(impairment.delayMs),
                                                                      "--jitter-ms", String(impairment.jitterMs), "--reorder", String(impairment.reorder)])
             guard d.waitFor("ready", timeout: 10) else {
-                throw ValidationError("the NFQUEUE delayer did not start (python3 NetfilterQueue; scripts/setup.sh installs it): \(d.stderr.suffix(300))")
+                throw BenchError("the NFQUEUE delayer did not start (python3 NetfilterQueue; scripts/setup.sh installs it): \(d.stderr.suffix(300))")
             }
             delayer = d
             let rule = ["PREROUTING", "-t", "raw", "-i", hostSide, "-j", "NFQUEUE", "--queue-num", queue, "--queue-bypass"]
@@ -115,8 +114,8 @@ final class NetworkLab {
     @discardableResult
     private func sh(_ args: [String]) throws -> String {
         let exe = ["/usr/sbin/\(args[0])", "/usr/bin/\(args[0])", "/sbin/\(args[0])"].first { FileManager.default.fileExists(atPath: $0) } ?? args[0]
-        let r = try Shell.run(exe, Array(args.dropFirst()))
-        guard r.status == 0 else { throw ValidationError("\(args.joined(separator: " ")): \(r.stderr.trimmingCharacters(in: .whitespacesAndNewlines))") }
+        let r = try ChildProcess.run(exe, Array(args.dropFirst()))
+        guard r.status == 0 else { throw BenchError("\(args.joined(separator: " ")): \(r.stderr.trimmingCharacters(in: .whitespacesAndNewlines))") }
         return r.stdout
     }
 }

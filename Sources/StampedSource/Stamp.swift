@@ -1,3 +1,5 @@
+import MediaCore
+
 /// What the test source writes into each picture: when it was captured and which frame it is.
 public struct Stamp: Sendable, Hashable, CustomStringConvertible {
     /// Capture wall-clock time, milliseconds since the Unix epoch.

@@ -37,6 +37,9 @@ public struct Configuration: Sendable {
         public var forward: [String] = []
         public var description: String?
         public var keywords: [String] = []
+        /// Read capture times from the pictures (a stamped test source): the preview's
+        /// capture → delivered latency. Off by default: it costs a barcode read per picture.
+        public var measure = false
     }
 
     public var listenHost = "127.0.0.1"
@@ -54,14 +57,16 @@ public struct Configuration: Sendable {
         listenPort = port
     }
 
-    public static func load(file: String) throws(ConfigError) -> Configuration {
+    public static func load(file: String, sources: SourceOpener = SourceOpener()) throws(ConfigError) -> Configuration {
         guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
             throw ConfigError(file: file, path: "", problem: "cannot read the file")
         }
-        return try parse(text, file: file)
+        return try parse(text, file: file, sources: sources)
     }
 
-    public static func parse(_ text: String, file: String = "config") throws(ConfigError) -> Configuration {
+    /// Parses a configuration; source URLs are checked against `sources` (the schemes the
+    /// program registered, and libavformat's).
+    public static func parse(_ text: String, file: String = "config", sources: SourceOpener = SourceOpener()) throws(ConfigError) -> Configuration {
         let root: Node
         do {
             guard let n = try Yams.compose(yaml: text) else { throw ConfigError(file: file, path: "", problem: "empty configuration") }
@@ -89,10 +94,10 @@ public struct Configuration: Sendable {
             }
             let m = try r.mapping(node, path, allowed: ["source", "transport", "hwaccel", "device", "decode_threads", "title", "listen", "realtime", "loop",
                                                         "open_timeout", "read_timeout", "preview", "hls",
-                                                        "record", "forward", "description", "keywords"])
+                                                        "record", "forward", "description", "keywords", "measure"])
             guard let src = m["source"] else { throw ConfigError(file: file, path: "\(path).source", problem: "missing") }
             var s = Stream(name: name, source: try r.string(src, "\(path).source"))
-            if let problem = SourceFactory.validate(url: s.source) { throw ConfigError(file: file, path: "\(path).source", problem: problem) }
+            if let problem = sources.validate(url: s.source) { throw ConfigError(file: file, path: "\(path).source", problem: problem) }
             if let t = m["title"] { s.title = try r.string(t, "\(path).title") }
             if let t = m["description"] { s.description = try r.string(t, "\(path).description") }
             if let t = m["keywords"] { s.keywords = try r.strings(t, "\(path).keywords") }
@@ -121,6 +126,7 @@ public struct Configuration: Sendable {
             if let t = m["listen"] { s.sourceOptions.listen = try r.bool(t, "\(path).listen") }
             if let t = m["realtime"] { s.sourceOptions.realtime = try r.bool(t, "\(path).realtime") }
             if let t = m["loop"] { s.sourceOptions.loop = try r.bool(t, "\(path).loop") }
+            if let t = m["measure"] { s.measure = try r.bool(t, "\(path).measure") }
             if let t = m["open_timeout"] { s.sourceOptions.openTimeout = try r.number(t, "\(path).open_timeout", 0.1...600) }
             if let t = m["read_timeout"] { s.sourceOptions.readTimeout = try r.number(t, "\(path).read_timeout", 0.1...600) }
             if let p = m["preview"] {

@@ -3,7 +3,6 @@ import Foundation
 import FoundationNetworking
 #endif
 public import Logging
-public import Relay
 import MediaCore
 import Synchronization
 
@@ -25,34 +24,38 @@ public struct HTTPUploadError: Error, Sendable, CustomStringConvertible {
 public final class HLSPusher: @unchecked Sendable {
     public let base: String
     private let logger: Logger
-    private let pending = Mutex<[HLSOutput]>([])
+    /// What is still to send, oldest first, each with an id: the item sent is removed by its id
+    /// afterwards, whatever `handle` filtered out of the list in between.
+    private let pending = Mutex<(items: [(id: UInt64, output: HLSOutput)], nextID: UInt64)>(([], 0))
     private let wake = NSCondition()
-    private let running = Atomic<Bool>(false)
-    private let done = DispatchSemaphore(value: 0)
+    private let worker: WorkerThread
     private let counters = Mutex<HLSPushCounters>(HLSPushCounters())
 
     public init(base: String, logger: Logger) {
         self.base = base.hasSuffix("/") ? base : base + "/"
         self.logger = logger
+        let wake = wake
+        worker = WorkerThread(name: "hls-push", wake: { wake.lock(); wake.broadcast(); wake.unlock() })
     }
 
     public var stats: HLSPushCounters { counters.withLock { $0 } }
 
     public func handle(_ output: HLSOutput) {
         pending.withLock { p in
-            p.append(output)
-            if p.count > 200 {
+            p.items.append((p.nextID, output))
+            p.nextID += 1
+            if p.items.count > 200 {
                 // Far behind: late parts and superseded playlists go first.
-                let before = p.count
+                let before = p.items.count
                 var sawPlaylist = false
-                p = p.reversed().filter { o in
-                    switch o {
+                p.items = p.items.reversed().filter { item in
+                    switch item.output {
                     case .playlist: defer { sawPlaylist = true }; return !sawPlaylist
                     case .file(let name, _): return !name.hasPrefix("part")
                     case .removed: return true
                     }
                 }.reversed()
-                let dropped = before - p.count
+                let dropped = before - p.items.count
                 counters.withLock { $0.dropped += dropped }
             }
         }
@@ -60,56 +63,58 @@ public final class HLSPusher: @unchecked Sendable {
     }
 
     public func start() {
-        guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let t = Thread { [self] in self.run(); self.done.signal() }
-        t.name = "hls-push"
-        t.start()
+        worker.start { [self] in self.run() }
     }
 
-    /// Sends what is queued (bounded), then stops.
-    public func stop(timeout: Double = 5) {
-        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        wake.lock(); wake.signal(); wake.unlock()
-        _ = done.wait(timeout: .now() + timeout)
+    /// Sends what is queued (for up to `timeout` seconds), then stops.
+    public func stop(timeout: Double = 5) async {
+        worker.requestStop()
+        // What is still queued after the time allowed is given up.
+        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, timeout - 1)) { [self] in
+            self.pending.withLock { $0.items.removeAll() }
+            worker.requestStop()
+        }
+        await worker.join(timeout: timeout + 1)
     }
+
+    /// Items queued and not yet sent.
+    public var queued: Int { pending.withLock { $0.items.count } }
 
     private func run() {
         var backoff = 0.25
-        var draining = false
         while true {
-            let next: HLSOutput? = pending.withLock { p in p.isEmpty ? nil : p.first }
+            let next = pending.withLock { $0.items.first }
             guard let next else {
-                if !running.load(ordering: .relaxed) { return }
+                if worker.isStopRequested { return }
                 wake.lock(); _ = wake.wait(until: Date().addingTimeInterval(0.5)); wake.unlock()
                 continue
             }
-            if !running.load(ordering: .relaxed) && !draining {
-                draining = true
-                DispatchQueue.global().asyncAfter(deadline: .now() + 4) { [self] in self.pending.withLock { $0.removeAll() } }
-            }
             let result: Result<Void, HTTPUploadError>
-            switch next {
+            switch next.output {
             case .file(let name, let data): result = send("PUT", base + name, data: data, contentType: Self.contentType(name))
             case .playlist(let text): result = send("PUT", base + "index.m3u8", data: Array(text.utf8), contentType: "application/vnd.apple.mpegurl")
             case .removed(let name): result = send("DELETE", base + name, data: [], contentType: nil)
             }
             switch result {
             case .success:
-                pending.withLock { p in if !p.isEmpty { p.removeFirst() } }
+                remove(next.id)
                 counters.withLock { $0.sent += 1 }
                 backoff = 0.25
             case .failure(let error):
                 counters.withLock { $0.failures += 1; $0.lastError = error.description }
-                if case .removed = next, error.status == 404 {
-                    pending.withLock { p in if !p.isEmpty { p.removeFirst() } } // already gone
+                if case .removed = next.output, error.status == 404 {
+                    remove(next.id) // already gone
                     continue
                 }
                 logger.warning("hls push failed; retrying", metadata: ["error": "\(error)", "retry_s": "\(backoff)"])
-                if draining && !running.load(ordering: .relaxed) && pending.withLock({ $0.isEmpty }) { return }
                 wake.lock(); _ = wake.wait(until: Date().addingTimeInterval(backoff)); wake.unlock()
                 backoff = min(backoff * 2, 5)
             }
         }
+    }
+
+    private func remove(_ id: UInt64) {
+        pending.withLock { p in p.items.removeAll { $0.id == id } }
     }
 
     private let session: URLSession = {

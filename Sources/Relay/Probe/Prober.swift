@@ -48,9 +48,16 @@ public struct Prober: Sendable {
     public var sourceOptions: SourceOptions
     public var decoderOptions: DecoderOptions
     public var frames: Int
+    /// How the URL is opened (schemes the program registered, libavformat's).
+    public var sources: SourceOpener
+    /// Reads capture times from pictures (stamped sources), for capture → decoded latency.
+    public var captureAge: CaptureAgeReader?
 
-    public init(url: String, sourceOptions: SourceOptions = SourceOptions(), decoderOptions: DecoderOptions = DecoderOptions(), frames: Int = 100) {
+    public init(url: String, sourceOptions: SourceOptions = SourceOptions(), decoderOptions: DecoderOptions = DecoderOptions(), frames: Int = 100,
+                sources: SourceOpener = SourceOpener(), captureAge: CaptureAgeReader? = nil) {
         self.url = url
+        self.sources = sources
+        self.captureAge = captureAge
         self.sourceOptions = sourceOptions
         self.decoderOptions = decoderOptions
         self.frames = frames
@@ -60,7 +67,7 @@ public struct Prober: Sendable {
     /// - Parameter handle: interrupt it from another thread to stop early.
     public func run(handle: InterruptHandle = InterruptHandle()) throws -> ProbeReport {
         let start = MonotonicClock.nanoseconds()
-        let source = try SourceFactory.open(url: url, options: sourceOptions, interruptHandle: handle)
+        let source = try sources.open(url: url, options: sourceOptions, interruptHandle: handle)
         let opened = MonotonicClock.nanoseconds()
         guard let video = source.videoStream else {
             throw IngestError(.noVideoStream, source: url, stage: "probing streams",
@@ -79,7 +86,7 @@ public struct Prober: Sendable {
             for frame in out.prefix(max(0, frames - decoded)) {
                 decoded += 1
                 if firstFrameAt == nil { firstFrameAt = MonotonicClock.nanoseconds() }
-                if let stamp = frame.readStamp() { latencies.append(stamp.ageMilliseconds) }
+                if let age = captureAge?(frame) { latencies.append(age) }
             }
         }
         while decoded < frames {

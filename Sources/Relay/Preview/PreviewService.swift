@@ -24,11 +24,13 @@ public struct PreviewSettings: Sendable, Hashable {
     public init() {}
 }
 
-/// The low-latency preview: one frame sink, one JPEG encode per stream on a thread of its own,
-/// shared by every viewer. Each viewer gets the newest JPEG whenever it can take one, so a slow
-/// viewer never delays a fast one.
-public final class PreviewService: Sendable {
-    public let sinkName = "preview"
+/// The low-latency preview: one frame output, one JPEG encode per stream on a thread of its
+/// own, shared by every viewer. Each viewer gets the newest JPEG whenever it can take one, so a
+/// slow viewer never delays a fast one.
+public final class PreviewService: StreamOutput, Sendable {
+    public static let outputName = "preview"
+    public let name = PreviewService.outputName
+    public let kind = OutputKind.preview
     private let hub: StreamHub
     private let settings: Mutex<PreviewSettings>
     private let latest = Mutex<(image: PreviewImage?, waiters: [UInt64: CheckedContinuation<PreviewImage?, Never>])>((nil, [:]))
@@ -38,13 +40,25 @@ public final class PreviewService: Sendable {
     private let lastDemand = Atomic<UInt64>(0)
     private let encoded = Atomic<Int>(0)
     private let running = Atomic<Bool>(false)
-    private let done = DispatchSemaphore(value: 0)
+    private let worker: WorkerThread
     public let queue: SinkQueue<Frame>
 
     public init(hub: StreamHub, settings: PreviewSettings) {
         self.hub = hub
         self.settings = Mutex(settings)
-        queue = hub.addFrameSink("preview", policy: settings.policy)
+        let queue = hub.addFrameQueue(Self.outputName, policy: settings.policy)
+        self.queue = queue
+        worker = WorkerThread(name: "preview:\(hub.name)", wake: { queue.wakeConsumer() })
+        hub.register(self)
+    }
+
+    public var status: OutputStatus {
+        OutputStatus(name: name, kind: kind, state: running.load(ordering: .relaxed) ? .running : (worker.isFinished ? .stopped : .idle), queue: queue)
+    }
+
+    public func setPolicy(_ policy: SinkPolicy) -> Bool {
+        queue.setPolicy(policy)
+        return true
     }
 
     public var current: PreviewImage? { latest.withLock { $0.image } }
@@ -75,15 +89,13 @@ public final class PreviewService: Sendable {
 
     public func start() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let t = Thread { [self] in self.run(); self.done.signal() }
-        t.name = "preview:\(hub.name)"
-        t.start()
+        worker.start { [self] in self.run() }
     }
 
-    public func stop() {
+    /// Ends the encoding thread and answers every waiting viewer (their responses end).
+    public func stop() async {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        queue.close()
-        _ = done.wait(timeout: .now() + 3)
+        await worker.stop(timeout: 3)
         let waiters = latest.withLock { l in let w = l.waiters; l.waiters = [:]; return w }
         for (_, w) in waiters { w.resume(returning: nil) }
     }
@@ -132,11 +144,11 @@ public final class PreviewService: Sendable {
         var lastFrameAt = MonotonicClock.nanoseconds()
         var lastFrameDate: Date?
         var slateShown = false
-        while running.load(ordering: .relaxed) {
+        while !worker.isStopRequested {
             guard let frame = queue.pop(timeout: 0.25) else {
                 // No pictures for a while and the source is not live: show a slate, once a second.
                 let s = hub.currentStatus
-                if s.state != "live" || MonotonicClock.nanoseconds() - lastFrameAt > 3_000_000_000 {
+                if s.state != .live || MonotonicClock.nanoseconds() - lastFrameAt > 3_000_000_000 {
                     if !slateShown || MonotonicClock.nanoseconds() - lastEmit > 1_000_000_000 {
                         let size = settings.withLock { ($0.width ?? 640, $0.height ?? 360) }
                         if let jpeg = try? SignalLostSlate.jpeg(width: size.0, height: size.1, status: s, lastFrame: lastFrameDate) {
@@ -159,9 +171,7 @@ public final class PreviewService: Sendable {
                 guard tokens >= 1 else { continue }
                 tokens -= 1
             }
-            if let stamp = frame.readStamp() {
-                queue.captureLatency.record(milliseconds: stamp.ageMilliseconds)
-            }
+            if let age = hub.captureAge?(frame) { queue.captureLatency.record(milliseconds: age) }
             // Nobody watching: no scaling, no JPEG (the decoder keeps going, so the first viewer
             // gets the next picture, not the next keyframe).
             guard now &- lastDemand.load(ordering: .relaxed) < Self.demandWindowNanos else { continue }
@@ -182,43 +192,3 @@ public final class PreviewService: Sendable {
     }
 }
 
-/// The words on a stream's "signal lost" slate.
-enum SignalLostSlate {
-    static let clock: DateFormatter = {
-        let f = DateFormatter()
-        f.dateFormat = "HH:mm:ss"
-        f.timeZone = TimeZone(identifier: "UTC")
-        f.locale = Locale(identifier: "en_US_POSIX")
-        return f
-    }()
-
-    static func lines(status: StreamStatus, lastFrame: Date?, now: Date = Date()) -> [Slate.Line] {
-        let since = lastFrame ?? status.signalLostSince ?? status.since ?? now
-        let seconds = max(0, Int(now.timeIntervalSince(since)))
-        var lines: [Slate.Line] = [
-            Slate.Line("SIGNAL LOST", scale: 6),
-            Slate.Line(status.title ?? status.name, scale: 3),
-            Slate.Line("since \(clock.string(from: since)) UTC (\(seconds) s)", scale: 3),
-        ]
-        var state = status.state
-        if let a = status.reconnectAttempt { state += ", attempt \(a)" }
-        lines.append(Slate.Line(state, scale: 2, bright: false))
-        if let e = status.lastError {
-            // Up to two lines of the reason (already free of credentials).
-            let words = e.split(separator: " ")
-            var current = "", out: [String] = []
-            for w in words {
-                if current.count + w.count + 1 > 48 { out.append(current); current = "" }
-                current += (current.isEmpty ? "" : " ") + w
-            }
-            if !current.isEmpty { out.append(current) }
-            for l in out.prefix(2) { lines.append(Slate.Line(l, scale: 2, bright: false)) }
-        }
-        return lines
-    }
-
-    static func jpeg(width: Int, height: Int, status: StreamStatus, lastFrame: Date?) throws -> [UInt8] {
-        let frame = try Slate.render(width: width, height: height, lines: lines(status: status, lastFrame: lastFrame))
-        return try JPEGEncoder(width: frame.width, height: frame.height, quality: 70).encode(frame)
-    }
-}

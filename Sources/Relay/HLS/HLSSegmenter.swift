@@ -4,26 +4,57 @@ import Mux
 import Foundation
 import Synchronization
 
-/// A stream's HLS republish: a packet sink whose thread re-segments the ingest's packets,
+/// A stream's HLS republish: a packet output whose thread re-segments the ingest's packets,
 /// without re-encoding, into MPEG-TS or fMP4 segments (and LL-HLS parts) held by an `HLSStore`.
 /// Timestamps are made continuous across reconnects and jumps, which are marked with
-/// EXT-X-DISCONTINUITY instead.
-public final class HLSSegmenter: PacketSinkWorker, @unchecked Sendable {
-    // Safety: `work` is confined to the worker thread (PacketSinkWorker); the rest is immutable.
-    public static let sinkName = "hls"
+/// EXT-X-DISCONTINUITY instead. It also writes to `directory` and pushes to `push` when the
+/// settings say so: everything HLS is wired here, for the server and for an embedder alike.
+public final class HLSSegmenter: PacketOutputWorker, @unchecked Sendable {
+    // Safety: `work` is confined to the worker thread (PacketOutputWorker); the rest is immutable.
+    public static let outputName = "hls"
     public let store: HLSStore
+    /// Uploads to an HTTP origin (`push`), if configured.
+    public let pusher: HLSPusher?
     private let work: Work
 
     public init(hub: StreamHub, settings: HLSSettings, logger: Logger) {
-        store = HLSStore(settings: settings)
+        let store = HLSStore(settings: settings)
+        self.store = store
+        if let dir = settings.directory {
+            do {
+                let writer = try HLSDirectoryWriter(directory: dir, logger: logger)
+                store.addOutput { writer.handle($0) }
+            } catch {
+                logger.error("hls: cannot use the directory; HLS is served over HTTP only", metadata: ["directory": "\(dir)", "error": "\(error)"])
+            }
+        }
+        if let base = settings.push {
+            let p = HLSPusher(base: base, logger: logger)
+            store.addOutput { p.handle($0) }
+            pusher = p
+        } else {
+            pusher = nil
+        }
         // Lossless up to ~20 s of packets; beyond that, resynchronise at a keyframe (counted).
         let policy = SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 1200))
         // Segments are cut at keyframes, which always wake the thread. LL-HLS is woken for every
         // packet: a part is cut when the frame that fills it arrives (predicting that arrival
         // let network jitter hold parts back by up to 98 ms, p99 43 ms, on an impaired link).
-        let queue = hub.addPacketSink(Self.sinkName, policy: policy, batching: settings.variant != .lowLatency)
-        work = Work(settings: settings, store: store, queue: queue, logger: logger)
-        super.init(queue: queue, name: "\(Self.sinkName):\(hub.name)")
+        let w = Work(settings: settings, store: store, logger: logger)
+        work = w
+        super.init(hub: hub, name: Self.outputName, kind: .hls, policy: policy, batching: settings.variant != .lowLatency)
+        w.queue = queue
+    }
+
+    public override func start() {
+        pusher?.start()
+        super.start()
+    }
+
+    /// Completes the last segment, ends the playlist, and lets the origin have it (bounded).
+    public override func stop() async {
+        await super.stop()
+        await pusher?.stop(timeout: 3)
     }
 
     override func process(_ item: RelayPacket) { work.process(item) }
@@ -35,7 +66,7 @@ public final class HLSSegmenter: PacketSinkWorker, @unchecked Sendable {
 private final class Work {
     let settings: HLSSettings
     let store: HLSStore
-    let queue: SinkQueue<RelayPacket>
+    var queue: SinkQueue<RelayPacket>!
     let logger: Logger
     let timeline = PacketTimeline()
     var muxer: FragmentMuxer?
@@ -51,10 +82,9 @@ private final class Work {
     /// Arrival of the last timing packet written.
     var writtenArrival: UInt64 = 0
 
-    init(settings: HLSSettings, store: HLSStore, queue: SinkQueue<RelayPacket>, logger: Logger) {
+    init(settings: HLSSettings, store: HLSStore, logger: Logger) {
         self.settings = settings
         self.store = store
-        self.queue = queue
         self.logger = logger
     }
 

@@ -1,44 +1,41 @@
-import ArgumentParser
 import MediaCore
 import Foundation
 
 /// `liverelay bench throughput`: N streams at once from a looped file in real time, remuxed to
 /// HLS (and decoded for a preview), next to N `ffmpeg -c copy -f hls` processes on the same
 /// input in the same run. CPU and memory per stream.
-struct ThroughputBench: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "throughput",
-        abstract: "CPU and memory per stream for N streams: LiveRelay next to N ffmpeg processes."
-    )
+public struct ThroughputBenchmark {
 
-    @Option(help: "Stream counts to sweep (comma-separated).")
-    var streams = "1,8,32,64"
+    /// Stream counts to sweep (comma-separated).
+    public var streams = "1,8,32,64"
 
-    @Option(help: "Seconds measured per point.")
-    var seconds: Double = 20
+    /// Seconds measured per point.
+    public var seconds: Double = 20
 
-    @Option(help: "The input (default: a 640x360 30 fps H.264 clip made with ffmpeg's testsrc2).")
-    var file: String?
+    /// The input (default: a 640x360 30 fps H.264 clip made with ffmpeg's testsrc2).
+    public var file: String?
 
-    @Flag(help: "Also measure decode + preview (MJPEG at 15 fps) per stream.")
-    var decode = false
+    /// Also measure decode + preview (MJPEG at 15 fps) per stream.
+    public var decode = false
 
-    @Option(help: "Runs per remux point (the table shows the median; the notes every ratio).")
-    var repeats = 1
+    /// Runs per remux point (the table shows the median; the notes every ratio).
+    public var repeats = 1
 
-    @Option(help: "Where the remux rows' streams come from: file (the input looped in real time, `-re` for ffmpeg), rtmp (N publishers of the input into nginx-rtmp, pulled by both), or both.")
-    var sources = "file,rtmp"
+    /// Where the remux rows' streams come from: file (the input looped in real time, `-re` for ffmpeg), rtmp (N publishers of the input into nginx-rtmp, pulled by both), or both.
+    public var sources = "file,rtmp"
 
-    @Option(help: "Where results go.")
-    var out = "./bench-results"
+    /// Where results go.
+    public var out = "./bench-results"
 
-    func run() throws {
+    public init() {}
+
+    public func run() throws {
         FFmpegLog.silence()
         let counts = streams.split(separator: ",").compactMap { Int($0) }
-        guard !counts.isEmpty, counts.allSatisfy({ $0 > 0 && $0 <= 512 }) else { throw ValidationError("--streams: expected counts such as 1,8,32") }
-        guard (1...20).contains(repeats) else { throw ValidationError("--repeats: expected 1 to 20") }
+        guard !counts.isEmpty, counts.allSatisfy({ $0 > 0 && $0 <= 512 }) else { throw BenchError("--streams: expected counts such as 1,8,32") }
+        guard (1...20).contains(repeats) else { throw BenchError("--repeats: expected 1 to 20") }
         let kinds = sources.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        guard !kinds.isEmpty, kinds.allSatisfy({ $0 == "file" || $0 == "rtmp" }) else { throw ValidationError("--sources: expected file, rtmp or file,rtmp") }
+        guard !kinds.isEmpty, kinds.allSatisfy({ $0 == "file" || $0 == "rtmp" }) else { throw BenchError("--sources: expected file, rtmp or file,rtmp") }
         let outDir = URL(fileURLWithPath: out, isDirectory: true)
         let work = outDir.appendingPathComponent("throughput-work")
         try? FileManager.default.removeItem(at: work)
@@ -46,9 +43,9 @@ struct ThroughputBench: ParsableCommand {
         defer { try? FileManager.default.removeItem(at: work) }
         var input = file ?? outDir.appendingPathComponent("testsrc2-360p.mp4").path
         if file == nil && !FileManager.default.fileExists(atPath: input) {
-            let r = try Shell.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "30",
+            let r = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "30",
                                                       "-c:v", "libx264", "-preset", "veryfast", "-g", "30", "-b:v", "1000k", "-pix_fmt", "yuv420p", input])
-            guard r.status == 0 else { throw ValidationError("ffmpeg could not make \(input): \(r.stderr)") }
+            guard r.status == 0 else { throw BenchError("ffmpeg could not make \(input): \(r.stderr)") }
         }
         input = URL(fileURLWithPath: input).standardizedFileURL.path
         let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
@@ -83,7 +80,7 @@ struct ThroughputBench: ParsableCommand {
                 // same window: whatever else the machine does weighs on both alike.
                 var runs: [(ratio: Double, ours: Measure, theirs: (cpu: Double, rss: Double))] = []
                 for _ in 0..<repeats {
-                    var publishers: [BenchProcess] = []
+                    var publishers: [ChildProcess] = []
                     defer { for p in publishers { p.stop() } }
                     var inputs = Array(repeating: input, count: n)
                     if kind == "rtmp", let rtmp {
@@ -126,7 +123,7 @@ struct ThroughputBench: ParsableCommand {
 
     /// The input's video frame rate (ffprobe), 30 when it cannot tell.
     static func frameRate(of input: String) -> Double {
-        guard let r = try? Shell.run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=avg_frame_rate", "-of", "csv=p=0", input]),
+        guard let r = try? ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=avg_frame_rate", "-of", "csv=p=0", input]),
               r.status == 0 else { return 30 }
         let parts = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "/").compactMap { Double($0) }
         guard let num = parts.first, num > 0 else { return 30 }
@@ -159,7 +156,7 @@ struct ThroughputBench: ParsableCommand {
 
     /// `serve` with N streams of the looped input (and, with `decode`, one MJPEG viewer per
     /// stream when `watch`: the preview only encodes while someone watches).
-    func startLiveRelay(me: String, inputs: [String], realtime: Bool = true, decode: Bool, watch: Bool, work: URL) throws -> (serve: BenchProcess, port: Int, viewers: [BenchProcess]) {
+    func startLiveRelay(me: String, inputs: [String], realtime: Bool = true, decode: Bool, watch: Bool, work: URL) throws -> (serve: ChildProcess, port: Int, viewers: [ChildProcess]) {
         let n = inputs.count
         var yaml = "streams:\n"
         for (i, input) in inputs.enumerated() {
@@ -170,19 +167,19 @@ struct ThroughputBench: ParsableCommand {
         let config = work.appendingPathComponent("serve-\(n).yaml")
         try yaml.write(to: config, atomically: true, encoding: .utf8)
         let port = LatencyRun.freePort()
-        let serve = try BenchProcess("serve", me, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)"])
-        guard serve.waitFor("listening on", timeout: 30) else { serve.stop(); throw ValidationError("serve did not start: \(serve.stderr.suffix(300))") }
-        var viewers: [BenchProcess] = []
+        let serve = try ChildProcess(name: "serve", me, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)"])
+        guard serve.waitFor("listening on", timeout: 30) else { serve.stop(); throw BenchError("serve did not start: \(serve.stderr.suffix(300))") }
+        var viewers: [ChildProcess] = []
         if decode && watch {
             for i in 0..<n {
-                viewers.append(try BenchProcess("viewer-\(i)", "/usr/bin/curl", ["-s", "-o", "/dev/null", "http://127.0.0.1:\(port)/streams/s\(i)/preview.mjpg"]))
+                viewers.append(try ChildProcess(name: "viewer-\(i)", "/usr/bin/curl", ["-s", "-o", "/dev/null", "http://127.0.0.1:\(port)/streams/s\(i)/preview.mjpg"]))
             }
         }
         return (serve, port, viewers)
     }
 
     /// Measures `serve` (and any peers) over one window after a 3 s warm-up.
-    func measureWindow(serve: BenchProcess, port: Int, n: Int, decode: Bool, fps: Double, peers: [BenchProcess] = []) -> (ours: Measure, peers: (cpu: Double, rss: Double)) {
+    func measureWindow(serve: ChildProcess, port: Int, n: Int, decode: Bool, fps: Double, peers: [ChildProcess] = []) -> (ours: Measure, peers: (cpu: Double, rss: Double)) {
         Thread.sleep(forTimeInterval: 3)
         let c0 = serve.cpuSeconds, p0 = peers.map(\.cpuSeconds), t0 = Date(), k0 = sinkCounts(port: port)
         Thread.sleep(forTimeInterval: seconds)
@@ -220,14 +217,14 @@ struct ThroughputBench: ParsableCommand {
         return (m.ours, m.peers)
     }
 
-    func startFFmpeg(inputs: [String], realtime: Bool, work: URL) throws -> [BenchProcess] {
-        var procs: [BenchProcess] = []
+    func startFFmpeg(inputs: [String], realtime: Bool, work: URL) throws -> [ChildProcess] {
+        var procs: [ChildProcess] = []
         for (i, input) in inputs.enumerated() {
             let dir = work.appendingPathComponent("ffmpeg-\(inputs.count)-\(i)")
             try? FileManager.default.removeItem(at: dir)
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             do {
-                procs.append(try BenchProcess("ffmpeg-\(i)", "/usr/bin/ffmpeg", ["-v", "error"] + (realtime ? ["-re", "-stream_loop", "-1"] : []) + ["-i", input, "-c", "copy", "-f", "hls",
+                procs.append(try ChildProcess(name: "ffmpeg-\(i)", "/usr/bin/ffmpeg", ["-v", "error"] + (realtime ? ["-re", "-stream_loop", "-1"] : []) + ["-i", input, "-c", "copy", "-f", "hls",
                                                                                "-hls_time", "2", "-hls_list_size", "7", "-hls_flags", "delete_segments",
                                                                                dir.appendingPathComponent("index.m3u8").path]))
             } catch {
@@ -242,7 +239,7 @@ struct ThroughputBench: ParsableCommand {
 /// nginx-rtmp on a free port (the latency bench's RTMP source and HLS peer; the throughput
 /// bench's RTMP rows: N publishers push, both relays pull). Runs until its process is stopped.
 struct RTMPServer {
-    let process: BenchProcess
+    let process: ChildProcess
     let port: Int
 
     static var isInstalled: Bool {
@@ -253,7 +250,7 @@ struct RTMPServer {
     /// `launch` starts a process (name, executable, arguments): the latency bench's runs it in
     /// the source's network namespace and stops it with the rest of its processes.
     init(work: URL, loopbackOnly: Bool = true, application: String = "",
-         launch: (String, String, [String]) throws -> BenchProcess = { try BenchProcess($0, $1, $2) }) throws {
+         launch: (String, String, [String]) throws -> ChildProcess = { try ChildProcess(name: $0, $1, $2) }) throws {
         port = LatencyRun.freePort()
         let dir = work.appendingPathComponent("nginx")
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("logs"), withIntermediateDirectories: true)
@@ -267,15 +264,15 @@ struct RTMPServer {
         try conf.write(to: dir.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
         process = try launch("nginx", "/usr/sbin/nginx", ["-c", dir.appendingPathComponent("nginx.conf").path, "-p", dir.path])
         usleep(500_000)
-        guard process.process.isRunning else { throw ValidationError("nginx-rtmp did not start: \(process.stderr.suffix(300))") }
+        guard process.process.isRunning else { throw BenchError("nginx-rtmp did not start: \(process.stderr.suffix(300))") }
     }
 
     /// One `ffmpeg -re` publisher of the looped file per URL; returns once they are all on air.
-    func publish(_ file: String, to urls: [String]) throws -> [BenchProcess] {
-        var procs: [BenchProcess] = []
+    func publish(_ file: String, to urls: [String]) throws -> [ChildProcess] {
+        var procs: [ChildProcess] = []
         do {
             for (i, url) in urls.enumerated() {
-                procs.append(try BenchProcess("publisher-\(i)", "/usr/bin/ffmpeg", ["-v", "error", "-re", "-stream_loop", "-1", "-i", file, "-c", "copy", "-f", "flv", url]))
+                procs.append(try ChildProcess(name: "publisher-\(i)", "/usr/bin/ffmpeg", ["-v", "error", "-re", "-stream_loop", "-1", "-i", file, "-c", "copy", "-f", "flv", url]))
             }
         } catch {
             for p in procs { p.stop() }
@@ -284,7 +281,7 @@ struct RTMPServer {
         Thread.sleep(forTimeInterval: 2)
         if let dead = procs.first(where: { !$0.process.isRunning }) {
             for p in procs { p.stop() }
-            throw ValidationError("an RTMP publisher stopped: \(dead.stderr.suffix(300))")
+            throw BenchError("an RTMP publisher stopped: \(dead.stderr.suffix(300))")
         }
         return procs
     }

@@ -1,0 +1,142 @@
+public import Foundation
+
+/// What a finished command printed and returned.
+public struct CommandResult: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+    public var seconds: Double
+    public var timedOut: Bool
+    public var output: String { stdout + stderr }
+}
+
+/// A bench or test failure with one line to say.
+public struct BenchError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A child process the bench or a test owns (a peer server, a reader, a player): its output
+/// collected, its CPU and memory readable from /proc, terminated on `stop()` or when released.
+/// The one process wrapper of the project.
+public final class ChildProcess: @unchecked Sendable {
+    // Safety: `process` and the pipes are set in init and only read afterwards; Process is
+    // thread-safe for terminate/isRunning; the buffers lock.
+    public let process = Process()
+    public let name: String
+    private let outPipe = Pipe()
+    private let errPipe = Pipe()
+    private let outBuffer = LockedData()
+    private let errBuffer = LockedData()
+    /// Standard output left unread for the owner (`rawStdout: true`): a stream of pictures.
+    public let rawStdout: Pipe?
+
+    public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, name: String? = nil, rawStdout: Bool = false) throws {
+        self.name = name ?? URL(fileURLWithPath: executable).lastPathComponent
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        process.standardInput = FileHandle.nullDevice
+        process.standardError = errPipe
+        let ob = outBuffer, eb = errBuffer
+        if rawStdout {
+            self.rawStdout = outPipe
+        } else {
+            self.rawStdout = nil
+            outPipe.fileHandleForReading.readabilityHandler = { h in ob.append(h.availableData) }
+        }
+        process.standardOutput = outPipe
+        errPipe.fileHandleForReading.readabilityHandler = { h in eb.append(h.availableData) }
+        try process.run()
+    }
+
+    /// A named child (the bench's tables and errors say which).
+    public convenience init(name: String, _ executable: String, _ arguments: [String], rawStdout: Bool = false) throws {
+        try self.init(executable, arguments, name: name, rawStdout: rawStdout)
+    }
+
+    deinit { stop() }
+
+    public var stdout: String { outBuffer.string }
+    public var stderr: String { errBuffer.string }
+
+    /// Waits until a line containing `text` appears on stdout or stderr.
+    public func waitFor(_ text: String, timeout: Double) -> Bool {
+        let end = Date().addingTimeInterval(timeout)
+        while Date() < end {
+            if stdout.contains(text) || stderr.contains(text) { return true }
+            if !process.isRunning { return stdout.contains(text) || stderr.contains(text) }
+            usleep(20_000)
+        }
+        return false
+    }
+
+    /// Waits for exit; terminates the process if it runs past `timeout`.
+    @discardableResult
+    public func wait(timeout: Double) -> Bool {
+        let end = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < end { usleep(20_000) }
+        if process.isRunning { stop(); return false }
+        return true
+    }
+
+    /// SIGTERM, then SIGKILL after two seconds.
+    public func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        let end = Date().addingTimeInterval(2)
+        while process.isRunning && Date() < end { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    public var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
+
+    /// CPU seconds used so far, from /proc: the scheduler's nanosecond run time of each live
+    /// thread (the tick-based user + system times of /proc/PID/stat are 10 ms grains, as much
+    /// as a quiet stream uses in a second), else the tick-based figure.
+    public var cpuSeconds: Double {
+        let pid = process.processIdentifier
+        if let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"), !tasks.isEmpty {
+            var ns = 0.0
+            for t in tasks {
+                guard let line = try? String(contentsOfFile: "/proc/\(pid)/task/\(t)/schedstat", encoding: .utf8),
+                      let first = line.split(separator: " ").first, let v = Double(first) else { continue }
+                ns += v
+            }
+            if ns > 0 { return ns / 1e9 }
+        }
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) else { return 0 }
+        return (u + s) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Resident memory in MiB, from /proc.
+    public var rssMiB: Double {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kb = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+        return kb / 1024
+    }
+
+    /// Runs a command to completion within `timeout` seconds.
+    public static func run(_ executable: String, _ arguments: [String], timeout: Double = 900) throws -> CommandResult {
+        let start = Date()
+        let child = try ChildProcess(executable, arguments)
+        let finished = child.wait(timeout: timeout)
+        child.process.waitUntilExit()
+        usleep(50_000) // let the pipe handlers take the last bytes
+        return CommandResult(status: child.process.terminationStatus, stdout: child.stdout, stderr: child.stderr,
+                             seconds: Date().timeIntervalSince(start), timedOut: !finished)
+    }
+}
+
+final class LockedData: @unchecked Sendable {
+    // Safety: every access goes through `lock`.
+    private let lock = NSLock()
+    private var data = Data()
+    func append(_ d: Data) { lock.lock(); data.append(d); lock.unlock() }
+    var string: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
+}

@@ -1,0 +1,205 @@
+import MediaCore
+import StampedSource
+import Foundation
+import Synchronization
+
+extension LatencyRun {
+    func measure(_ group: [Scenario], servePort: Int) throws -> [ScenarioResult] {
+        var readers: [(Scenario, ChildProcess, StampReader)] = []
+        var browsers: [(Scenario, ChildProcess, URL)] = []
+        let longestWarmup = group.map(\.warmup).max() ?? 3
+        var watchers: [(Scenario, SegmentWatcher)] = []
+        for s in group {
+            if let playlist = s.playlist {
+                watchers.append((s, try SegmentWatcher(name: s.name, playlist: playlist, store: out.appendingPathComponent("work/segments/\(s.name)"))))
+                continue
+            }
+            if let page = s.page {
+                let csv = out.appendingPathComponent("work/\(s.name).browser.csv")
+                let p = try ChildProcess(name: "browser:\(s.name)", "/usr/bin/python3", [scriptPath("browser.py"), page, "--stamps", "video", "--seconds",
+                                                                                  String(longestWarmup + seconds), "--csv", csv.path, "--timeout", "30"])
+                browsers.append((s, p, csv))
+                continue
+            }
+            let p = try ChildProcess(name: "reader:\(s.name)", "/usr/bin/ffmpeg", ["-v", "error"] + s.input + ["-an", "-f", "rawvideo", "-pix_fmt", "gray", "-s", "\(width)x\(height)", "-"], rawStdout: true)
+            readers.append((s, p, StampReader(handle: p.rawStdout!.fileHandleForReading, width: width, height: height)))
+        }
+        defer { for r in readers { r.1.stop() }; for b in browsers { b.1.stop() }; for w in watchers { w.1.stop() } }
+        Thread.sleep(forTimeInterval: longestWarmup)
+        let relays = Set(group.compactMap(\.relay)).compactMap { processes[$0].map { ($0.name, $0) } }
+        let cpu0 = Dictionary(uniqueKeysWithValues: relays.map { ($0.0, $0.1.cpuSeconds) })
+        let t0 = Date()
+        for r in readers { r.2.startRecording() }
+        for w in watchers { w.1.startRecording() }
+        Thread.sleep(forTimeInterval: seconds)
+        for r in readers { r.2.stopRecording() }
+        for w in watchers { w.1.stopRecording() }
+        let wall = Date().timeIntervalSince(t0)
+        let window = (Int64(t0.timeIntervalSince1970 * 1000), Int64(Date().timeIntervalSince1970 * 1000))
+        var cpu: [String: Double] = [:], rss: [String: Double] = [:]
+        for (name, p) in relays {
+            cpu[name] = (p.cpuSeconds - (cpu0[name] ?? 0)) / wall * 100
+            rss[name] = p.rssMiB
+        }
+        // Browsers report when they finish (the page keeps reading past the window; only the window counts).
+        var browserSamples: [String: [StampReader.Sample]] = [:]
+        for (s, p, csv) in browsers {
+            let end = Date().addingTimeInterval(40)
+            while p.process.isRunning && Date() < end { usleep(100_000) }
+            let text = (try? String(contentsOf: csv, encoding: .utf8)) ?? ""
+            browserSamples[s.name] = text.split(separator: "\n").dropFirst().compactMap { line -> StampReader.Sample? in
+                let c = line.split(separator: ",")
+                guard c.count == 4, let n = UInt32(c[0]), let t = Int64(c[1]), let r = Int64(c[2]), r >= window.0, r <= window.1 else { return nil }
+                return StampReader.Sample(counter: n, captureMs: t, receivedMs: r)
+            }
+            if browserSamples[s.name]!.isEmpty { browserSamples[s.name + "#why"] = [] ; notes.append("\(s.name): \(p.stderr.suffix(200))") }
+            if let h = Self.hlsjsState(p.stderr) { notes.append("\(s.name): \(h)") }
+        }
+        for w in watchers { w.1.stop() }
+        let listedRows = watchers.map { s, w in segmentResult(s, w, cpuPercent: s.relay.flatMap { cpu[$0] }, rssMiB: s.relay.flatMap { rss[$0] }) }
+        let all: [(Scenario, ChildProcess?, [StampReader.Sample], Int)] = readers.map { ($0.0, $0.1, $0.2.all, $0.2.misreadCount) }
+            + browsers.map { ($0.0, $0.1, browserSamples[$0.0.name] ?? [], 0) }
+        return all.map { s, p, samples, misreads in
+            try? csv(s.name, samples)
+            let count = Self.account(samples.map(\.counter))
+            var r = ScenarioResult(name: s.name, path: s.path, latencies: samples.map { Double($0.receivedMs - $0.captureMs) }, frames: samples.count,
+                                   dropped: count.dropped, outOfOrder: count.outOfOrder, misreads: misreads,
+                                   cpuPercent: s.relay.flatMap { cpu[$0] }, rssMiB: s.relay.flatMap { rss[$0] })
+            if samples.isEmpty { r.note = "no pictures: " + String(p?.stderr.split(separator: "\n").last ?? "reader produced nothing") }
+            return r
+        } + listedRows
+    }
+
+    /// Drops and reorders from the source's frame counters in the order a reader got them:
+    /// counters missing from the range seen, and counters below one already seen.
+    static func account(_ counters: [UInt32]) -> (dropped: Int, outOfOrder: Int) {
+        var maxSeen: UInt32?
+        var outOfOrder = 0
+        for c in counters {
+            if let m = maxSeen, c < m { outOfOrder += 1 }
+            maxSeen = max(maxSeen ?? c, c)
+        }
+        let distinct = Set(counters)
+        let expected = distinct.isEmpty ? 0 : Int(distinct.max()! - distinct.min()! + 1)
+        return (expected - distinct.count, outOfOrder)
+    }
+
+    /// The row of a watched playlist: one latency per segment listed in the window (capture of
+    /// its last picture → listed); frames, drops, reorders and misreads over every picture of
+    /// those segments, decoded after the run.
+    func segmentResult(_ s: Scenario, _ w: SegmentWatcher, cpuPercent: Double?, rssMiB: Double?) -> ScenarioResult {
+        var samples: [StampReader.Sample] = []
+        var counters: [UInt32] = []
+        var misreads = 0
+        for seg in w.segments {
+            let pictures = decodeStamps(seg.file)
+            misreads += pictures.misreads
+            counters += pictures.stamps.map(\.frameNumber)
+            if let last = pictures.stamps.max(by: { $0.frameNumber < $1.frameNumber }) {
+                samples.append(StampReader.Sample(counter: last.frameNumber, captureMs: last.captureMillis, receivedMs: seg.listedMs))
+            }
+        }
+        try? csv(s.name, samples)
+        let count = Self.account(counters)
+        var r = ScenarioResult(name: s.name, path: s.path, latencies: samples.map { Double($0.receivedMs - $0.captureMs) }, frames: counters.count,
+                               dropped: count.dropped, outOfOrder: count.outOfOrder, misreads: misreads, cpuPercent: cpuPercent, rssMiB: rssMiB)
+        if samples.isEmpty { r.note = "no segment listed in the window" }
+        if !w.problems.isEmpty { r.note += (r.note.isEmpty ? "" : "; ") + w.problems.prefix(3).joined(separator: "; ") }
+        return r
+    }
+
+    /// Every picture of a segment file, decoded by ffmpeg to grey, with its stamp.
+    func decodeStamps(_ file: URL) -> (stamps: [Stamp], misreads: Int) {
+        guard let p = try? ChildProcess(name: "segment", "/usr/bin/ffmpeg", ["-v", "error", "-i", file.path, "-an", "-f", "rawvideo", "-pix_fmt", "gray", "-s", "\(width)x\(height)", "-"],
+                                        rawStdout: true) else { return ([], 0) }
+        let data = p.rawStdout!.fileHandleForReading.readDataToEndOfFile()
+        p.process.waitUntilExit()
+        let size = width * height
+        var stamps: [Stamp] = [], misreads = 0
+        data.withUnsafeBytes { raw in
+            guard let base = raw.bindMemory(to: UInt8.self).baseAddress else { return }
+            for k in 0..<(data.count / size) {
+                if let st = StampCodec.read(luma: base + k * size, stride: width, width: width, height: height) { stamps.append(st) } else { misreads += 1 }
+            }
+        }
+        return (stamps, misreads)
+    }
+
+    /// What hls.js said of its own play-out (browser.py's "hlsjs" object), in one line.
+    static func hlsjsState(_ output: String) -> String? {
+        guard let line = output.split(separator: "\n").last(where: { $0.hasPrefix("{") }),
+              let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+              let h = o["hlsjs"] as? [String: Any], let target = h["targetLatency"] as? Double else { return nil }
+        let stalls = h["stalls"] as? Int ?? 0
+        let td = (h["targetDuration"] as? Double).map { ", target duration \($0) s" } ?? ""
+        return String(format: "hls.js aimed at %.2f s behind the live edge (stalls: %d%@)", target, stalls, td)
+    }
+
+    /// LiveRelay's own histograms: capture → preview sink, and last frame → HLS part/segment listed.
+    func inProcessRows(servePort: Int, previews: [String], hls: [String]) -> [ScenarioResult] {
+        func api(_ stream: String) -> [String: Any]? {
+            guard let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(servePort)/api/streams/\(stream)")!) else { return nil }
+            return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        }
+        func fixed(_ s: [String: Any]) -> [Double: Double] {
+            var out: [Double: Double] = [:]
+            for (k, p) in [("p50_ms", 50.0), ("p90_ms", 90), ("p99_ms", 99), ("max_ms", 100)] { if let v = s[k] as? Double { out[p] = v } }
+            return out
+        }
+        var rows: [ScenarioResult] = []
+        for preview in previews {
+            guard let j = api(preview), let sinks = j["sinks"] as? [[String: Any]],
+                  let sink = sinks.first(where: { $0["name"] as? String == "preview" }), let cap = sink["capture_to_delivered"] as? [String: Any] else { continue }
+            if let st = j["stream"] as? [String: Any], let d = st["decode_counters"] as? [String: Any] {
+                let n = { (k: String) in d[k] as? Int ?? 0 }
+                notes.append("\(preview) decoder (whole run): \(n("frames_decoded")) frames decoded, \(n("corrupt_frames")) concealed (damaged input), \(n("dropped_corrupt_frames")) damaged ones not shown, \(n("corrupt_packets")) packets rejected, \(n("skipped_until_keyframe")) skipped waiting for a keyframe; stamps readable before JPEG: \(cap["count"] as? Int ?? 0) of \(sink["delivered"] as? Int ?? 0) pictures.")
+            }
+            var r = ScenarioResult(name: "liverelay-preview-sink-\(preview)", path: "in-process: capture → LiveRelay's preview sink, before JPEG (whole run)",
+                                   latencies: [], frames: (sink["delivered"] as? Int) ?? 0, dropped: ((sink["dropped"] as? [String: Int]) ?? [:]).values.reduce(0, +),
+                                   outOfOrder: (sink["out_of_order"] as? Int) ?? 0, misreads: 0, cpuPercent: nil, rssMiB: nil)
+            r.fixed = fixed(cap)
+            rows.append(r)
+        }
+        for stream in hls {
+            guard let j = api(stream), let h = j["hls"] as? [String: Any], let a = h["availability"] as? [String: Any] else { continue }
+            let variant = h["variant"] as? String ?? "?"
+            var r = ScenarioResult(name: "liverelay-hls-\(variant)-availability", path: "in-process: last frame arrived → its \(variant == "lowLatency" ? "part" : "segment") listed (whole run)",
+                                   latencies: [], frames: (a["count"] as? Int) ?? 0, dropped: 0, outOfOrder: 0, misreads: 0, cpuPercent: nil, rssMiB: nil)
+            r.fixed = fixed(a)
+            rows.append(r)
+        }
+        return rows
+    }
+
+    func csv(_ name: String, _ samples: [StampReader.Sample]) throws {
+        var text = "frame,capture_ms,received_ms,latency_ms\n"
+        for s in samples { text += "\(s.counter),\(s.captureMs),\(s.receivedMs),\(s.receivedMs - s.captureMs)\n" }
+        try text.write(to: out.appendingPathComponent("\(name).csv"), atomically: true, encoding: .utf8)
+    }
+
+    func write(_ results: [ScenarioResult]) throws {
+        func f(_ v: Double?) -> String { v.map { $0 < 10 ? String(format: "%.1f", $0) : String(format: "%.0f", $0) } ?? "–" }
+        let floors = Dictionary(results.filter { $0.name.hasPrefix("floor-") }.compactMap { r in r.percentile(50).map { (String(r.name.dropFirst(6)), $0) } }) { a, _ in a }
+        var md = "| scenario | path | p50 ms | p90 ms | p99 ms | max ms | p50 − floor | frames | dropped | out of order | misreads | relay CPU % | relay RSS MiB |\n"
+        md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        for r in results {
+            let transport = ["rtsp-udp", "rtsp-tcp", "rtmp"].first { r.name.hasSuffix($0) }
+            let delta = r.name.hasPrefix("floor-") || r.path.hasPrefix("in-process") ? nil : transport.flatMap { t in floors[t].flatMap { fl in r.percentile(50).map { $0 - fl } } }
+            md += "| \(r.name) | \(r.path) | \(f(r.percentile(50))) | \(f(r.percentile(90))) | \(f(r.percentile(99))) | \(f(r.latencies.max() ?? r.fixed[100])) | \(delta.map { String(format: "%+.0f", $0) } ?? "") | \(r.frames) | \(r.dropped) | \(r.outOfOrder) | \(r.misreads) | \(f(r.cpuPercent)) | \(f(r.rssMiB)) |\n"
+        }
+        for r in results where !r.note.isEmpty { md += "\n- \(r.name): \(r.note)" }
+        for n in notes { md += "\n- \(n)" }
+        var cpuModel = "unknown CPU"
+        if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8), let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }) {
+            cpuModel = line.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? cpuModel
+        }
+        var header = "Latency, capture → picture at the reader, \(width)x\(height) at \(fps) fps, GOP \(gop), \(bitrate) kbit/s; \(Int(seconds)) s per scenario\(parallel ? " (side by side)" : ""). \(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpuModel), \(ISO8601DateFormatter().string(from: Date())).\n\n"
+        if let lab { header += "Impaired link between the sources and LiveRelay/readers: \(lab.impairment) (\(lab.method)).\n\n" }
+        try (header + md + "\n").write(to: out.appendingPathComponent("results.md"), atomically: true, encoding: .utf8)
+        try LatencyPlots.cdf(results).write(to: out.appendingPathComponent("latency-cdf.svg"), atomically: true, encoding: .utf8)
+        try LatencyPlots.overTime(results, out: out).write(to: out.appendingPathComponent("latency-time.svg"), atomically: true, encoding: .utf8)
+        print(header + md)
+        print("\nwritten: \(out.path)/results.md, one CSV per scenario, latency-cdf.svg, latency-time.svg")
+    }
+}
+

@@ -1,0 +1,208 @@
+import MediaCore
+import StampedSource
+import Foundation
+import Synchronization
+
+/// One run of the latency bench: the infrastructure, the scenarios, the files.
+final class LatencyRun {
+    struct Scenario {
+        let name: String
+        let path: String
+        let input: [String]
+        /// The relay process whose CPU and memory the row reports (nil: none between).
+        let relay: String?
+        let warmup: Double
+        /// A page for headless Chromium (hls.js) instead of an ffmpeg reader.
+        var page: String? = nil
+        /// An HLS media playlist (URL or file) watched for new segments instead of a reader.
+        var playlist: String? = nil
+    }
+
+    let width: Int, height: Int, fps: Int, gop: Int, bitrate: Int
+    let out: URL
+    let seconds: Double
+    let parallel: Bool
+    let only: Set<String>?
+    let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+    var processes: [String: ChildProcess] = [:]
+    var notes: [String] = []
+    /// Set for impaired runs: the sources live across a veth link.
+    var lab: NetworkLab?
+    var sourceHost: String { lab?.sourceAddress ?? "127.0.0.1" }
+
+    init(width: Int, height: Int, fps: Int, gop: Int, bitrate: Int, out: String, seconds: Double, parallel: Bool, only: Set<String>?) throws {
+        self.width = width; self.height = height; self.fps = fps; self.gop = gop; self.bitrate = bitrate
+        self.out = URL(fileURLWithPath: out, isDirectory: true)
+        self.seconds = seconds
+        self.parallel = parallel
+        self.only = only
+        try FileManager.default.createDirectory(at: self.out, withIntermediateDirectories: true)
+    }
+
+    var testsrc: String { "testsrc://?size=\(width)x\(height)&fps=\(fps)&gop=\(gop)&bitrate=\(bitrate)" }
+
+    static func freePort(udp: Bool = false) -> Int {
+        let fd = socket(AF_INET, Int32(udp ? SOCK_DGRAM.rawValue : SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    func start(_ name: String, _ exe: String, _ args: [String], ready: String? = nil, timeout: Double = 20, atSource: Bool = false) throws -> ChildProcess {
+        let (e, a) = atSource && lab != nil ? lab!.inSourceNamespace(exe, args) : (exe, args)
+        let p = try ChildProcess(name: name, e, a)
+        processes[name] = p
+        if let ready, !p.waitFor(ready, timeout: timeout) {
+            throw BenchError("\(name) did not start: \(p.stderr.suffix(400))")
+        }
+        return p
+    }
+
+    func run() throws {
+        FFmpegLog.silence()
+        let work = out.appendingPathComponent("work")
+        try? FileManager.default.removeItem(at: work)
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer {
+            for p in processes.values { p.stop() }
+            try? FileManager.default.removeItem(at: work)
+        }
+        let fm = FileManager.default
+        let haveRTSP = fm.fileExists(atPath: "/usr/lib/python3/dist-packages/gi") && fm.fileExists(atPath: scriptPath("rtsp_server.py"))
+        let haveNginx = RTMPServer.isInstalled
+        guard fm.fileExists(atPath: "/usr/bin/ffmpeg") else { throw BenchError("ffmpeg is not installed: run scripts/setup.sh") }
+
+        var serveStreams = ""
+        var scenarios: [Scenario] = []
+        let servePort = Self.freePort()
+        let relay = "http://127.0.0.1:\(servePort)/streams"
+        let nobuffer = ["-fflags", "nobuffer", "-flags", "low_delay", "-probesize", "32768", "-analyzeduration", "0"]
+        let preview = "preview: { ordering: arrival, freshness: latest, depth: 1, fps: \(fps), quality: 80 }"
+
+        if haveRTSP {
+            // The camera: gst-rtsp-server serving the stamped source it receives over UDP.
+            let udp = Self.freePort(udp: true), camPort = Self.freePort()
+            let mount = "/cam=( udpsrc address=127.0.0.1 port=\(udp) caps=video/mpegts,systemstream=true ! tsdemux latency=0 ! h264parse ! rtph264pay name=pay0 pt=96 config-interval=0 )"
+            _ = try start("rtsp-camera", "/usr/bin/python3", ["-u", scriptPath("rtsp_server.py"), "--port", String(camPort), "--address", sourceHost, "--mount", mount],
+                          ready: "ready", atSource: true)
+            _ = try start("camera-source", me, ["publish", "udp://127.0.0.1:\(udp)", "--source", testsrc, "--duration", "100000"], atSource: true)
+            let cam = "rtsp://\(sourceHost):\(camPort)/cam"
+            serveStreams += "  cam_udp:\n    source: \(cam)\n    transport: udp\n    measure: true\n    \(preview)\n"
+            scenarios.append(Scenario(name: "floor-rtsp-udp", path: "camera → ffmpeg (RTSP/UDP, nobuffer)", input: nobuffer + ["-rtsp_transport", "udp", "-i", cam], relay: nil, warmup: 3))
+            scenarios.append(Scenario(name: "liverelay-preview-rtsp-udp", path: "camera → LiveRelay (RTSP/UDP) → MJPEG → ffmpeg", input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/cam_udp/preview.mjpg"], relay: "serve", warmup: 3))
+            if !parallel {
+                serveStreams += "  cam_tcp:\n    source: \(cam)\n    transport: tcp\n    measure: true\n    \(preview)\n"
+                scenarios.append(Scenario(name: "floor-rtsp-tcp", path: "camera → ffmpeg (RTSP/TCP, nobuffer)", input: nobuffer + ["-rtsp_transport", "tcp", "-i", cam], relay: nil, warmup: 3))
+                scenarios.append(Scenario(name: "liverelay-preview-rtsp-tcp", path: "camera → LiveRelay (RTSP/TCP) → MJPEG → ffmpeg", input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/cam_tcp/preview.mjpg"], relay: "serve", warmup: 3))
+            }
+        } else {
+            notes.append("RTSP scenarios skipped: gst-rtsp-server (python3-gi, gir1.2-gst-rtsp-server-1.0) is not installed.")
+        }
+        if haveNginx {
+            let page = work.appendingPathComponent("page")
+            try fm.createDirectory(at: page, withIntermediateDirectories: true)
+            let hlsDir = page.appendingPathComponent("nginx-hls")
+            // In the source's namespace (across the impaired link) it listens on every address.
+            let rtmpPort = try RTMPServer(work: work, loopbackOnly: lab == nil,
+                                          application: "hls on; hls_path \(hlsDir.path); hls_fragment 1s; hls_playlist_length 4s;",
+                                          launch: { try start($0, $1, $2, atSource: true) }).port
+            let src = "rtmp://\(sourceHost):\(rtmpPort)/live/src"
+            _ = try start("rtmp-source", me, ["publish", "rtmp://127.0.0.1:\(rtmpPort)/live/src", "--source", testsrc, "--duration", "100000"], atSource: true)
+            usleep(1_500_000)
+            _ = try start("ffmpeg-hop", "/usr/bin/ffmpeg", ["-v", "error"] + nobuffer + ["-i", src, "-c", "copy", "-f", "flv", "rtmp://\(sourceHost):\(rtmpPort)/live/hop"])
+            let ffhls = page.appendingPathComponent("ffmpeg-hls")
+            try fm.createDirectory(at: ffhls, withIntermediateDirectories: true)
+            _ = try start("ffmpeg-hls", "/usr/bin/ffmpeg", ["-v", "error"] + nobuffer + ["-i", src, "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_list_size", "5",
+                                                                                        "-hls_flags", "delete_segments", ffhls.appendingPathComponent("index.m3u8").path])
+            serveStreams += "  rtmp:\n    source: \(src)\n    measure: true\n    \(preview)\n    hls: { variant: lowLatency, segment_duration: 1s, part_duration: 200ms }\n"
+            serveStreams += "  rtmp_ts:\n    source: \(src)\n    preview: false\n    hls: { variant: mpegts, segment_duration: 1s }\n"
+            let hlsClient = ["-live_start_index", "-1"]
+            // Segment availability, seen from outside the same way for the three servers.
+            let listed = "capture of a segment's last picture → segment listed (playlist polled every 5 ms)"
+            scenarios += [
+                Scenario(name: "liverelay-hls-mpegts-1s-listed", path: "LiveRelay HLS MPEG-TS 1 s: \(listed)", input: [], relay: "serve", warmup: 3,
+                         playlist: "\(relay)/rtmp_ts/hls/index.m3u8"),
+                Scenario(name: "ffmpeg-hls-1s-listed", path: "ffmpeg hls muxer 1 s: \(listed)", input: [], relay: "ffmpeg-hls", warmup: 3,
+                         playlist: ffhls.appendingPathComponent("index.m3u8").path),
+                Scenario(name: "nginx-rtmp-hls-1s-listed", path: "nginx-rtmp HLS 1 s fragments: \(listed)", input: [], relay: "nginx", warmup: 3,
+                         playlist: hlsDir.appendingPathComponent("src.m3u8").path),
+            ]
+            scenarios += [
+                Scenario(name: "floor-rtmp", path: "nginx-rtmp → ffmpeg (RTMP, nobuffer)", input: nobuffer + ["-i", src], relay: nil, warmup: 3),
+                Scenario(name: "liverelay-preview-rtmp", path: "nginx-rtmp → LiveRelay → MJPEG → ffmpeg", input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/rtmp/preview.mjpg"], relay: "serve", warmup: 3),
+                Scenario(name: "ffmpeg-copy-hop-rtmp", path: "nginx-rtmp → ffmpeg -c copy → nginx-rtmp → ffmpeg", input: nobuffer + ["-i", "rtmp://\(sourceHost):\(rtmpPort)/live/hop"], relay: "ffmpeg-hop", warmup: 3),
+                Scenario(name: "liverelay-hls-lowlatency", path: "LiveRelay LL-HLS (1 s / 200 ms parts), ffmpeg HLS client (plays whole segments)", input: hlsClient + ["-i", "\(relay)/rtmp/hls/index.m3u8"], relay: "serve", warmup: 5),
+                Scenario(name: "liverelay-hls-mpegts-1s", path: "LiveRelay HLS MPEG-TS 1 s, ffmpeg HLS client", input: hlsClient + ["-i", "\(relay)/rtmp_ts/hls/index.m3u8"], relay: "serve", warmup: 5),
+                Scenario(name: "ffmpeg-hls-1s", path: "ffmpeg hls muxer 1 s, ffmpeg HLS client", input: hlsClient + ["-i", ffhls.appendingPathComponent("index.m3u8").path], relay: "ffmpeg-hls", warmup: 5),
+                Scenario(name: "nginx-rtmp-hls-1s", path: "nginx-rtmp HLS 1 s fragments, ffmpeg HLS client", input: hlsClient + ["-i", hlsDir.appendingPathComponent("src.m3u8").path], relay: "nginx", warmup: 5),
+            ]
+            // A real LL-HLS client: hls.js in low-latency mode, in headless Chromium, reading the
+            // stamp of every frame it presents. The peers' playlists are served next to the page.
+            if fm.fileExists(atPath: "/usr/bin/chromium"), let why = installHLSJS(into: page) {
+                notes.append("Browser scenarios skipped: \(why)")
+            } else if fm.fileExists(atPath: "/usr/bin/chromium") {
+                let pagePort = Self.freePort()
+                _ = try start("page-server", "/usr/bin/python3", ["-m", "http.server", String(pagePort), "--bind", "127.0.0.1", "--directory", page.path])
+                let pages = "http://127.0.0.1:\(pagePort)"
+                func hlsjs(_ src: String) -> String { "\(pages)/hlsjs.html?src=\(src)" }
+                scenarios.append(Scenario(name: "liverelay-hls-lowlatency-hlsjs", path: "LiveRelay LL-HLS (1 s / 200 ms parts), hls.js low-latency mode in Chromium",
+                                          input: [], relay: "serve", warmup: 6, page: hlsjs("\(relay)/rtmp/hls/index.m3u8")))
+                if !parallel {
+                    scenarios += [
+                        Scenario(name: "liverelay-hls-mpegts-1s-hlsjs", path: "LiveRelay HLS MPEG-TS 1 s, hls.js in Chromium", input: [], relay: "serve", warmup: 6, page: hlsjs("\(relay)/rtmp_ts/hls/index.m3u8")),
+                        Scenario(name: "ffmpeg-hls-1s-hlsjs", path: "ffmpeg hls muxer 1 s, hls.js in Chromium", input: [], relay: "ffmpeg-hls", warmup: 6, page: hlsjs("\(pages)/ffmpeg-hls/index.m3u8")),
+                        Scenario(name: "nginx-rtmp-hls-1s-hlsjs", path: "nginx-rtmp HLS 1 s fragments, hls.js in Chromium", input: [], relay: "nginx", warmup: 6, page: hlsjs("\(pages)/nginx-hls/src.m3u8")),
+                    ]
+                }
+            } else {
+                notes.append("Browser scenarios skipped: chromium is not installed (scripts/setup.sh installs it).")
+            }
+        } else {
+            notes.append("RTMP and HLS peer scenarios skipped: nginx with libnginx-mod-rtmp is not installed.")
+        }
+        if let only { scenarios = scenarios.filter { only.contains($0.name) } }
+        guard !scenarios.isEmpty else { throw BenchError("no scenario to run") }
+
+        let config = work.appendingPathComponent("serve.yaml")
+        try "streams:\n\(serveStreams)".write(to: config, atomically: true, encoding: .utf8)
+        _ = try start("serve", me, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(servePort)"], ready: "listening on")
+        print("bench: \(scenarios.count) scenarios, \(Int(seconds)) s each\(parallel ? ", side by side" : ""); \(width)x\(height) at \(fps) fps, GOP \(gop)")
+        Thread.sleep(forTimeInterval: 3) // sources live, first HLS segments cut
+
+        var results: [ScenarioResult] = []
+        let groups: [[Scenario]] = parallel ? [scenarios] : scenarios.map { [$0] }
+        for group in groups {
+            results += try measure(group, servePort: servePort)
+        }
+        results += inProcessRows(servePort: servePort, previews: (haveRTSP ? ["cam_udp"] : []) + (haveNginx ? ["rtmp"] : []), hls: haveNginx ? ["rtmp", "rtmp_ts"] : [])
+        try write(results)
+    }
+
+    /// hls.js is not packaged by Debian: the PyPI gradio wheel carries it as one ES module (see
+    /// ../shared/TESTING-RECIPES.md). Cached in /tmp; nil on success, else why not.
+    func installHLSJS(into page: URL) -> String? {
+        // scripts/hlsjs_page.py: hls.js from the gradio wheel (cached) and the LL player page.
+        guard let r = try? ChildProcess.run("/usr/bin/python3", [scriptPath("hlsjs_page.py"), page.path]) else { return "python3 is not installed" }
+        guard r.status == 0 else {
+            let why = r.stderr.split(separator: "\n").last.map(String.init) ?? "exit \(r.status)"
+            return "hls.js could not be installed: \(why)"
+        }
+        return nil
+    }
+
+    func scriptPath(_ name: String) -> String {
+        // The scripts directory next to the package the binary was built in, or the working directory's.
+        var dir = URL(fileURLWithPath: me).deletingLastPathComponent()
+        for _ in 0..<5 {
+            let candidate = dir.appendingPathComponent("scripts/\(name)")
+            if FileManager.default.fileExists(atPath: candidate.path) { return candidate.path }
+            dir.deleteLastPathComponent()
+        }
+        return FileManager.default.currentDirectoryPath + "/scripts/\(name)"
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+public import MediaCore
+public import Demux
+
+/// Opens a source by its URL: anything libavformat opens (`rtsp://`, `rtmp://`, `srt://`,
+/// `udp://`, files), and schemes registered by the program (the command registers the stamped
+/// `testsrc://` source, which the engine itself knows nothing of).
+public struct SourceOpener: Sendable {
+    public typealias Open = @Sendable (_ url: String, _ interrupt: InterruptHandle) throws(IngestError) -> any PacketSource
+    /// Checks a URL's form without opening it: a one-line problem, or nil.
+    public typealias Validate = @Sendable (_ url: String) -> String?
+
+    struct Scheme: Sendable {
+        let open: Open
+        let validate: Validate
+    }
+
+    private var schemes: [String: Scheme] = [:]
+
+    public init() {}
+
+    /// Opens `name://…` URLs with `open` instead of libavformat.
+    public mutating func register(scheme name: String, open: @escaping Open, validate: @escaping Validate) {
+        schemes[name.lowercased()] = Scheme(open: open, validate: validate)
+    }
+
+    private func scheme(of url: String) -> Scheme? {
+        guard let r = url.range(of: "://") else { return nil }
+        return schemes[url[..<r.lowerBound].lowercased()]
+    }
+
+    public func open(url: String, options: SourceOptions, interruptHandle: InterruptHandle, pacing: PacingHint? = nil) throws(IngestError) -> any PacketSource {
+        if let s = scheme(of: url) { return try s.open(url, interruptHandle) }
+        return try IngestSession(url: url, options: options, interruptHandle: interruptHandle, pacing: pacing)
+    }
+
+    /// Checks a URL's form without opening it (for configuration validation).
+    public func validate(url: String) -> String? {
+        if let s = scheme(of: url) { return s.validate(url) }
+        if url.isEmpty { return "empty URL" }
+        if let r = url.range(of: "://") {
+            let scheme = url[..<r.lowerBound].lowercased()
+            let known = ["rtsp", "rtsps", "rtmp", "rtmps", "srt", "udp", "tcp", "http", "https", "file"] + schemes.keys.sorted()
+            if !known.contains(scheme) { return "unsupported scheme \"\(scheme)\" (expected one of \(known.joined(separator: ", ")))" }
+        }
+        return nil
+    }
+
+    /// True when the source ends by itself (files), false for live sources that reconnect.
+    public static func isFile(url: String) -> Bool {
+        !url.contains("://") || url.lowercased().hasPrefix("file://")
+    }
+}

@@ -1,0 +1,233 @@
+public import MediaCore
+public import Demux
+public import Decode
+public import Logging
+import Foundation
+import Synchronization
+
+/// Reads a capture time from a decoded picture (a stamped test source's barcode): installed
+/// only on streams configured to measure. Returns the picture's age in milliseconds.
+public typealias CaptureAgeReader = @Sendable (Frame) -> Double?
+
+/// One stream: one supervised, reconnecting ingest that reads packets and hands them to every
+/// output's bounded queue, and the registry of those outputs. The ingest thread only reads and
+/// fans out: it never decodes, never waits for an output, never does an output's work. Video
+/// packets also go to the decode stage (while a frame output is attached), which feeds the
+/// frame outputs from a thread of its own.
+public final class StreamHub: Sendable {
+    public let name: String
+    public let sourceURL: String
+    public let title: String?
+    /// The decoder of this stream, behind its own queue.
+    public let decode: DecodeStage
+    /// Reads capture times from pictures, where the stream is configured to measure.
+    public let captureAge: CaptureAgeReader?
+    private let logger: Logger
+    private let supervisor: Mutex<SourceSupervisor?> = Mutex(nil)
+    private let packetQueues = Mutex(SinkSet<RelayPacket>())
+    /// The decode stage's queue while it runs (video packets only).
+    private let decodeQueue = Mutex<SinkQueue<RelayPacket>?>(nil)
+    private let registry = Mutex<[any StreamOutput]>([])
+    private let status: Mutex<StreamStatus>
+    private let ingest = IngestState()
+    private let fps = RateMeter()
+    private let sourceOptions: SourceOptions
+    private let opener: SourceOpener
+    private let backoff: Backoff
+    /// Whether a realtime file source may release packets at keyframes: kept in step with the
+    /// outputs (nothing decodes, every packet output woken only at keyframes).
+    private let pacing = PacingHint()
+    /// Serialises output changes and the pacing update that follows each.
+    private let outputChange = Mutex(())
+
+    public init(name: String, source: String, title: String? = nil, sourceOptions: SourceOptions = SourceOptions(),
+                decoderOptions: DecoderOptions = DecoderOptions(), opener: SourceOpener = SourceOpener(),
+                captureAge: CaptureAgeReader? = nil, backoff: Backoff = Backoff(), decodeSlowdown: Double = 0, logger: Logger) {
+        self.name = name
+        self.sourceURL = source
+        self.title = title
+        self.sourceOptions = sourceOptions
+        self.opener = opener
+        self.captureAge = captureAge
+        self.backoff = backoff
+        self.logger = logger
+        decode = DecodeStage(streamName: name, options: decoderOptions, slowdown: decodeSlowdown, logger: logger)
+        status = Mutex(StreamStatus(name: name, title: title, source: Redactor.redact(source)))
+    }
+
+    // MARK: outputs
+
+    /// Registers an output so that the API and the metrics list it.
+    public func register(_ output: any StreamOutput) {
+        registry.withLock { r in
+            r.removeAll { $0.name == output.name }
+            r.append(output)
+        }
+    }
+
+    /// Every output: the registered ones, and the decode stage while it runs.
+    public var outputs: [any StreamOutput] {
+        let registered = registry.withLock { $0 }
+        return decode.packetQueue == nil ? registered : [decode] + registered
+    }
+
+    public func output(named name: String) -> (any StreamOutput)? {
+        outputs.first { $0.name == name }
+    }
+
+    /// A bounded queue of this stream's packets (every stream), for a packet output. After a
+    /// drop it resumes at a keyframe. A `batching` queue wakes its consumer only for keyframes
+    /// and long queues (`SinkQueue.wakeOnlyForKeyframes`): it works a keyframe interval at a time.
+    public func addPacketQueue(_ queueName: String, policy: SinkPolicy, batching: Bool = false) -> SinkQueue<RelayPacket> {
+        var p = policy
+        p.keyframeResync = true
+        // Demuxers hand packets over in decode order: nothing to hold.
+        let q = SinkQueue<RelayPacket>(policy: p, reorderDepth: 0)
+        if batching { q.wakeOnlyForKeyframes() }
+        outputChange.withLock { _ in
+            packetQueues.withLock { $0[queueName] = q }
+            updatePacing()
+        }
+        return q
+    }
+
+    /// A bounded queue of this stream's decoded pictures, for a frame output. Decoding starts
+    /// with the first one. `notify` replaces waking a `pop` (an async consumer).
+    public func addFrameQueue(_ queueName: String, policy: SinkPolicy, notify: (@Sendable () -> Void)? = nil) -> SinkQueue<Frame> {
+        outputChange.withLock { _ in
+            let q = decode.addFrameSink(queueName, policy: policy, notify: notify)
+            decodeQueue.withLock { $0 = decode.packetQueue }
+            updatePacing()
+            return q
+        }
+    }
+
+    /// Removes an output and its queue (which closes); decoding stops with the last frame output.
+    public func removeOutput(_ outputName: String) {
+        outputChange.withLock { _ in
+            registry.withLock { $0.removeAll { $0.name == outputName } }
+            packetQueues.withLock { $0.remove(outputName) }?.close()
+            if decode.removeFrameSink(outputName) {
+                decodeQueue.withLock { $0 = decode.packetQueue }
+            }
+            updatePacing()
+        }
+    }
+
+    /// Switches an output's policy at run time, without touching the source. Nil when there is
+    /// no such output; false when the output keeps its own.
+    public func setPolicy(_ policy: SinkPolicy, forOutput outputName: String) -> Bool? {
+        guard let o = output(named: outputName) else { return nil }
+        return o.setPolicy(policy)
+    }
+
+    /// Whether the source may release packets a keyframe interval at a time (realtime files).
+    public var releasesAtKeyframes: Bool { pacing.releasesAtKeyframes }
+
+    private func updatePacing() {
+        let decoding = decode.hasFrameSinks
+        let allBatching = packetQueues.withLock { $0.all.allSatisfy(\.isBatching) }
+        pacing.releasesAtKeyframes = !decoding && allBatching
+    }
+
+    // MARK: running
+
+    public func start() {
+        let options = sourceOptions
+        let url = sourceURL
+        let pacing = pacing
+        let opener = opener
+        let sup = SourceSupervisor(name: name, backoff: backoff, reconnectAtEnd: !SourceOpener.isFile(url: url) || options.loop,
+                                   logger: logger,
+                                   factory: { handle in try opener.open(url: url, options: options, interruptHandle: handle, pacing: pacing) },
+                                   onEvent: { [weak self] e in self?.handle(e) })
+        supervisor.withLock { $0 = sup }
+        sup.start()
+    }
+
+    /// Stops the ingest thread (within the source's deadlines), then the decode stage, and ends
+    /// every queue: each output then finishes what it took.
+    public func stop() async {
+        let sup = supervisor.withLock { s -> SourceSupervisor? in let x = s; s = nil; return x }
+        await sup?.stop(timeout: 5)
+        await decode.stop()
+        for q in packetQueues.withLock({ $0.all }) { q.close() }
+    }
+
+    public var currentStatus: StreamStatus {
+        var s = status.withLock { $0 }
+        s.fpsIn = fps.rate()
+        let d = decode.decodeInfo
+        s.decoding = d.decoding
+        s.decoderPath = d.path
+        s.fallbackReason = d.fallbackReason
+        s.decodeCounters = d.counters
+        s.arrivalToDecoded = decode.arrivalToDecoded.summary
+        if sourceOptions.realtime && SourceOpener.isFile(url: sourceURL) {
+            s.pacing = pacing.releasesAtKeyframes ? "keyframes" : "packets"
+        }
+        return s
+    }
+
+    // MARK: the ingest thread
+
+    private func handle(_ event: SourceEvent) {
+        switch event {
+        case .opened(let streams, _, let generation):
+            ingest.reset(streams: streams, generation: generation)
+            // A new connection restarts the timestamps: ordering starts afresh in every queue
+            // (the decode stage restarts its frame queues when it sees the new epoch).
+            for q in packetQueues.withLock({ $0.all }) { q.restartTimeline() }
+            let video = streams.first { $0.mediaType == .video }
+            status.withLock { s in
+                s.codec = video?.codecName
+                s.width = video?.width
+                s.height = video?.height
+                s.connections = generation
+            }
+        case .packet(let packet):
+            publish(packet)
+        case .closed(let error):
+            if let error { status.withLock { $0.lastError = error } }
+        case .stateChanged(let sourceState):
+            let state = StreamState(sourceState)
+            status.withLock { s in
+                s.state = state
+                s.since = Date()
+                if state != .live && s.signalLostSince == nil { s.signalLostSince = s.since }
+                switch sourceState {
+                case .reconnecting(let attempt, let error):
+                    s.reconnectAttempt = attempt
+                    s.lastError = error
+                case .live:
+                    s.reconnectAttempt = nil
+                    s.signalLostSince = nil
+                default: break
+                }
+            }
+        }
+    }
+
+    /// Hands a packet to every packet queue, and a video packet to the decode stage's queue.
+    /// Never blocks: each queue applies its own policy.
+    private func publish(_ packet: Packet) {
+        guard let epoch = ingest.epoch else { return }
+        let item = RelayPacket(packet: packet, epoch: epoch)
+        // Per packet: the lock hands out the current queue list without copying it.
+        for q in packetQueues.withLock({ $0.all }) { q.push(item) }
+        guard packet.streamIndex == epoch.videoIndex else { return }
+        fps.tick()
+        decodeQueue.withLock { $0 }?.push(item)
+    }
+}
+
+/// State only the ingest thread touches.
+///
+/// Safety: written and read only from the stream's ingest thread (SourceSupervisor's events).
+final class IngestState: @unchecked Sendable {
+    var epoch: IngestEpoch?
+
+    func reset(streams: [StreamInfo], generation: Int) {
+        epoch = IngestEpoch(generation: generation, streams: streams)
+    }
+}

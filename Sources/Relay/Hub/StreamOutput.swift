@@ -1,0 +1,92 @@
+import MediaCore
+
+/// What an output of a stream is. The API, the metrics and the pages read this, never a name.
+public enum OutputKind: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The decode stage: a packet consumer that feeds the frame outputs.
+    case decode
+    /// The low-latency preview (MJPEG, snapshots).
+    case preview
+    /// An in-process subscriber of decoded frames.
+    case frames
+    case hls
+    case record
+    case forward
+}
+
+/// Where an output stands.
+public enum OutputState: String, Sendable, Hashable, Codable {
+    /// Created, not started (or started with nothing to do yet).
+    case idle
+    case running
+    /// Its destination is away; retrying.
+    case reconnecting
+    case stopped
+}
+
+/// What the API and `/metrics` show of one output.
+public struct OutputStatus: Sendable, Encodable {
+    public var name: String
+    public var kind: OutputKind
+    public var state: OutputState
+    public var policy: SinkPolicy
+    public var queueDepth: Int
+    public var counters: SinkCounters
+    /// Arrival → taken by the output.
+    public var arrivalToDelivered: LatencySummary
+    /// Capture → taken, where a capture-time reader is installed (stamped sources).
+    public var captureToDelivered: LatencySummary
+    public var lastError: String?
+
+    public init(name: String, kind: OutputKind, state: OutputState, queue: SinkQueue<some QueueItem>, lastError: String? = nil) {
+        self.name = name
+        self.kind = kind
+        self.state = state
+        policy = queue.policy
+        queueDepth = queue.depth
+        counters = queue.counters
+        arrivalToDelivered = queue.deliveredLatency.summary
+        captureToDelivered = queue.captureLatency.summary
+        self.lastError = lastError
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case name, kind, state, ordering, freshness, depth, maxAgeMs, queueDepth, received, delivered, outOfOrder, dropped
+        case arrivalToDelivered, captureToDelivered, lastError
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(kind, forKey: .kind)
+        try c.encode(state, forKey: .state)
+        try c.encode(policy.ordering, forKey: .ordering)
+        try c.encode(policy.freshness.name, forKey: .freshness)
+        switch policy.freshness {
+        case .latest(let n), .lossless(let n): try c.encode(n, forKey: .depth)
+        case .maxAge(let ms): try c.encode(ms, forKey: .maxAgeMs)
+        }
+        try c.encode(queueDepth, forKey: .queueDepth)
+        try c.encode(counters.received, forKey: .received)
+        try c.encode(counters.delivered, forKey: .delivered)
+        try c.encode(counters.outOfOrder, forKey: .outOfOrder)
+        try c.encode(counters.dropped, forKey: .dropped)
+        try c.encode(arrivalToDelivered, forKey: .arrivalToDelivered)
+        try c.encode(captureToDelivered, forKey: .captureToDelivered)
+        try c.encodeIfPresent(lastError, forKey: .lastError)
+    }
+}
+
+/// One output of a stream: a consumer with its own bounded queue and policy, registered in the
+/// stream's hub. The engine starts and stops it; the API lists it and may switch its policy.
+public protocol StreamOutput: AnyObject, Sendable {
+    var name: String { get }
+    var kind: OutputKind { get }
+    var status: OutputStatus { get }
+    /// Switches the output's policy at run time. False when this output keeps its own (an
+    /// output that must not lose what it was given).
+    func setPolicy(_ policy: SinkPolicy) -> Bool
+    func start()
+    /// Finishes what it holds (a last segment, a recording's last fragment) and ends its thread,
+    /// without blocking the caller's thread.
+    func stop() async
+}

@@ -1,0 +1,58 @@
+public import Foundation
+public import Demux
+public import Decode
+
+/// Where a stream's ingest stands.
+public enum StreamState: String, Sendable, Hashable, Codable {
+    case connecting
+    case live
+    case reconnecting
+    case stopped
+
+    init(_ s: SourceState) {
+        switch s {
+        case .connecting: self = .connecting
+        case .live: self = .live
+        case .reconnecting: self = .reconnecting
+        case .stopped: self = .stopped
+        }
+    }
+}
+
+/// What the API shows of a stream.
+public struct StreamStatus: Sendable, Codable {
+    public var name: String
+    public var title: String?
+    public var source: String
+    public var state: StreamState
+    public var reconnectAttempt: Int?
+    public var lastError: String?
+    public var since: Date?
+    /// When the picture was last lost (or the stream started without one); nil while live.
+    public var signalLostSince: Date?
+    public var codec: String?
+    public var width: Int?
+    public var height: Int?
+    public var fpsIn: Double
+    public var decoderPath: String?
+    public var fallbackReason: String?
+    public var decoding: Bool
+    public var connections: Int
+    public var arrivalToDecoded: LatencySummary
+    public var decodeCounters: DecodeCounters?
+    /// A realtime file's pacing: `packets` (each when due) or `keyframes` (a keyframe interval
+    /// together when its keyframe is due: nothing consumes sooner). Nil for other sources.
+    public var pacing: String?
+
+    init(name: String, title: String?, source: String) {
+        self.name = name
+        self.title = title
+        self.source = source
+        state = .connecting
+        signalLostSince = Date()
+        fpsIn = 0
+        decoding = false
+        connections = 0
+        arrivalToDecoded = LatencySummary(count: 0)
+    }
+}

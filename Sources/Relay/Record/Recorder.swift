@@ -1,0 +1,125 @@
+public import Logging
+public import Foundation
+import MediaCore
+import Mux
+import Synchronization
+
+/// Settings of a stream's recording.
+public struct RecordSettings: Sendable, Hashable {
+    public var path: String
+    /// A new file after this many seconds (at the next keyframe).
+    public var segmentDuration: Double = 3600
+    public init(path: String) { self.path = path }
+}
+
+/// Records the whole stream, without re-encoding, to fragmented MP4: a fragment at every
+/// keyframe goes straight to the file, so a killed process leaves a playable file; files are
+/// rotated by duration and on reconnects (parameters may change); the last fragment is written
+/// on graceful shutdown.
+public final class Recorder: PacketOutputWorker, @unchecked Sendable {
+    public let settings: RecordSettings
+    private let logger: Logger
+    private let streamName: String
+    // Confined to the worker thread.
+    private let timeline = PacketTimeline()
+    private var muxer: FragmentMuxer?
+    private var file: FileHandle?
+    private var fileStart: Int64 = 0
+    private let files = Mutex<[String]>([])
+    private let problem = Mutex<String?>(nil)
+
+    public init(hub: StreamHub, settings: RecordSettings, logger: Logger) {
+        self.settings = settings
+        self.logger = logger
+        streamName = hub.name
+        // Fragments are written at keyframes, which always wake the thread.
+        super.init(hub: hub, name: "record", kind: .record, policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 1200)), batching: true)
+    }
+
+    /// A recording keeps everything it is given: its policy is not switched at run time (a
+    /// latest-1 policy would leave a file of keyframes).
+    public override func setPolicy(_ policy: SinkPolicy) -> Bool { false }
+
+    override var lastError: String? { problem.withLock { $0 } }
+
+    /// Files written so far (paths).
+    public var recordedFiles: [String] { files.withLock { $0 } }
+
+    override func process(_ item: RelayPacket) {
+        if queue.takeDiscontinuity() { timeline.restart() }
+        guard let at = timeline.place(item) else { return }
+        if at.newEpoch { closeFile() }
+        if at.timing, at.keyframe {
+            if muxer != nil, Double(at.dts - fileStart) / 1e6 >= settings.segmentDuration { closeFile() }
+            if muxer == nil { openFile(at, at.epoch) } else { flushFragment() }
+        }
+        guard let muxer, muxer.carries(streamIndex: at.packet.streamIndex) else { return }
+        do {
+            try muxer.write(at.packet, pts: at.pts, dts: at.dts, duration: at.duration)
+        } catch {
+            report("writing failed; a new file at the next keyframe", error)
+            closeFile()
+            timeline.restart()
+        }
+    }
+
+    private func openFile(_ at: Placement, _ epoch: IngestEpoch) {
+        let f = DateFormatter()
+        f.dateFormat = "yyyyMMdd-HHmmss"
+        f.timeZone = TimeZone(identifier: "UTC")
+        f.locale = Locale(identifier: "en_US_POSIX")
+        let dir = URL(fileURLWithPath: settings.path, isDirectory: true)
+        var url = dir.appendingPathComponent("\(streamName)-\(f.string(from: Date())).mp4")
+        var n = 1
+        while FileManager.default.fileExists(atPath: url.path) {
+            n += 1
+            url = dir.appendingPathComponent("\(streamName)-\(f.string(from: Date()))-\(n).mp4")
+        }
+        do {
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            let m = try FragmentMuxer(format: .fmp4, streams: epoch.streams)
+            guard FileManager.default.createFile(atPath: url.path, contents: Data(m.initSegment)) else {
+                throw CocoaError(.fileWriteUnknown)
+            }
+            file = try FileHandle(forWritingTo: url)
+            try file?.seekToEnd()
+            muxer = m
+            fileStart = at.dts
+            files.withLock { $0.append(url.path) }
+            logger.info("record: new file", metadata: ["file": "\(url.path)"])
+        } catch {
+            report("cannot open \(url.path)", error)
+            muxer = nil
+            file = nil
+        }
+    }
+
+    private func flushFragment() {
+        guard let muxer, let file else { return }
+        do {
+            let bytes = try muxer.cut()
+            if !bytes.isEmpty { try file.write(contentsOf: bytes) }
+        } catch {
+            report("writing failed", error)
+        }
+    }
+
+    private func report(_ what: String, _ error: any Error) {
+        logger.warning("record: \(what)", metadata: ["error": "\(error)"])
+        problem.withLock { $0 = "\(what): \(error)" }
+    }
+
+    private func closeFile() {
+        flushFragment()
+        if let file {
+            // The file's last bytes reach the disk here: a failure is the recording's loss, so it is said.
+            do { try file.synchronize() } catch { report("cannot sync the file", error) }
+            do { try file.close() } catch { report("cannot close the file", error) }
+        }
+        file = nil
+        muxer = nil
+    }
+
+    override func finish() { closeFile() }
+}
+

@@ -1,0 +1,32 @@
+import Relay
+
+/// A PATCH body applied to a sink's policy.
+enum PolicyPatch {
+    static func apply(_ object: [String: Any], to current: SinkPolicy) -> Result<SinkPolicy, PatchError> {
+        let allowed: Set<String> = ["ordering", "freshness", "depth", "max_age_ms"]
+        if let unknown = object.keys.first(where: { !allowed.contains($0) }) {
+            return .failure(PatchError("unknown key \"\(unknown)\" (expected ordering, freshness, depth, max_age_ms)"))
+        }
+        var policy = current
+        if let o = object["ordering"] {
+            guard let s = o as? String, let v = Ordering(rawValue: s) else { return .failure(PatchError("ordering: expected arrival or presentation")) }
+            policy.ordering = v
+        }
+        let depth = object["depth"] as? Int
+        if object["depth"] != nil, (depth ?? 0) < 1 { return .failure(PatchError("depth: expected a whole number from 1")) }
+        let maxAge = object["max_age_ms"] as? Int
+        if object["max_age_ms"] != nil, (maxAge ?? 0) < 1 { return .failure(PatchError("max_age_ms: expected a whole number of milliseconds from 1")) }
+        let name = object["freshness"].map { $0 as? String } ?? policy.freshness.name
+        switch name {
+        case "latest": policy.freshness = .latest(count: depth ?? { if case .latest(let n) = current.freshness { n } else { 1 } }())
+        case "max_age": policy.freshness = .maxAge(milliseconds: maxAge ?? { if case .maxAge(let ms) = current.freshness { ms } else { 250 } }())
+        case "lossless": policy.freshness = .lossless(capacity: depth ?? { if case .lossless(let c) = current.freshness { c } else { 64 } }())
+        default: return .failure(PatchError("freshness: expected latest, max_age or lossless"))
+        }
+        return .success(policy)
+    }
+
+    struct PatchError: Error { let message: String; init(_ m: String) { message = m } }
+}
+
+

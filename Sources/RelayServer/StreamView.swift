@@ -1,0 +1,60 @@
+import Relay
+import Foundation
+
+/// A stream's metadata: `GET /streams/{name}/meta.json`.
+struct StreamMeta: Encodable {
+    var name: String
+    var title: String?
+    var description: String?
+    var keywords: [String]
+    var preview: String?
+    var hls: String?
+
+    init?(engine: RelayEngine, name: String) {
+        guard let s = engine.configuration.streams.first(where: { $0.name == name }) else { return nil }
+        self.name = name
+        title = s.title
+        description = s.description
+        keywords = s.keywords
+        preview = engine.preview(name) != nil ? "/streams/\(name)/preview.mjpg" : nil
+        hls = engine.hls(name) != nil ? "/streams/\(name)/hls/index.m3u8" : nil
+    }
+}
+
+/// The API's view of a stream: its status and every output from the hub's registry.
+struct StreamView: Encodable {
+    var stream: StreamStatus
+    /// Every output, as registered: kind, state, policy, counters.
+    var sinks: [OutputStatus]
+    var meta: StreamMeta?
+    var forwards: [ForwardStatus]
+    var recordings: [String]
+    var hls: HLSView?
+
+    struct HLSView: Encodable {
+        var variant: String
+        var url: String
+        var mediaSequence: Int
+        var segments: Int
+        var targetDuration: Int
+        var ended: Bool
+        /// Last frame arrived → its part (LL-HLS) or segment listed.
+        var availability: LatencySummary
+        var push: HLSPushCounters?
+    }
+
+    init(hub: StreamHub, engine: RelayEngine) {
+        stream = hub.currentStatus
+        meta = StreamMeta(engine: engine, name: hub.name)
+        let outputs = hub.outputs
+        sinks = outputs.map(\.status)
+        forwards = outputs.compactMap { ($0 as? Forwarder)?.currentStatus }
+        recordings = outputs.compactMap { ($0 as? Recorder)?.recordedFiles }.flatMap { $0 }
+        hls = outputs.lazy.compactMap { $0 as? HLSSegmenter }.first.map { h in
+            let p = h.store.snapshot
+            return HLSView(variant: h.store.settings.variant.rawValue, url: "/streams/\(hub.name)/hls/index.m3u8", mediaSequence: p.mediaSequence,
+                           segments: p.complete.count, targetDuration: p.targetDuration, ended: p.ended,
+                           availability: h.store.availability.summary, push: h.pusher?.stats)
+        }
+    }
+}
