@@ -42,14 +42,18 @@ static inline AVRational lr_time_base_q(void) { return AV_TIME_BASE_Q; }
 typedef void (*lr_log_sink)(int level, const char *line);
 static lr_log_sink lr_current_log_sink = 0;
 static inline void lr_log_callback(void *avcl, int level, const char *fmt, va_list vl) {
-    if (level > av_log_get_level() || lr_current_log_sink == 0) return;
+    // Every thread that logs (ingest, decode, muxers) comes through here: the sink is read
+    // atomically, and whether the next line needs a prefix is each thread's own (a line that
+    // one thread left unfinished says nothing about another thread's line).
+    lr_log_sink sink = __atomic_load_n(&lr_current_log_sink, __ATOMIC_ACQUIRE);
+    if (level > av_log_get_level() || sink == 0) return;
     char line[1024];
-    static int print_prefix = 1;
+    static _Thread_local int print_prefix = 1;
     av_log_format_line(avcl, level, fmt, vl, line, sizeof(line), &print_prefix);
-    lr_current_log_sink(level, line);
+    sink(level, line);
 }
 static inline void lr_install_log_sink(lr_log_sink sink) {
-    lr_current_log_sink = sink;
+    __atomic_store_n(&lr_current_log_sink, sink, __ATOMIC_RELEASE);
     av_log_set_callback(sink ? lr_log_callback : av_log_default_callback);
 }
 

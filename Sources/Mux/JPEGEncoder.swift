@@ -41,12 +41,15 @@ public final class JPEGEncoder {
     /// One JPEG image.
     public func encode(_ frame: Frame) throws(FFmpegError) -> [UInt8] {
         guard let ctx = context else { return [] }
-        let q = ctx.pointee.global_quality
-        try ffcheck(frame.withUnsafeMutableAVFrame { f -> Int32 in
-            f.pointee.quality = q
-            f.pointee.pict_type = AV_PICTURE_TYPE_I
-            return avcodec_send_frame(ctx, f)
-        }, "avcodec_send_frame(mjpeg)")
+        // The frame may be shared with other outputs (Scaler hands a yuvj420p picture of the
+        // right size through unchanged): the encoder's per-picture fields go on a reference of
+        // our own (av_frame_ref shares the pixel buffers, copies the struct), never on it.
+        guard let own = av_frame_alloc() else { throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "av_frame_alloc") }
+        defer { var o: UnsafeMutablePointer<AVFrame>? = own; av_frame_free(&o) }
+        try ffcheck(frame.withUnsafeAVFrame { av_frame_ref(own, $0) }, "av_frame_ref")
+        own.pointee.quality = ctx.pointee.global_quality
+        own.pointee.pict_type = AV_PICTURE_TYPE_I
+        try ffcheck(avcodec_send_frame(ctx, own), "avcodec_send_frame(mjpeg)")
         try ffcheck(avcodec_receive_packet(ctx, scratch), "avcodec_receive_packet(mjpeg)")
         defer { av_packet_unref(scratch) }
         guard let d = scratch.pointee.data else { return [] }

@@ -28,6 +28,8 @@ public final class DecodeStage: StreamOutput, Sendable {
     private let logger: Logger
     private let frameSinks = Mutex(SinkSet<Frame>())
     private let active = Mutex<Activation?>(nil)
+    /// The queue of the last run, for the counters once it ended.
+    private let lastQueue = Mutex<SinkQueue<RelayPacket>?>(nil)
     private let info = Mutex(DecodeInfo())
     private let lastPolicy: Mutex<SinkPolicy>
     /// Arrival of a packet → its picture decoded.
@@ -86,6 +88,7 @@ public final class DecodeStage: StreamOutput, Sendable {
             let queue = SinkQueue<RelayPacket>(policy: lastPolicy.withLock { $0 }, reorderDepth: 0)
             let worker = WorkerThread(name: "decode:\(streamName)", wake: { queue.wakeConsumer() })
             a = Activation(queue: queue, worker: worker)
+            lastQueue.withLock { $0 = queue }
             return a
         }
         guard let started else { return }
@@ -105,8 +108,8 @@ public final class DecodeStage: StreamOutput, Sendable {
         if let a = active.withLock({ $0 }) {
             return OutputStatus(name: name, kind: kind, state: .running, queue: a.queue, lastError: info.withLock { $0.lastError })
         }
-        let idle = SinkQueue<RelayPacket>(policy: lastPolicy.withLock { $0 }, reorderDepth: 0)
-        return OutputStatus(name: name, kind: kind, state: .idle, queue: idle, lastError: info.withLock { $0.lastError })
+        let last = lastQueue.withLock { $0 } ?? SinkQueue<RelayPacket>(policy: lastPolicy.withLock { $0 }, reorderDepth: 0)
+        return OutputStatus(name: name, kind: kind, state: .idle, queue: last, lastError: info.withLock { $0.lastError })
     }
 
     /// Decoding always resumes at a keyframe after a drop, whatever the policy says.

@@ -46,12 +46,17 @@ public struct HLSSegment: Sendable {
     public let sequence: Int
     public var duration: Double
     public let uri: String
+    /// The segment's bytes when it was cut whole (classic HLS); empty for one built from parts,
+    /// whose bytes are its parts' (held once, not twice).
     public var data: [UInt8]
     public var parts: [HLSPart]
     public let programDateTime: Date
     public let discontinuity: Bool
     public let initURI: String?
     public var complete: Bool
+
+    /// The whole segment's bytes: its own, or its parts' one after another.
+    public var bytes: [UInt8] { parts.isEmpty ? data : parts.flatMap(\.data) }
 }
 
 /// The media playlist, rendered from the segments it holds. Pure: no I/O, no clocks.

@@ -53,6 +53,9 @@ public final class HLSStore: Sendable {
 
     public var snapshot: HLSPlaylist { state.withLock { $0.playlist } }
 
+    /// Whether any place besides HTTP takes the files (`addOutput`).
+    private var observed: Bool { outputs.withLock { !$0.isEmpty } }
+
     // MARK: written by the segmenter
 
     func setInit(uri: String, data: [UInt8]) {
@@ -69,14 +72,17 @@ public final class HLSStore: Sendable {
 
     func addPart(duration: Double, independent: Bool, data: [UInt8], lastArrivalNanos: UInt64) {
         availability.record(nanoseconds: MonotonicClock.nanoseconds() &- lastArrivalNanos)
+        let observed = observed
         change { s in
             guard var last = s.playlist.segments.popLast() else { return [] }
             let index = last.parts.count
             let uri = HLSPlaylist.partURI(msn: last.sequence, part: index)
             last.parts.append(HLSPart(index: index, duration: duration, independent: independent, uri: uri, data: data))
-            last.data += data
             last.duration += duration
             s.playlist.segments.append(last)
+            // The static playlist is rendered only for a place that takes it (a directory, an
+            // origin); HTTP clients get theirs rendered on request.
+            guard observed else { return [] }
             return [.file(name: uri, data: data), .playlist(text: s.playlist.render(forStaticServer: true))]
         }
     }
@@ -84,6 +90,7 @@ public final class HLSStore: Sendable {
     /// Completes the segment being built. `data` is its bytes when it was not built from parts.
     func completeSegment(duration: Double, data: [UInt8]?, lastArrivalNanos: UInt64? = nil) {
         if let a = lastArrivalNanos { availability.record(nanoseconds: MonotonicClock.nanoseconds() &- a) }
+        let observed = observed
         change { s in
             guard var last = s.playlist.segments.popLast() else { return [] }
             if let data { last.data = data }
@@ -91,12 +98,12 @@ public final class HLSStore: Sendable {
             last.complete = true
             s.playlist.segments.append(last)
             s.playlist.targetDuration = max(s.playlist.targetDuration, Int(duration.rounded()))
-            var out: [HLSOutput] = [.file(name: last.uri, data: last.data)]
+            var out: [HLSOutput] = observed ? [.file(name: last.uri, data: last.bytes)] : []
             if settings.playlist == .sliding {
                 while s.playlist.segments.filter(\.complete).count > settings.segmentCount {
                     let gone = s.playlist.segments.removeFirst()
                     if gone.discontinuity { s.playlist.discontinuitySequence += 1 }
-                    s.retired.append((gone.uri, gone.data))
+                    s.retired.append((gone.uri, gone.bytes))
                     if s.retired.count > 3 { s.retired.removeFirst() }
                     out.append(.removed(name: gone.uri))
                     for p in gone.parts { out.append(.removed(name: p.uri)) }
@@ -107,7 +114,7 @@ public final class HLSStore: Sendable {
                     }
                 }
             }
-            out.append(.playlist(text: s.playlist.render(forStaticServer: true)))
+            if observed { out.append(.playlist(text: s.playlist.render(forStaticServer: true))) }
             return out
         }
     }
@@ -215,16 +222,19 @@ public final class HLSStore: Sendable {
                 }
             }
         }
-        return state.withLock { s in
-            if let d = s.inits[name] { return (d, "video/mp4") }
-            let type = name.hasSuffix(".ts") ? "video/mp2t" : "video/iso.segment"
+        let type = name.hasSuffix(".ts") ? "video/mp2t" : "video/iso.segment"
+        let found: (data: [UInt8], parts: [HLSPart], type: String)? = state.withLock { s in
+            if let d = s.inits[name] { return (d, [], "video/mp4") }
             for seg in s.playlist.segments.reversed() {
-                if seg.uri == name && seg.complete { return (seg.data, type) }
-                if let p = seg.parts.first(where: { $0.uri == name }) { return (p.data, type) }
+                if seg.uri == name && seg.complete { return (seg.data, seg.parts, type) }
+                if let p = seg.parts.first(where: { $0.uri == name }) { return (p.data, [], type) }
             }
-            if let r = s.retired.first(where: { $0.uri == name }) { return (r.data, type) }
+            if let r = s.retired.first(where: { $0.uri == name }) { return (r.data, [], type) }
             return nil
         }
+        guard let found else { return nil }
+        // A segment made of parts is joined here, outside the lock.
+        return (found.parts.isEmpty ? found.data : found.parts.flatMap(\.data), found.type)
     }
 
     static func parsePart(_ name: String) -> (Int, Int)? {

@@ -84,7 +84,7 @@ final class PacketTimeline {
                 gap = true
                 offset = end - dtsIn
                 lastDts = [:]
-                guard item.isKeyframe else { waitingForKeyframe = true; return nil }
+                guard item.isKeyframe else { waitingForKeyframe = true; rebase = true; return nil }
             }
         }
         let dts = dtsIn + offset, pts = ptsIn + offset

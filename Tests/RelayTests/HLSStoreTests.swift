@@ -1,0 +1,117 @@
+import Testing
+import Foundation
+import Synchronization
+@testable import Relay
+
+/// The HLS store on its own: no FFmpeg, no server; bytes stand in for segments.
+@Suite struct HLSStoreTests {
+    static func settings(_ variant: HLSSettings.Variant, count: Int = 3) -> HLSSettings {
+        var s = HLSSettings(variant: variant)
+        s.segmentDuration = 1
+        s.partDuration = 0.25
+        s.segmentCount = count
+        return s
+    }
+
+    static func addSegment(_ store: HLSStore, _ seq: Int, duration: Double = 1, discontinuity: Bool = false, byte: UInt8? = nil) {
+        store.beginSegment(sequence: seq, uri: "seg\(seq).ts", programDateTime: Date(), discontinuity: discontinuity, initURI: nil)
+        store.completeSegment(duration: duration, data: [byte ?? UInt8(seq % 256)])
+    }
+
+    @Test func theSlidingWindowKeepsCountSegmentsAndCarriesDiscontinuitiesOut() async {
+        let store = HLSStore(settings: Self.settings(.mpegts, count: 3))
+        let events = Mutex<[String]>([])
+        store.addOutput { e in
+            events.withLock {
+                switch e {
+                case .file(let n, _): $0.append("put \(n)")
+                case .removed(let n): $0.append("rm \(n)")
+                case .playlist: $0.append("playlist")
+                }
+            }
+        }
+        Self.addSegment(store, 0)
+        Self.addSegment(store, 1, discontinuity: true)
+        Self.addSegment(store, 2)
+        Self.addSegment(store, 3)
+        Self.addSegment(store, 4)
+        let p = store.snapshot
+        #expect(p.complete.map(\.sequence) == [2, 3, 4])
+        #expect(p.mediaSequence == 2)
+        // Segment 1 carried a discontinuity out of the window: the sequence counts it.
+        #expect(p.discontinuitySequence == 1)
+        guard case .playlist(let text) = await store.playlist(msn: nil, part: nil) else { Issue.record("no playlist"); return }
+        #expect(text.contains("#EXT-X-MEDIA-SEQUENCE:2"))
+        #expect(text.contains("#EXT-X-DISCONTINUITY-SEQUENCE:1"))
+        #expect(!text.contains("seg1.ts"))
+        // Files in the order they were made, removals after the segment that pushed them out.
+        let e = events.withLock { $0 }
+        #expect(e.filter { $0.hasPrefix("put") } == (0...4).map { "put seg\($0).ts" })
+        #expect(e.firstIndex(of: "rm seg0.ts")! > e.firstIndex(of: "put seg3.ts")!)
+        // A segment just removed is still served for a client that was fetching it.
+        #expect(await store.resource("seg1.ts")?.data == [1])
+        #expect(await store.resource("seg9.ts") == nil)
+    }
+
+    @Test func aLongSegmentRaisesTheTargetDurationAndEndlistEndsIt() async {
+        let store = HLSStore(settings: Self.settings(.mpegts, count: 5))
+        Self.addSegment(store, 0)
+        Self.addSegment(store, 1, duration: 2.4)
+        #expect(store.snapshot.targetDuration == 2)
+        store.end()
+        guard case .playlist(let text) = await store.playlist(msn: nil, part: nil) else { Issue.record("no playlist"); return }
+        #expect(text.contains("#EXT-X-TARGETDURATION:2"))
+        #expect(text.hasSuffix("#EXT-X-ENDLIST\n"))
+    }
+
+    @Test func partsAreHeldOnceAndASegmentOfPartsIsServedWhole() async {
+        let store = HLSStore(settings: Self.settings(.lowLatency))
+        store.beginSegment(sequence: 0, uri: "seg0.m4s", programDateTime: Date(), discontinuity: false, initURI: "init0.mp4")
+        store.addPart(duration: 0.25, independent: true, data: [1, 2], lastArrivalNanos: 0)
+        store.addPart(duration: 0.25, independent: false, data: [3], lastArrivalNanos: 0)
+        let growing = store.snapshot.segments[0]
+        #expect(growing.data.isEmpty, "a segment built from parts holds no second copy of their bytes")
+        #expect(growing.parts.count == 2 && !growing.complete)
+        #expect(await store.resource("part0.1.m4s")?.data == [3])
+        store.completeSegment(duration: 0.5, data: nil)
+        #expect(await store.resource("seg0.m4s")?.data == [1, 2, 3])
+        guard case .playlist(let text) = await store.playlist(msn: nil, part: nil) else { Issue.record("no playlist"); return }
+        #expect(text.contains("#EXT-X-PART:DURATION=0.25") && text.contains("INDEPENDENT=YES"))
+        #expect(text.contains("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"part1.0.m4s\""))
+    }
+
+    @Test func blockingReloadAnswersWhenThePartExistsOrAfterThreeTargetDurations() async throws {
+        let store = HLSStore(settings: Self.settings(.lowLatency))
+        store.beginSegment(sequence: 0, uri: "seg0.m4s", programDateTime: Date(), discontinuity: false, initURI: nil)
+        store.addPart(duration: 0.25, independent: true, data: [0], lastArrivalNanos: 0)
+        store.completeSegment(duration: 0.25, data: nil)
+        store.beginSegment(sequence: 1, uri: "seg1.m4s", programDateTime: Date(), discontinuity: false, initURI: nil)
+        store.addPart(duration: 0.25, independent: true, data: [1], lastArrivalNanos: 0)
+        // Asking for the next part waits until it is added.
+        let asked = Date()
+        async let answer = store.playlist(msn: 1, part: 1)
+        try await Task.sleep(for: .milliseconds(150))
+        store.addPart(duration: 0.25, independent: false, data: [2], lastArrivalNanos: 0)
+        guard case .playlist(let text) = await answer else { Issue.record("no playlist"); return }
+        let waited = Date().timeIntervalSince(asked)
+        #expect(waited >= 0.14 && waited < 1, "answered after \(waited) s")
+        #expect(text.contains("part1.1.m4s"))
+        // Too far ahead is a 400; a part that never comes is answered at the timeout (3 × 1 s).
+        if case .badRequest = await store.playlist(msn: 5, part: 0) {} else { Issue.record("msn 5 should be refused") }
+        let t0 = Date()
+        _ = await store.playlist(msn: 2, part: 3)
+        let timedOut = Date().timeIntervalSince(t0)
+        #expect(timedOut > 2.8 && timedOut < 4, "timed out after \(timedOut) s")
+    }
+
+    @Test func nothingIsRenderedForOutputsWhenNothingObserves() {
+        // With no directory and no push, parts do not re-render the static playlist.
+        let store = HLSStore(settings: Self.settings(.lowLatency))
+        store.beginSegment(sequence: 0, uri: "seg0.m4s", programDateTime: Date(), discontinuity: false, initURI: nil)
+        store.addPart(duration: 0.25, independent: true, data: [1], lastArrivalNanos: 0)
+        let seen = Mutex(0)
+        store.addOutput { _ in seen.withLock { $0 += 1 } }
+        store.addPart(duration: 0.25, independent: false, data: [2], lastArrivalNanos: 0)
+        #expect(seen.withLock { $0 } == 2, "a part and the playlist, once someone observes")
+    }
+}

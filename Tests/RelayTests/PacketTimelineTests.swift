@@ -1,0 +1,68 @@
+import Testing
+import MediaCore
+import StampedSource
+@testable import Relay
+
+/// The packet timeline on real H.264 packets from the stamped source (1 s GOPs at 30 fps).
+@Suite struct PacketTimelineTests {
+    static func packets(_ frames: Int) throws -> (packets: [Packet], streams: [StreamInfo]) {
+        let source = try TestSource(url: "testsrc://?size=160x96&fps=30&gop=30&frames=\(frames)&realtime=false")
+        var out: [Packet] = []
+        while let p = try source.readPacket() { out.append(p) }
+        return (out, source.streams)
+    }
+
+    @Test func startsAtAKeyframeAndRunsContinuously() throws {
+        let (packets, streams) = try Self.packets(60)
+        let epoch = IngestEpoch(generation: 1, streams: streams)
+        let timeline = PacketTimeline()
+        let placed = packets.compactMap { timeline.place(RelayPacket(packet: $0, epoch: epoch)) }
+        #expect(placed.count == 60)
+        #expect(placed.first?.keyframe == true && placed.first?.dts == 0)
+        #expect(placed.first?.newEpoch == true && placed.allSatisfy { !$0.gapBefore })
+        // 30 fps: every step is one frame (33 333 µs), never backwards.
+        #expect(zip(placed, placed.dropFirst()).allSatisfy { $1.dts - $0.dts == 33_333 || $1.dts - $0.dts == 33_334 })
+    }
+
+    @Test func aReconnectContinuesWhereTheLastFrameEndedAndIsMarked() throws {
+        let (packets, streams) = try Self.packets(45)
+        let first = IngestEpoch(generation: 1, streams: streams), second = IngestEpoch(generation: 2, streams: streams)
+        let timeline = PacketTimeline()
+        let a = packets.compactMap { timeline.place(RelayPacket(packet: $0, epoch: first)) }
+        let end = try #require(timeline.lastEnd)
+        // The source comes back with its timestamps from 0 again: placed right after, a gap.
+        let b = packets.compactMap { timeline.place(RelayPacket(packet: $0, epoch: second)) }
+        #expect(a.count == 45 && b.count == 45)
+        #expect(b[0].dts == end)
+        #expect(b[0].gapBefore && b[0].newEpoch && b[0].keyframe)
+        #expect(b.dropFirst().allSatisfy { !$0.gapBefore && !$0.newEpoch })
+    }
+
+    @Test func aTimestampJumpBecomesAGapAtTheNextKeyframe() throws {
+        let (packets, streams) = try Self.packets(120)
+        let epoch = IngestEpoch(generation: 1, streams: streams)
+        let timeline = PacketTimeline()
+        // Frames 40…69 never arrive (the camera stalled and skipped a second): frame 70 comes
+        // right after 39 in arrival time but a second later in timestamps.
+        let kept = packets.enumerated().filter { !(40..<70).contains($0.offset) }.map(\.element)
+        let placed = kept.compactMap { timeline.place(RelayPacket(packet: $0, epoch: epoch)) }
+        // Frames after the jump up to the next keyframe (frame 90) cannot be decoded: skipped.
+        #expect(placed.count == 40 + 30)
+        let resumed = placed[40]
+        #expect(resumed.gapBefore && resumed.keyframe)
+        #expect(resumed.dts == placed[39].dts + placed[39].duration, "the timeline continues without the hole")
+    }
+
+    @Test func restartWaitsForTheNextKeyframe() throws {
+        let (packets, streams) = try Self.packets(70)
+        let epoch = IngestEpoch(generation: 1, streams: streams)
+        let timeline = PacketTimeline()
+        var placed: [Placement] = []
+        for (i, p) in packets.enumerated() {
+            if i == 10 { timeline.restart() }
+            if let at = timeline.place(RelayPacket(packet: p, epoch: epoch)) { placed.append(at) }
+        }
+        #expect(placed.count == 10 + 40) // frames 10…29 wait for the keyframe at 30
+        #expect(placed[10].gapBefore && placed[10].keyframe)
+    }
+}
