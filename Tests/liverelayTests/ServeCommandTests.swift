@@ -48,12 +48,15 @@ import TestSupport
         let stream = try #require(j["stream"] as? [String: Any])
         #expect(stream["state"] as? String == "live")
         let sinks = try #require(j["sinks"] as? [[String: Any]])
-        #expect(sinks.first?["kind"] as? String == "preview")
-        #expect((sinks.first?["delivered"] as? Int ?? 0) > 30)
+        // Every output is listed with its kind: the decode stage and the preview it feeds.
+        let preview = try #require(sinks.first { $0["kind"] as? String == "preview" }, "\(sinks)")
+        #expect((preview["delivered"] as? Int ?? 0) > 30)
+        let decode = try #require(sinks.first { $0["kind"] as? String == "decode" }, "\(sinks)")
+        #expect(decode["state"] as? String == "running" && (decode["delivered"] as? Int ?? 0) > 30)
         // Switch the policy at run time; the source is not reconnected.
         let patch = try curl(["-X", "PATCH", "-d", "{\"freshness\":\"max_age\",\"max_age_ms\":100}", "http://127.0.0.1:\(port)/api/streams/demo/sinks/preview"])
         let pj = try #require(try JSONSerialization.jsonObject(with: Data(patch.stdout.utf8)) as? [String: Any])
-        let ps = try #require((pj["sinks"] as? [[String: Any]])?.first)
+        let ps = try #require((pj["sinks"] as? [[String: Any]])?.first { $0["name"] as? String == "preview" })
         #expect(ps["freshness"] as? String == "max_age")
         #expect(ps["max_age_ms"] as? Int == 100)
         #expect((pj["stream"] as? [String: Any])?["connections"] as? Int == 1)
@@ -63,7 +66,7 @@ import TestSupport
         #expect(try curl(["-o", "/dev/null", "-w", "%{http_code}", "--path-as-is", "http://127.0.0.1:\(port)/streams/../../etc/passwd"]).stdout == "404")
         #expect(try curl(["http://127.0.0.1:\(port)/healthz"]).stdout == "ok\n")
         let metrics = try curl(["http://127.0.0.1:\(port)/metrics"])
-        #expect(metrics.stdout.contains("liverelay_sink_delivered_total{stream=\"demo\",sink=\"preview\"}"))
+        #expect(metrics.stdout.contains("liverelay_sink_delivered_total{stream=\"demo\",sink=\"preview\",kind=\"preview\"}"))
         // SIGTERM stops it gracefully within 5 s.
         let start = Date()
         serve.process.terminate()
