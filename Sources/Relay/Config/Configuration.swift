@@ -44,6 +44,12 @@ public struct Configuration: Sendable {
 
     public var listenHost = "127.0.0.1"
     public var listenPort = 8080
+    /// HTTPS (with HTTP/2 by ALPN) when set.
+    public var tls: TLSSettings?
+    /// `server.allowed_hosts`: Host header values answered (see `effectiveAllowedHosts`).
+    public var allowedHosts: [String]?
+    /// Users and permissions; nil: no access control (loopback only).
+    public var auth: AuthSettings?
     public var streams: [Stream] = []
 
     public init() {}
@@ -78,13 +84,9 @@ public struct Configuration: Sendable {
         }
         let r = Reader(file: file)
         var config = Configuration()
-        let top = try r.mapping(root, "", allowed: ["server", "streams"])
-        if let server = top["server"] {
-            let s = try r.mapping(server, "server", allowed: ["listen"])
-            if let listen = s["listen"] {
-                try config.setListen(try r.string(listen, "server.listen"), file: file)
-            }
-        }
+        let top = try r.mapping(root, "", allowed: ["server", "auth", "streams"])
+        if let server = top["server"] { try serverSettings(server, r, into: &config) }
+        if let auth = top["auth"] { config.auth = try authSettings(auth, r) }
         guard let streamsNode = top["streams"] else { throw ConfigError(file: file, path: "streams", problem: "missing: at least one stream is needed") }
         let streams = try r.mapping(streamsNode, "streams", allowed: nil)
         for (name, node) in streams.sorted(by: { $0.key < $1.key }) {

@@ -1,0 +1,104 @@
+/// What a user may do.
+public enum AccessAction: String, Sendable, Hashable, CaseIterable, Codable {
+    /// Previews, snapshots, HLS, meta.json, the stream GETs of the API, the pages.
+    case read
+    /// Push ingest.
+    case publish
+    /// PATCH, and run-time stream control.
+    case admin
+    /// `/metrics`.
+    case metrics
+}
+
+/// One grant: an action, on the streams whose names match a glob (`*`, `?`); nil: every stream.
+public struct AccessPermission: Sendable, Hashable {
+    public var action: AccessAction
+    public var streams: String?
+
+    public init(action: AccessAction, streams: String? = nil) {
+        self.action = action
+        self.streams = streams
+    }
+
+    /// Whether this grants `action` on `stream` (nil: "any stream at all", e.g. the stream list).
+    public func grants(_ action: AccessAction, stream: String?) -> Bool {
+        guard action == self.action else { return false }
+        guard let pattern = streams, let stream else { return true }
+        return Glob.matches(pattern, stream)
+    }
+}
+
+/// A user of the HTTP server and of push ingest.
+public struct AccessUser: Sendable, Hashable {
+    public var name: String
+    /// A bcrypt hash (`liverelay password` makes one); a plain password is refused.
+    public var passwordHash: String
+    public var permissions: [AccessPermission]
+
+    public init(name: String, passwordHash: String, permissions: [AccessPermission]) {
+        self.name = name
+        self.passwordHash = passwordHash
+        self.permissions = permissions
+    }
+}
+
+/// Bearer tokens: JWTs signed by a key of a JWKS file, carrying permissions in a claim.
+public struct JWTSettings: Sendable, Hashable {
+    /// Path of the JWKS (JSON Web Key Set) file.
+    public var jwks: String
+    /// The claim holding `[{action, streams}]`.
+    public var claim = "liverelay_permissions"
+    public var issuer: String?
+    public var audience: String?
+
+    public init(jwks: String) { self.jwks = jwks }
+}
+
+/// The `auth` section: who may watch, publish and steer.
+public struct AuthSettings: Sendable, Hashable {
+    public var users: [AccessUser] = []
+    /// What anyone may do without credentials.
+    public var anonymous: [AccessPermission] = []
+    public var jwt: JWTSettings?
+
+    public init() {}
+
+    public func user(named name: String) -> AccessUser? { users.first { $0.name == name } }
+}
+
+/// The identity a request carries, once its credentials are checked.
+public struct AccessIdentity: Sendable, Hashable {
+    public var name: String
+    public var permissions: [AccessPermission]
+
+    public init(name: String, permissions: [AccessPermission]) {
+        self.name = name
+        self.permissions = permissions
+    }
+
+    public func may(_ action: AccessAction, stream: String?) -> Bool {
+        permissions.contains { $0.grants(action, stream: stream) }
+    }
+}
+
+/// Shell-style globs over stream names: `*` any run, `?` one character.
+public enum Glob {
+    public static func matches(_ pattern: String, _ text: String) -> Bool {
+        let p = Array(pattern), t = Array(text)
+        var pi = 0, ti = 0
+        var star: Int?, mark = 0
+        while ti < t.count {
+            if pi < p.count && (p[pi] == "?" || p[pi] == t[ti]) {
+                pi += 1; ti += 1
+            } else if pi < p.count && p[pi] == "*" {
+                star = pi; mark = ti; pi += 1
+            } else if let s = star {
+                pi = s + 1; mark += 1; ti = mark
+            } else {
+                return false
+            }
+        }
+        while pi < p.count && p[pi] == "*" { pi += 1 }
+        return pi == p.count
+    }
+}

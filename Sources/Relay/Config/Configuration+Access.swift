@@ -1,0 +1,111 @@
+import Foundation
+import Yams
+
+/// HTTPS for the server: PEM files.
+public struct TLSSettings: Sendable, Hashable {
+    public var certificate: String
+    public var key: String
+    public init(certificate: String, key: String) {
+        self.certificate = certificate
+        self.key = key
+    }
+}
+
+extension Configuration {
+    /// Whether the server listens on loopback only (127.0.0.0/8, ::1, localhost).
+    public var listensOnLoopbackOnly: Bool { Self.isLoopback(host: listenHost) }
+
+    static func isLoopback(host: String) -> Bool {
+        let h = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        return h == "localhost" || h == "::1" || h.hasPrefix("127.")
+    }
+
+    /// The Host header values the server answers: `server.allowed_hosts`, else localhost,
+    /// 127.0.0.1 and ::1 for a loopback bind (which stops a web page from reaching it through
+    /// DNS rebinding); nil: any host (a bind beyond loopback, behind `auth`).
+    public var effectiveAllowedHosts: Set<String>? {
+        if let a = allowedHosts { return Set(a.map { $0.lowercased() }) }
+        return listensOnLoopbackOnly ? ["localhost", "127.0.0.1", "::1"] : nil
+    }
+
+    /// Refuses what must not run: a server reachable beyond loopback that lets anyone in.
+    /// Called once the command line's overrides are applied.
+    public func validateExposure(file: String) throws(ConfigError) {
+        if !listensOnLoopbackOnly && auth == nil {
+            throw ConfigError(file: file, path: "auth", problem: "server.listen \(listenHost):\(listenPort) is reachable beyond loopback: add an auth section (users, or anonymous: [read] to open reading on purpose)")
+        }
+    }
+
+    static func serverSettings(_ node: Node, _ r: Reader, into config: inout Configuration) throws(ConfigError) {
+        let s = try r.mapping(node, "server", allowed: ["listen", "tls", "allowed_hosts"])
+        if let listen = s["listen"] { try config.setListen(try r.string(listen, "server.listen"), file: r.file) }
+        if let tls = s["tls"] {
+            let t = try r.mapping(tls, "server.tls", allowed: ["cert", "key"])
+            guard let cert = t["cert"] else { throw ConfigError(file: r.file, path: "server.tls.cert", problem: "missing") }
+            guard let key = t["key"] else { throw ConfigError(file: r.file, path: "server.tls.key", problem: "missing") }
+            config.tls = TLSSettings(certificate: try r.string(cert, "server.tls.cert"), key: try r.string(key, "server.tls.key"))
+        }
+        if let hosts = s["allowed_hosts"] { config.allowedHosts = try r.strings(hosts, "server.allowed_hosts") }
+    }
+
+    static func authSettings(_ node: Node, _ r: Reader) throws(ConfigError) -> AuthSettings {
+        let m = try r.mapping(node, "auth", allowed: ["users", "anonymous", "jwt"])
+        var auth = AuthSettings()
+        if let users = m["users"] {
+            guard case .sequence(let seq) = users else { throw ConfigError(file: r.file, path: "auth.users", problem: "expected a list of users") }
+            for (i, u) in seq.enumerated() {
+                let path = "auth.users[\(i)]"
+                let um = try r.mapping(u, path, allowed: ["name", "password", "permissions"])
+                guard let n = um["name"] else { throw ConfigError(file: r.file, path: "\(path).name", problem: "missing") }
+                let name = try r.string(n, "\(path).name")
+                guard !name.isEmpty, !name.contains(":") else { throw ConfigError(file: r.file, path: "\(path).name", problem: "must be non-empty and without ':'") }
+                guard auth.user(named: name) == nil else { throw ConfigError(file: r.file, path: "\(path).name", problem: "\"\(name)\" is listed twice") }
+                guard let p = um["password"] else { throw ConfigError(file: r.file, path: "\(path).password", problem: "missing") }
+                let hash = try r.string(p, "\(path).password")
+                guard Self.isBcryptHash(hash) else {
+                    throw ConfigError(file: r.file, path: "\(path).password", problem: "expected a bcrypt hash ($2b$…); make one with `liverelay password`")
+                }
+                let permissions = try um["permissions"].map { n throws(ConfigError) in try permissionList(n, "\(path).permissions", r) } ?? []
+                auth.users.append(AccessUser(name: name, passwordHash: hash, permissions: permissions))
+            }
+        }
+        if let a = m["anonymous"] { auth.anonymous = try permissionList(a, "auth.anonymous", r) }
+        if let j = m["jwt"] {
+            let jm = try r.mapping(j, "auth.jwt", allowed: ["jwks", "claim", "issuer", "audience"])
+            guard let jwks = jm["jwks"] else { throw ConfigError(file: r.file, path: "auth.jwt.jwks", problem: "missing") }
+            var settings = JWTSettings(jwks: try r.string(jwks, "auth.jwt.jwks"))
+            if let c = jm["claim"] { settings.claim = try r.string(c, "auth.jwt.claim") }
+            if let i = jm["issuer"] { settings.issuer = try r.string(i, "auth.jwt.issuer") }
+            if let a = jm["audience"] { settings.audience = try r.string(a, "auth.jwt.audience") }
+            auth.jwt = settings
+        }
+        return auth
+    }
+
+    /// `[read, metrics]` or `[{action: read, streams: "cam-*"}, …]`.
+    static func permissionList(_ node: Node, _ path: String, _ r: Reader) throws(ConfigError) -> [AccessPermission] {
+        guard case .sequence(let seq) = node else { throw ConfigError(file: r.file, path: path, problem: "expected a list such as [read] or [{action: read, streams: \"cam-*\"}]") }
+        var out: [AccessPermission] = []
+        for (i, item) in seq.enumerated() {
+            let p = "\(path)[\(i)]"
+            if case .scalar = item {
+                out.append(AccessPermission(action: try r.choice(item, p, AccessAction.self)))
+                continue
+            }
+            let m = try r.mapping(item, p, allowed: ["action", "streams"])
+            guard let a = m["action"] else { throw ConfigError(file: r.file, path: "\(p).action", problem: "missing") }
+            var permission = AccessPermission(action: try r.choice(a, "\(p).action", AccessAction.self))
+            if let s = m["streams"] {
+                let glob = try r.string(s, "\(p).streams")
+                guard !glob.isEmpty else { throw ConfigError(file: r.file, path: "\(p).streams", problem: "empty pattern (omit it for every stream)") }
+                permission.streams = glob
+            }
+            out.append(permission)
+        }
+        return out
+    }
+
+    static func isBcryptHash(_ s: String) -> Bool {
+        s.count == 60 && ["$2a$", "$2b$", "$2y$"].contains(where: { s.hasPrefix($0) })
+    }
+}
