@@ -1,12 +1,16 @@
 import Hummingbird
 import Relay
 import Foundation
+import Synchronization
 
 /// `/api/streams…`: every stream's state and outputs; run-time policy switches.
 enum APIRoutes {
-    static func add(to router: Router<BasicRequestContext>, engine: RelayEngine) {
-        router.get("/api/streams") { _, _ in
-            try HTTPResponses.json(engine.hubs.keys.sorted().compactMap { engine.hubs[$0].map { StreamView(hub: $0, engine: engine) } })
+    static let patchLock = Mutex(())
+
+    static func add(to router: Router<RelayRequestContext>, engine: RelayEngine) {
+        router.get("/api/streams") { _, context in
+            // Only the streams this client may read.
+            try HTTPResponses.json(engine.hubs.keys.sorted().filter(context.mayRead).compactMap { engine.hubs[$0].map { StreamView(hub: $0, engine: engine) } })
         }
         router.get("/api/streams/:name") { _, context in
             let name = try context.parameters.require("name")
@@ -24,14 +28,16 @@ enum APIRoutes {
             guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any] else {
                 return try HTTPResponses.jsonError(.badRequest, "expected a JSON object such as {\"ordering\":\"arrival\",\"freshness\":\"latest\",\"depth\":1}")
             }
-            switch PolicyPatch.apply(object, to: output.status.policy) {
-            case .failure(let error): return try HTTPResponses.jsonError(.badRequest, error.message)
-            case .success(let policy):
-                guard output.setPolicy(policy) else {
-                    return try HTTPResponses.jsonError(.conflict, "the \(output.kind.rawValue) output \"\(sink)\" keeps its own policy")
+            // One PATCH at a time: each reads the policy the last one left.
+            let outcome: Result<Void, PolicyPatch.PatchError> = patchLock.withLock { _ in
+                switch PolicyPatch.apply(object, to: output.status.policy, batching: output.isBatching) {
+                case .failure(let error): return .failure(error)
+                case .success(let policy):
+                    return output.setPolicy(policy) ? .success(()) : .failure(PolicyPatch.PatchError("the \(output.kind.rawValue) output \"\(sink)\" keeps its own policy", conflict: true))
                 }
-                return try HTTPResponses.json(StreamView(hub: hub, engine: engine))
             }
+            if case .failure(let error) = outcome { return try HTTPResponses.jsonError(error.conflict ? .conflict : .badRequest, error.message) }
+            return try HTTPResponses.json(StreamView(hub: hub, engine: engine))
         }
     }
 }

@@ -2,10 +2,11 @@ import Hummingbird
 import Relay
 import NIOCore
 import HTTPTypes
+import Foundation
 
 /// HLS: playlists (blocking reload, delta updates for LL-HLS), segments, parts, init segments.
 enum HLSRoutes {
-    static func add(to router: Router<BasicRequestContext>, engine: RelayEngine) {
+    static func add(to router: Router<RelayRequestContext>, engine: RelayEngine) {
         router.get("/streams/:name/hls/:file") { request, context in
             let name = try context.parameters.require("name")
             let file = try context.parameters.require("file")
@@ -14,9 +15,14 @@ enum HLSRoutes {
         }
     }
 
+    static func queryEscaped(_ s: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return s.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+
     static func hlsResponse(_ store: HLSStore, file: String, query: Hummingbird.Parameters) async throws -> Response {
         var headers = HTTPFields()
-        headers[.accessControlAllowOrigin] = "*"
         if file == "index.m3u8" {
             func int(_ key: String) throws -> Int?? {
                 guard let v = query[key[...]] else { return .some(nil) }
@@ -39,7 +45,10 @@ enum HLSRoutes {
             switch answer {
             case .badRequest(let m): return try HTTPResponses.jsonError(.badRequest, m)
             case .notYet: return try HTTPResponses.jsonError(.notFound, "no segment yet: the source has not sent a keyframe")
-            case .playlist(let text):
+            case .playlist(var text):
+                // A player that came with `?token=` (it cannot add a header) needs it on every
+                // URI the playlist names too.
+                if let token = query["token"[...]], !token.isEmpty { text = HLSPlaylist.appendingQuery("token=" + Self.queryEscaped(String(token)), to: text) }
                 headers[.contentType] = "application/vnd.apple.mpegurl"
                 headers[.cacheControl] = "no-cache"
                 return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))

@@ -6,7 +6,7 @@ import Prometheus
 
 /// `/metrics` (Prometheus text) and `/healthz`.
 enum MetricsRoutes {
-    static func add(to router: Router<BasicRequestContext>, engine: RelayEngine, metrics: RelayMetrics) {
+    static func add(to router: Router<RelayRequestContext>, engine: RelayEngine, metrics: RelayMetrics) {
         router.get("/healthz") { _, _ in "ok\n" }
         router.get("/metrics") { _, _ in
             metrics.update(engine: engine)

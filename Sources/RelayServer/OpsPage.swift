@@ -8,9 +8,9 @@ enum OpsPage {
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 
-    static func render(engine: RelayEngine) -> String {
+    static func render(engine: RelayEngine, visible: (String) -> Bool = { _ in true }) -> String {
         var cards = ""
-        for name in engine.hubs.keys.sorted() {
+        for name in engine.hubs.keys.sorted() where visible(name) {
             let s = engine.hubs[name]!.currentStatus
             let n = escape(name)
             cards += """

@@ -3,8 +3,8 @@ import Relay
 
 /// The pages: the operations page, one stream's viewer, a stream's metadata.
 enum PageRoutes {
-    static func add(to router: Router<BasicRequestContext>, engine: RelayEngine) {
-        router.get("/") { _, _ in HTTPResponses.html(OpsPage.render(engine: engine)) }
+    static func add(to router: Router<RelayRequestContext>, engine: RelayEngine) {
+        router.get("/") { _, context in HTTPResponses.html(OpsPage.render(engine: engine, visible: context.mayRead)) }
         router.get("/streams/:name") { _, context in
             let name = try context.parameters.require("name")
             guard let hub = engine.hubs[name] else { return try HTTPResponses.jsonError(.notFound, "unknown stream \"\(name)\"") }

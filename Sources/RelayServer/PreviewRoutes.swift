@@ -5,7 +5,7 @@ import HTTPTypes
 
 /// The preview: MJPEG (newest image per viewer) and snapshots.
 enum PreviewRoutes {
-    static func add(to router: Router<BasicRequestContext>, engine: RelayEngine) {
+    static func add(to router: Router<RelayRequestContext>, engine: RelayEngine) {
         router.get("/streams/:name/snapshot.jpg") { _, context in
             let name = try context.parameters.require("name")
             guard let preview = engine.preview(name) else { return try HTTPResponses.jsonError(.notFound, "unknown stream or no preview \"\(name)\"") }

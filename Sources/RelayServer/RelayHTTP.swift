@@ -3,8 +3,12 @@ public import Relay
 
 /// LiveRelay's HTTP face, one route group per feature: API, preview, HLS, pages, metrics.
 public enum RelayHTTP {
-    public static func router(engine: RelayEngine, metrics: RelayMetrics) -> Router<BasicRequestContext> {
-        let router = Router()
+    public static func router(engine: RelayEngine, metrics: RelayMetrics) async throws -> Router<RelayRequestContext> {
+        let c = engine.configuration
+        let access = try await AccessControl(auth: c.auth, allowedHosts: c.effectiveAllowedHosts)
+        metrics.access = access
+        let router = Router(context: RelayRequestContext.self)
+        router.add(middleware: AccessMiddleware(access: access))
         MetricsRoutes.add(to: router, engine: engine, metrics: metrics)
         PageRoutes.add(to: router, engine: engine)
         APIRoutes.add(to: router, engine: engine)

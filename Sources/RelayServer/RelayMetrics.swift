@@ -7,8 +7,15 @@ import Synchronization
 public final class RelayMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
     private let exported = Mutex<[String: Int]>([:])
+    private let accessBox = Mutex<AccessControl?>(nil)
 
     public init() {}
+
+    /// The access control whose failed logins are counted.
+    var access: AccessControl? {
+        get { accessBox.withLock { $0 } }
+        set { accessBox.withLock { $0 = newValue } }
+    }
 
     func counter(_ name: String, _ labels: [(String, String)], total: Int) {
         let key = name + labels.map { "\($0.0)=\($0.1)" }.joined(separator: ",")
@@ -26,6 +33,10 @@ public final class RelayMetrics: Sendable {
     }
 
     public func update(engine: RelayEngine) {
+        if let access {
+            counter("liverelay_auth_failures_total", [], total: access.failedLogins)
+            counter("liverelay_auth_rate_limited_total", [], total: access.rateLimited)
+        }
         for (name, hub) in engine.hubs {
             let s = hub.currentStatus
             let l = [("stream", name)]

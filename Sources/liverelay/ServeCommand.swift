@@ -27,17 +27,28 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             configuration = try Configuration.load(file: config, sources: .liverelay)
             if let listen { try configuration.setListen(listen, file: "--listen") }
+            try configuration.validateExposure(file: config)
         } catch {
             FileHandle.standardError.write(Data("liverelay: \(error)\n".utf8))
             throw ExitCode(2)
         }
         let logger = Logger(label: "liverelay")
+        do {
+            try await serve(configuration, logger: logger)
+        } catch let e as TLSSetupError {
+            FileHandle.standardError.write(Data("liverelay: \(config): \(e)\n".utf8))
+            throw ExitCode(2)
+        }
+    }
+
+    func serve(_ configuration: Configuration, logger: Logger) async throws {
         let c = configuration
+        let scheme = c.tls == nil ? "http" : "https"
         try await RelayServerApp.run(configuration: configuration, sources: .liverelay, captureAge: StampedSource.captureAge, logger: logger) { port in
             let host = c.listenHost == "0.0.0.0" ? "127.0.0.1" : c.listenHost
-            var text = "LiveRelay listening on http://\(host):\(port)/\n"
+            var text = "LiveRelay listening on \(scheme)://\(host):\(port)/\n"
             for s in c.streams where s.preview != nil {
-                text += "  \(s.name): preview http://\(host):\(port)/streams/\(s.name)/preview.mjpg\n"
+                text += "  \(s.name): preview \(scheme)://\(host):\(port)/streams/\(s.name)/preview.mjpg\n"
             }
             FileHandle.standardOutput.write(Data(text.utf8))
         }

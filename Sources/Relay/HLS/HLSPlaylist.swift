@@ -174,6 +174,30 @@ public struct HLSPlaylist: Sendable {
         return Self.partURI(msn: last.sequence, part: (last.parts.last?.index ?? -1) + 1)
     }
 
+    /// The playlist with `query` added to every URI it names (segments, parts, the map, the
+    /// preload hint): a token a player could only pass in the playlist's own URL.
+    public static func appendingQuery(_ query: String, to playlist: String) -> String {
+        var out = ""
+        out.reserveCapacity(playlist.utf8.count + 64)
+        for line in playlist.split(separator: "\n", omittingEmptySubsequences: false) {
+            if !line.isEmpty && !line.hasPrefix("#") {
+                out += line + (line.contains("?") ? "&" : "?") + query
+            } else if let r = line.range(of: "URI=\"") {
+                let rest = line[r.upperBound...]
+                if let close = rest.firstIndex(of: "\"") {
+                    let uri = rest[..<close]
+                    out += line[..<r.upperBound] + uri + (uri.contains("?") ? "&" : "?") + query + rest[close...]
+                } else {
+                    out += line
+                }
+            } else {
+                out += line
+            }
+            out += "\n"
+        }
+        return String(out.dropLast())
+    }
+
     public static func partURI(msn: Int, part: Int) -> String { "part\(msn).\(part).m4s" }
 
     /// `2026-11-22T11:34:44.123Z`. By hand: Foundation's ISO8601DateFormatter builds an ICU

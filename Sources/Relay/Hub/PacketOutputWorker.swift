@@ -56,6 +56,8 @@ public class PacketOutputWorker: StreamOutput, @unchecked Sendable {
         return true
     }
 
+    public var isBatching: Bool { queue.isBatching }
+
     func setState(_ s: OutputState) { stateBox.withLock { $0 = s } }
 
     /// The output's last problem, for the API (no credentials).

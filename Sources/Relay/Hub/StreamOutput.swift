@@ -76,6 +76,10 @@ public struct OutputStatus: Sendable, Encodable {
     }
 }
 
+extension StreamOutput {
+    public var isBatching: Bool { false }
+}
+
 /// One output of a stream: a consumer with its own bounded queue and policy, registered in the
 /// stream's hub. The engine starts and stops it; the API lists it and may switch its policy.
 public protocol StreamOutput: AnyObject, Sendable {
@@ -86,6 +90,8 @@ public protocol StreamOutput: AnyObject, Sendable {
     /// output that must not lose what it was given).
     func setPolicy(_ policy: SinkPolicy) -> Bool
     func start()
+    /// Woken only at keyframes, working a keyframe interval at a time (classic HLS, recorder).
+    var isBatching: Bool { get }
     /// Finishes what it holds (a last segment, a recording's last fragment) and ends its thread,
     /// without blocking the caller's thread.
     func stop() async

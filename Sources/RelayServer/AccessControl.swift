@@ -1,0 +1,186 @@
+import Foundation
+import Relay
+import HummingbirdBcrypt
+import JWTKit
+import MediaCore
+import Synchronization
+
+/// Checks credentials against the `auth` section: Basic (bcrypt), Bearer and `?token=` (JWTs
+/// from the configured JWKS). Remembers good credentials for a while (bcrypt costs ~0.25 s a
+/// check by design), and limits failed attempts per client address.
+final class AccessControl: Sendable {
+    let auth: AuthSettings?
+    let allowedHosts: Set<String>?
+    private let jwt: JWTVerifier?
+    /// Credentials checked good recently → when to check them again.
+    private let verified = Mutex<[String: UInt64]>([:])
+    private let failures = Mutex<[String: (count: Int, since: UInt64)]>([:])
+    private let failureTotal = Atomic<Int>(0)
+    private let limitedTotal = Atomic<Int>(0)
+
+    /// Failed attempts allowed per client address in `failureWindow` before it gets 429s.
+    static let failureLimit = 10
+    static let failureWindowNanos: UInt64 = 60_000_000_000
+    static let verifiedForNanos: UInt64 = 300_000_000_000
+
+    init(auth: AuthSettings?, allowedHosts: Set<String>?) async throws {
+        self.auth = auth
+        self.allowedHosts = allowedHosts
+        if let settings = auth?.jwt { jwt = try await JWTVerifier(settings: settings) } else { jwt = nil }
+    }
+
+    /// Failed logins so far (for `/metrics`).
+    var failedLogins: Int { failureTotal.load(ordering: .relaxed) }
+    /// Requests refused for too many failures.
+    var rateLimited: Int { limitedTotal.load(ordering: .relaxed) }
+
+    enum Outcome {
+        /// No credentials: the anonymous grants apply.
+        case anonymous
+        case identified(AccessIdentity)
+        /// Credentials given, and wrong.
+        case refused
+    }
+
+    /// Who the request's credentials say it is.
+    func identify(authorization: String?, token: String?) async -> Outcome {
+        guard let auth else { return .anonymous }
+        if let authorization {
+            if authorization.hasPrefix("Basic ") { return basic(authorization, auth) }
+            if authorization.hasPrefix("Bearer ") { return await bearer(String(authorization.dropFirst(7))) }
+            return .refused
+        }
+        if let token { return await bearer(token) }
+        return .anonymous
+    }
+
+    private func basic(_ header: String, _ auth: AuthSettings) -> Outcome {
+        guard let data = Data(base64Encoded: String(header.dropFirst(6))),
+              let text = String(data: data, encoding: .utf8),
+              let colon = text.firstIndex(of: ":") else { return .refused }
+        let name = String(text[..<colon]), password = String(text[text.index(after: colon)...])
+        guard let user = auth.user(named: name) else { return .refused }
+        let now = MonotonicClock.nanoseconds()
+        let key = header
+        if let until = verified.withLock({ $0[key] }), until > now {
+            return .identified(AccessIdentity(name: user.name, permissions: user.permissions))
+        }
+        guard Bcrypt.verify(password, hash: user.passwordHash) else { return .refused }
+        verified.withLock { v in
+            if v.count > 1024 { v = v.filter { $0.value > now } }
+            if v.count <= 1024 { v[key] = now + Self.verifiedForNanos }
+        }
+        return .identified(AccessIdentity(name: user.name, permissions: user.permissions))
+    }
+
+    private func bearer(_ token: String) async -> Outcome {
+        guard let jwt, let identity = await jwt.identity(token) else { return .refused }
+        return .identified(identity)
+    }
+
+    /// True when this client address has failed too often lately.
+    func isLimited(_ client: String) -> Bool {
+        let now = MonotonicClock.nanoseconds()
+        let limited = failures.withLock { f -> Bool in
+            guard let e = f[client] else { return false }
+            if now - e.since > Self.failureWindowNanos { f[client] = nil; return false }
+            return e.count >= Self.failureLimit
+        }
+        if limited { limitedTotal.add(1, ordering: .relaxed) }
+        return limited
+    }
+
+    func recordFailure(_ client: String) {
+        failureTotal.add(1, ordering: .relaxed)
+        let now = MonotonicClock.nanoseconds()
+        failures.withLock { f in
+            if f.count > 10_000 { f = f.filter { now - $0.value.since <= Self.failureWindowNanos } }
+            if let e = f[client], now - e.since <= Self.failureWindowNanos {
+                f[client] = (e.count + 1, e.since)
+            } else {
+                f[client] = (1, now)
+            }
+        }
+    }
+
+    /// The grants without credentials.
+    var anonymousIdentity: AccessIdentity {
+        AccessIdentity(name: "anonymous", permissions: auth?.anonymous ?? [])
+    }
+}
+
+/// Verifies JWTs against a JWKS file and reads their permissions claim.
+final class JWTVerifier: Sendable {
+    let settings: JWTSettings
+    private let keys: JWTKeyCollection
+
+    init(settings: JWTSettings) async throws {
+        self.settings = settings
+        let json = try String(contentsOfFile: settings.jwks, encoding: .utf8)
+        keys = JWTKeyCollection()
+        try await keys.add(jwksJSON: json)
+    }
+
+    /// One `{action, streams}` of the permissions claim.
+    struct Grant: Codable, Sendable {
+        var action: String
+        var streams: String?
+    }
+
+    /// The identity a valid token carries; nil for anything invalid, expired or not ours.
+    func identity(_ token: String) async -> AccessIdentity? {
+        guard let payload = try? await keys.verify(token, as: PermissionsPayload.self) else { return nil }
+        guard (try? payload.exp.verifyNotExpired()) != nil else { return nil }
+        if let issuer = settings.issuer, payload.iss != issuer { return nil }
+        if let audience = settings.audience, !(payload.aud ?? []).contains(audience) { return nil }
+        let grants = payload.claims[settings.claim] ?? []
+        let permissions = grants.compactMap { g in AccessAction(rawValue: g.action).map { AccessPermission(action: $0, streams: g.streams) } }
+        return AccessIdentity(name: payload.sub ?? "token", permissions: permissions)
+    }
+}
+
+/// A JWT payload whose permissions claim has a configurable name: decoded by hand.
+struct PermissionsPayload: JWTPayload {
+    var sub: String?
+    var iss: String?
+    var aud: [String]?
+    var exp: ExpirationClaim
+    var claims: [String: [JWTVerifier.Grant]]
+
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        sub = try c.decodeIfPresent(String.self, forKey: Key(stringValue: "sub"))
+        iss = try c.decodeIfPresent(String.self, forKey: Key(stringValue: "iss"))
+        if let one = try? c.decodeIfPresent(String.self, forKey: Key(stringValue: "aud")) {
+            aud = [one]
+        } else {
+            aud = try c.decodeIfPresent([String].self, forKey: Key(stringValue: "aud"))
+        }
+        exp = try c.decode(ExpirationClaim.self, forKey: Key(stringValue: "exp"))
+        var found: [String: [JWTVerifier.Grant]] = [:]
+        for key in c.allKeys where !["sub", "iss", "aud", "exp", "iat", "nbf", "jti"].contains(key.stringValue) {
+            if let g = try? c.decode([JWTVerifier.Grant].self, forKey: key) { found[key.stringValue] = g }
+        }
+        claims = found
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encodeIfPresent(sub, forKey: Key(stringValue: "sub"))
+        try c.encodeIfPresent(iss, forKey: Key(stringValue: "iss"))
+        try c.encodeIfPresent(aud, forKey: Key(stringValue: "aud"))
+        try c.encode(exp, forKey: Key(stringValue: "exp"))
+        for (k, v) in claims { try c.encode(v, forKey: Key(stringValue: k)) }
+    }
+
+    func verify(using algorithm: some JWTAlgorithm) throws {
+        try exp.verifyNotExpired()
+    }
+}

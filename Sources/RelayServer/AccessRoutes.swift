@@ -1,0 +1,34 @@
+import Relay
+import HTTPTypes
+
+/// What a request needs, from its method and path: an action on a stream (nil stream: none in
+/// particular), or nothing (`/healthz`). Media URLs also take `?token=`.
+struct AccessRequirement: Equatable {
+    var action: AccessAction?
+    var stream: String?
+    /// A URL a player fetches without headers of its own: `?token=` is accepted here only.
+    var media = false
+    /// A read endpoint: answered with CORS headers.
+    var cors = false
+
+    static func of(method: HTTPRequest.Method, path: String) -> AccessRequirement {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        switch parts.first {
+        case nil: return AccessRequirement(action: .read)
+        case "healthz" where parts.count == 1: return AccessRequirement(action: nil)
+        case "metrics" where parts.count == 1: return AccessRequirement(action: .metrics)
+        case "api":
+            guard parts.count >= 2, parts[1] == "streams" else { return AccessRequirement(action: .admin) }
+            let stream = parts.count >= 3 ? parts[2] : nil
+            if method == .get { return AccessRequirement(action: .read, stream: stream, cors: true) }
+            // Anything else on the API steers: PATCH a sink, and the run-time control to come.
+            return AccessRequirement(action: .admin, stream: stream)
+        case "streams":
+            let stream = parts.count >= 2 ? parts[1] : nil
+            let media = parts.count >= 3 && ["preview.mjpg", "snapshot.jpg", "hls"].contains(parts[2])
+            return AccessRequirement(action: .read, stream: stream, media: media, cors: true)
+        default:
+            return AccessRequirement(action: .read)
+        }
+    }
+}

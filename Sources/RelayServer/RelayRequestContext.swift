@@ -1,0 +1,23 @@
+public import Hummingbird
+public import NIOCore
+public import Relay
+
+/// The request context of LiveRelay's routes: who is asking (once `AccessMiddleware` checked)
+/// and from where.
+public struct RelayRequestContext: RequestContext, RemoteAddressRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let remoteAddress: SocketAddress?
+    /// The identity the request carries; nil when the server has no `auth` section (loopback
+    /// only, everything open).
+    public var identity: AccessIdentity?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+
+    /// Whether this request may read `stream` (lists and pages show only those).
+    public func mayRead(_ stream: String) -> Bool {
+        identity?.may(.read, stream: stream) ?? true
+    }
+}
