@@ -9,11 +9,15 @@ import Synchronization
 public enum Redactor {
     public static let mask = "***"
 
-    /// Query keys whose values are credentials.
-    static let secretQueryKeys: Set<String> = [
-        "key", "token", "secret", "password", "passwd", "pass", "pwd", "passphrase", "auth",
-        "sig", "signature", "access_token", "apikey", "api_key", "streamkey", "stream_key", "credentials",
-    ]
+    /// Query keys whose values are credentials, matched as families: anything with token,
+    /// secret, signature, credential or key in its name, anything starting with pass or auth,
+    /// and a few exact names (an SRT `streamid` may carry a user and a key).
+    static func isSecretQueryKey(_ name: String) -> Bool {
+        let n = name.lowercased()
+        if ["token", "secret", "signature", "credential", "key", "sig"].contains(where: { n.contains($0) }) { return true }
+        if n.hasPrefix("pass") || n.hasPrefix("auth") || n.hasPrefix("pwd") { return true }
+        return ["jwt", "streamid"].contains(n)
+    }
 
     private static let known = Mutex<Set<String>>([])
 
@@ -26,22 +30,25 @@ public enum Redactor {
         }
     }
 
-    /// The URL with its password, credential query values and (if `hideStreamKey`) the last
-    /// path component masked. The user name stays: it helps an operator tell sources apart.
-    /// Secrets found are remembered for `scrub`.
-    public static func redact(_ url: String, hideStreamKey: Bool = false) -> String {
+    /// The URL with its password, credential query values and the stream key masked: the last
+    /// path component when `hideStreamKey` says so or the scheme is RTMP (`rtmp://host/app/KEY`).
+    /// The user name stays: it helps an operator tell sources apart. Secrets found are
+    /// remembered for `scrub` (call it on configured URLs: what a network peer writes in a log
+    /// line is never learnt as a secret).
+    public static func redact(_ url: String, hideStreamKey: Bool? = nil) -> String {
         guard let schemeEnd = url.range(of: "://") else { return scrub(url) }
         let scheme = url[..<schemeEnd.lowerBound]
+        let hideStreamKey = hideStreamKey ?? ["rtmp", "rtmps", "rtmpt", "rtmpe"].contains(scheme.lowercased())
         var rest = Substring(url[schemeEnd.upperBound...])
         var fragment = ""
-        if let hash = rest.firstIndex(of: "#") {
-            fragment = String(rest[hash...])
-            rest = rest[..<hash]
-        }
         var query: Substring? = nil
+        // The query first: a `#` inside it is data (SRT's streamid=#!::r=…,m=publish), not a fragment.
         if let q = rest.firstIndex(of: "?") {
             query = rest[rest.index(after: q)...]
             rest = rest[..<q]
+        } else if let hash = rest.firstIndex(of: "#") {
+            fragment = String(rest[hash...])
+            rest = rest[..<hash]
         }
         var authority = rest
         var path: Substring = ""
@@ -76,7 +83,7 @@ public enum Redactor {
             let parts = query.split(separator: "&", omittingEmptySubsequences: false).map { part -> String in
                 guard let eq = part.firstIndex(of: "=") else { return String(part) }
                 let name = part[..<eq].lowercased()
-                if secretQueryKeys.contains(name) {
+                if isSecretQueryKey(name) {
                     remember(secret: String(part[part.index(after: eq)...]))
                     return part[..<eq] + "=" + mask
                 }
@@ -87,7 +94,8 @@ public enum Redactor {
         return out + fragment
     }
 
-    /// Masks every remembered secret and every `scheme://user:password@` in free text.
+    /// Masks every remembered secret and every `scheme://user:password@` in free text. Learns
+    /// nothing from the text: a peer's words never become a "secret" that then masks other text.
     public static func scrub(_ text: String) -> String {
         var result = text
         // userinfo passwords in any URL-looking run
@@ -98,7 +106,6 @@ public enum Redactor {
             let authority = tail[..<end]
             if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
                 let passwordRange = authority.index(after: colon)..<at
-                remember(secret: String(result[passwordRange]))
                 result.replaceSubrange(passwordRange, with: mask)
                 searchStart = result.index(schemeRange.upperBound, offsetBy: 0)
                 // move past this authority

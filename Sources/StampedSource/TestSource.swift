@@ -23,8 +23,12 @@ public struct TestSourceSettings: Sendable, Hashable {
         }
         let query = url.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
         for pair in query.split(separator: "&") where !pair.isEmpty {
-            let kv = pair.split(separator: "=", maxSplits: 1).map(String.init)
-            let key = kv[0], value = kv.count > 1 ? kv[1] : ""
+            // "=" alone splits into two empty halves, never zero: no index can be out of range.
+            let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            let key = kv.first ?? "", value = kv.count > 1 ? kv[1] : ""
+            guard !key.isEmpty else {
+                throw IngestError(.failed, source: url, stage: "parsing", detail: "a query item without a name: \"\(pair)\"")
+            }
             func bad(_ expected: String) -> IngestError {
                 IngestError(.failed, source: url, stage: "parsing", detail: "\(key): expected \(expected), got \"\(value)\"")
             }

@@ -46,7 +46,7 @@ struct ProbeCommand: ParsableCommand {
     func validate() throws {
         guard frames > 0 else { throw ValidationError("--frames must be at least 1") }
         guard timeout > 0 else { throw ValidationError("--timeout must be more than 0") }
-        for o in extraOptions where !o.contains("=") { throw ValidationError("--option expects KEY=VALUE, got \"\(o)\"") }
+        for o in extraOptions where !o.contains("=") || o.hasPrefix("=") { throw ValidationError("--option expects KEY=VALUE, got \"\(o)\"") }
     }
 
     @Flag(help: "Log more, FFmpeg's own messages included.")
@@ -62,8 +62,9 @@ struct ProbeCommand: ParsableCommand {
         options.listenTimeout = listen ? timeout : 0
         options.realtime = realtime
         for o in extraOptions {
-            let kv = o.split(separator: "=", maxSplits: 1).map(String.init)
-            options.extraOptions[kv[0]] = kv.count > 1 ? kv[1] : ""
+            let kv = o.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard let key = kv.first, !key.isEmpty else { continue }
+            options.extraOptions[key] = kv.count > 1 ? kv[1] : ""
         }
         var decoder = DecoderOptions()
         decoder.hardware = hwaccel

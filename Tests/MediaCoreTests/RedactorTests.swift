@@ -26,11 +26,32 @@ import MediaCore
         }
     }
 
-    @Test func scrubMasksURLsAndRememberedSecretsInFreeText() {
+    @Test func scrubMasksURLsAndConfiguredSecretsButLearnsNothingFromText() {
         let text = "Connection to rtsp://bob:hunter2pw@10.0.0.1/x failed"
         #expect(Redactor.scrub(text) == "Connection to rtsp://bob:***@10.0.0.1/x failed")
-        // Having seen it once, the secret is masked wherever it appears later.
-        #expect(!Redactor.scrub("authorization with hunter2pw rejected").contains("hunter2pw"))
+        // What a peer writes is not learnt: its words cannot mask (or probe) other text.
+        #expect(Redactor.scrub("authorization with hunter2pw rejected").contains("hunter2pw"))
+        // A secret from a configured URL is masked wherever it appears later.
+        _ = Redactor.redact("rtsp://ops:c0nfigured-pw@10.0.0.2/x")
+        #expect(!Redactor.scrub("authorization with c0nfigured-pw rejected").contains("c0nfigured-pw"))
+    }
+
+    @Test func rtmpStreamKeysAreHiddenByDefault() {
+        #expect(Redactor.redact("rtmp://live.example.com/app/KEY-123456") == "rtmp://live.example.com/app/***")
+        #expect(Redactor.redact("rtmps://ingest.example.com:443/app/sk_us-west_abc") == "rtmps://ingest.example.com:443/app/***")
+        #expect(Redactor.redact("rtsp://cam.local/stream1") == "rtsp://cam.local/stream1")
+    }
+
+    @Test func srtStreamIDWithAHashIsAQueryNotAFragment() {
+        let r = Redactor.redact("srt://host:9000?streamid=#!::r=live/cam,u=bob&passphrase=topsecret99&latency=50")
+        #expect(!r.contains("topsecret99") && !r.contains("r=live"), "\(r)")
+        #expect(r.contains("latency=50"))
+    }
+
+    @Test(arguments: ["access_token", "X-Amz-Signature", "client_secret", "jwt", "auth_key", "password2", "credentials", "streamkey", "passphrase", "api-key"])
+    func secretQueryKeysAreMatchedAsFamilies(_ name: String) {
+        let r = Redactor.redact("https://origin.example/live?\(name)=sensitive-value-42&x=1")
+        #expect(!r.contains("sensitive-value-42"), "\(name): \(r)")
     }
 }
 

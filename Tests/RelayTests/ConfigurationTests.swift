@@ -62,6 +62,13 @@ import TestSupport
         ("streams:\n  c:\n    source: testsrc://\n    hls:\n      push: ftp://x/", "streams.c.hls.push: expected an http:// or https:// URL"),
         ("streams:\n  c:\n    source: testsrc://\n    record: {}", "streams.c.record.path: missing"),
         ("streams:\n  c:\n    source: testsrc://\n    forward: [rtmp://a/b/KEY, 'ftp://x/y']", "streams.c.forward[1]: expected an rtmp://"),
+        // Regression: an empty query item once indexed an empty split and killed serve.
+        ("streams:\n  c:\n    source: \"testsrc://?=\"", "streams.c.source: a query item without a name"),
+        ("streams:\n  c:\n    source: \"testsrc://?&=&\"", "streams.c.source: a query item without a name"),
+        ("auth:\n  users: [{name: ops, password: plain}]\nstreams:\n  c:\n    source: testsrc://", "auth.users[0].password: expected a bcrypt hash"),
+        ("auth:\n  anonymous: [watch]\nstreams:\n  c:\n    source: testsrc://", "auth.anonymous[0]: expected read, publish, admin or metrics"),
+        ("auth:\n  usres: []\nstreams:\n  c:\n    source: testsrc://", "auth.usres: unknown key"),
+        ("server:\n  tls: {cert: c.pem}\nstreams:\n  c:\n    source: testsrc://", "server.tls.key: missing"),
     ])
     func errorsNameTheKey(yaml: String, expected: String) {
         do {
@@ -71,5 +78,24 @@ import TestSupport
             #expect(error.description.hasPrefix("bad.yaml: "))
             #expect(error.description.contains(expected), "\(error.description)")
         }
+    }
+
+    @Test func aServerBeyondLoopbackNeedsAnAuthSection() throws {
+        var c = try Configuration.parse("server:\n  listen: 0.0.0.0:8080\nstreams:\n  c:\n    source: testsrc://", sources: TestSources.opener)
+        #expect(throws: ConfigError.self) { try c.validateExposure(file: "x") }
+        c.auth = AuthSettings()
+        try c.validateExposure(file: "x")
+        #expect(c.effectiveAllowedHosts == nil)
+        c.listenHost = "127.0.0.1"
+        #expect(c.effectiveAllowedHosts == ["localhost", "127.0.0.1", "::1"])
+    }
+
+    @Test func globsMatchStreamNames() {
+        #expect(Glob.matches("bodycam-*", "bodycam-12"))
+        #expect(!Glob.matches("bodycam-*", "lobby"))
+        #expect(Glob.matches("cam-?", "cam-1") && !Glob.matches("cam-?", "cam-10"))
+        #expect(Glob.matches("*", "") && Glob.matches("a*b*c", "axxbyyc") && !Glob.matches("a*b*c", "axxbyy"))
+        let p = AccessPermission(action: .read, streams: "cam-*")
+        #expect(p.grants(.read, stream: "cam-2") && !p.grants(.read, stream: "lobby") && !p.grants(.admin, stream: "cam-2"))
     }
 }

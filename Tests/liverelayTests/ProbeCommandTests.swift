@@ -129,6 +129,13 @@ import TestSupport
         #expect(r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
     }
 
+    /// Regression: `--option =` once indexed an empty split and killed the process.
+    @Test func anOptionWithoutANameIsAUsageError() throws {
+        let r = try ChildProcess.run(Paths.liverelay, ["probe", "testsrc://?size=160x96&frames=2", "--option", "="], timeout: 20)
+        #expect(r.status == 2, "\(r.output)")
+        #expect(r.stderr.contains("--option expects KEY=VALUE"))
+    }
+
     @Test func garbageBytesAreInvalidData() throws {
         let dir = Paths.tempDirectory("garbage")
         defer { try? FileManager.default.removeItem(at: dir) }
