@@ -241,12 +241,12 @@ public final class IngestSession: PacketSource {
             // Two fields, not a copy of the StreamInfo (retains and releases per packet).
             let timeBase = streams[index].timeBase, mediaType = streams[index].mediaType
             if options.loop, let off = loopOffset[index], off != 0 {
-                if scratch.pointee.pts != noTimestamp { scratch.pointee.pts += off }
-                if scratch.pointee.dts != noTimestamp { scratch.pointee.dts += off }
+                if scratch.pointee.pts != noTimestamp { scratch.pointee.pts = Timestamps.add(scratch.pointee.pts, off) }
+                if scratch.pointee.dts != noTimestamp { scratch.pointee.dts = Timestamps.add(scratch.pointee.dts, off) }
             }
             if options.loop {
                 let t = scratch.pointee.dts != noTimestamp ? scratch.pointee.dts : scratch.pointee.pts
-                if t != noTimestamp { lastEnd[index] = max(lastEnd[index] ?? .min, t + max(scratch.pointee.duration, 1)) }
+                if t != noTimestamp { lastEnd[index] = max(lastEnd[index] ?? .min, Timestamps.add(t, max(scratch.pointee.duration, 1))) }
             }
             do {
                 return try Packet(movingFrom: scratch, timeBase: timeBase, mediaType: mediaType, arrivalNanos: arrival)
@@ -266,7 +266,7 @@ public final class IngestSession: PacketSource {
             paceOriginSeconds = seconds
             return paceOriginNanos!
         }
-        return origin &+ UInt64(max(0, seconds - paceOriginSeconds) * 1e9)
+        return origin &+ Timestamps.nanoseconds(seconds - paceOriginSeconds)
     }
 
     /// Sleeps until `target()` (read again after each nap), at most 100 ms at a time so a stop

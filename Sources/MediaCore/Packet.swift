@@ -27,6 +27,18 @@ public final class Packet: @unchecked Sendable {
         self.arrivalNanos = arrivalNanos
     }
 
+    /// A packet re-timed: the same payload (shared), other timestamps. For tests that feed
+    /// the timeline what the wild sends (jumps, wraps, values near the Int64 limits).
+    package func retimed(pts: Int64?, dts: Int64?, duration: Int64, arrivalNanos: UInt64) throws(FFmpegError) -> Packet {
+        guard let scratch = av_packet_alloc() else { throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "av_packet_alloc") }
+        defer { var s: UnsafeMutablePointer<AVPacket>? = scratch; av_packet_free(&s) }
+        try ffcheck(av_packet_ref(scratch, pointer), "av_packet_ref")
+        scratch.pointee.pts = pts ?? noTimestamp
+        scratch.pointee.dts = dts ?? noTimestamp
+        scratch.pointee.duration = duration
+        return try Packet(movingFrom: scratch, timeBase: timeBase, mediaType: mediaType, arrivalNanos: arrivalNanos)
+    }
+
     deinit {
         var p: UnsafeMutablePointer<AVPacket>? = pointer
         av_packet_free(&p)

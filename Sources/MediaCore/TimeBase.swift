@@ -36,3 +36,36 @@ public struct TimeBase: Sendable, Hashable, CustomStringConvertible {
 package let noTimestamp: Int64 = lr_nopts_value()
 
 package func optionalTimestamp(_ value: Int64) -> Int64? { value == noTimestamp ? nil : value }
+
+/// Timestamp arithmetic that never traps: input from the network or a file can carry any
+/// 64-bit value, and a crash is never the answer to a strange timestamp.
+public enum Timestamps {
+    /// `Int64(value)`, clamped to ±2^62 (room to add two of them), 0 for NaN.
+    public static func int64(_ value: Double) -> Int64 {
+        guard value.isFinite else { return value.isNaN ? 0 : (value > 0 ? limit : -limit) }
+        if value >= Double(limit) { return limit }
+        if value <= -Double(limit) { return -limit }
+        return Int64(value)
+    }
+
+    /// `a + b`, saturating at the Int64 limits.
+    public static func add(_ a: Int64, _ b: Int64) -> Int64 {
+        let (r, o) = a.addingReportingOverflow(b)
+        return o ? (b > 0 ? .max : .min) : r
+    }
+
+    /// `a - b`, saturating at the Int64 limits.
+    public static func subtract(_ a: Int64, _ b: Int64) -> Int64 {
+        let (r, o) = a.subtractingReportingOverflow(b)
+        return o ? (b < 0 ? .max : .min) : r
+    }
+
+    /// Nanoseconds from seconds, for a deadline: 0 for negative or NaN, at most ~31 years.
+    public static func nanoseconds(_ seconds: Double) -> UInt64 {
+        guard seconds.isFinite, seconds > 0 else { return seconds == .infinity ? maxNanos : 0 }
+        return seconds >= Double(maxNanos) / 1e9 ? maxNanos : UInt64(seconds * 1e9)
+    }
+
+    static let limit: Int64 = 1 << 62
+    static let maxNanos: UInt64 = 1 << 60
+}

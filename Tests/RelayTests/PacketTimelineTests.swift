@@ -65,4 +65,53 @@ import StampedSource
         #expect(placed.count == 10 + 40) // frames 10…29 wait for the keyframe at 30
         #expect(placed[10].gapBefore && placed[10].keyframe)
     }
+
+    /// Timestamps from the wild (random, near the Int64 limits, missing, backwards, the 33-bit
+    /// MPEG-TS wrap): the timeline never traps, and what it places never goes backwards.
+    @Test func arbitraryTimestampsNeverTrapAndNeverGoBackwards() throws {
+        let (packets, streams) = try Self.packets(30)
+        let epoch = IngestEpoch(generation: 1, streams: streams)
+        var rng = SystemRandomNumberGenerator()
+        let specials: [Int64?] = [nil, .min, .max, .min + 1, .max - 1, 0, -1, 1 << 33, (1 << 33) - 3000, 1 << 62, -(1 << 62)]
+        for round in 0..<200 {
+            let timeline = PacketTimeline()
+            var lastDts: Int64?
+            var arrival: UInt64 = 1_000_000_000
+            for i in 0..<60 {
+                let base = packets[i % packets.count]
+                let pick = Int.random(in: 0..<4, using: &rng)
+                let t: Int64? = pick == 0 ? specials.randomElement(using: &rng)! : (pick == 1 ? Int64.random(in: .min ... .max, using: &rng) : Int64(i) * 3000 + Int64(round))
+                let d: Int64? = Bool.random(using: &rng) ? t : specials.randomElement(using: &rng)!
+                let duration = [Int64(0), 3000, .max, .min, Int64.random(in: .min ... .max, using: &rng)].randomElement(using: &rng)!
+                arrival &+= UInt64.random(in: 0...200_000_000, using: &rng)
+                let p = try base.retimed(pts: t, dts: d, duration: duration, arrivalNanos: arrival)
+                if let at = timeline.place(RelayPacket(packet: p, epoch: epoch)), at.timing {
+                    if let last = lastDts { #expect(at.dts > last, "round \(round), packet \(i): \(at.dts) after \(last)") }
+                    lastDts = at.dts
+                }
+            }
+        }
+    }
+
+    /// The 33-bit MPEG-TS wrap (26.5 h): the timeline continues across it without a hole.
+    @Test func theMPEGTSWrapContinues() throws {
+        let (packets, streams) = try Self.packets(60)
+        let epoch = IngestEpoch(generation: 1, streams: streams)
+        let timeline = PacketTimeline()
+        // Timestamps running up to the wrap (2^33 at 90 kHz, 95 443.7 s) and starting again near
+        // 0 at frame 30 (a keyframe), in the stream's own time base.
+        let tb = packets[0].timeBase
+        let wrapSeconds = Double(1 << 33) / 90_000
+        var placed: [Placement] = []
+        for (i, p) in packets.enumerated() {
+            let seconds = (wrapSeconds - 1 + Double(i) / 30).truncatingRemainder(dividingBy: wrapSeconds)
+            let t = Int64((seconds / tb.seconds).rounded())
+            let retimed = try p.retimed(pts: t, dts: t, duration: 0, arrivalNanos: UInt64(i) * 33_333_333 + 1)
+            if let at = timeline.place(RelayPacket(packet: retimed, epoch: epoch)) { placed.append(at) }
+        }
+        #expect(placed.count == 60)
+        #expect(zip(placed, placed.dropFirst()).allSatisfy { $1.dts > $0.dts })
+        #expect(placed[30].gapBefore, "a wrap is a discontinuity to the muxers")
+        #expect(abs(placed[30].dts - (placed[29].dts + placed[29].duration)) <= 1)
+    }
 }

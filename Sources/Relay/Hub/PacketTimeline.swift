@@ -39,11 +39,12 @@ final class PacketTimeline {
     let maxStepAheadOfArrival: Int64 = 700_000
     private var lastArrival: UInt64?
 
-    private func micros(_ t: Int64, _ tb: TimeBase) -> Int64 { Int64(Double(t) * tb.seconds(1) * 1e6) }
+    /// Microseconds, clamped: any 64-bit timestamp in any time base converts without trapping.
+    private func micros(_ t: Int64, _ tb: TimeBase) -> Int64 { Timestamps.int64(Double(t) * tb.seconds(1) * 1e6) }
 
     private func aheadOfArrival(_ step: Int64, _ arrival: UInt64) -> Bool {
         guard let last = lastArrival, arrival >= last else { return false }
-        return step - Int64((arrival - last) / 1000) > maxStepAheadOfArrival
+        return Timestamps.subtract(step, Int64((arrival - last) / 1000)) > maxStepAheadOfArrival
     }
 
     /// Starts again at the next keyframe, after a gap (a muxer failure, a queue drop).
@@ -74,32 +75,33 @@ final class PacketTimeline {
         let dtsIn = micros(raw, p.timeBase)
         let ptsIn = p.pts.map { micros($0, p.timeBase) } ?? dtsIn
         if timing {
-            let candidate = dtsIn + offset
+            let candidate = Timestamps.add(dtsIn, offset)
             if rebase {
-                offset = (lastEnd ?? 0) - dtsIn
+                offset = Timestamps.subtract(lastEnd ?? 0, dtsIn)
                 rebase = false
             } else if let last = lastDts[p.streamIndex], let end = lastEnd,
-                      candidate <= last || candidate > end + maxJump || aheadOfArrival(candidate - end, item.arrivalNanos) {
+                      candidate <= last || candidate > Timestamps.add(end, maxJump) || aheadOfArrival(Timestamps.subtract(candidate, end), item.arrivalNanos) {
                 // Timestamps went backwards or jumped: continue the timeline, mark the gap.
                 gap = true
-                offset = end - dtsIn
+                offset = Timestamps.subtract(end, dtsIn)
                 lastDts = [:]
                 guard item.isKeyframe else { waitingForKeyframe = true; rebase = true; return nil }
             }
         }
-        let dts = dtsIn + offset, pts = ptsIn + offset
+        let dts = Timestamps.add(dtsIn, offset), pts = Timestamps.add(ptsIn, offset)
         if let last = lastDts[p.streamIndex], dts <= last { return nil }
-        var duration = p.duration > 0 ? micros(p.duration, p.timeBase) : 0
+        // A packet never lasts longer than the longest jump the timeline accepts as a pause.
+        var duration = p.duration > 0 ? min(micros(p.duration, p.timeBase), maxJump) : 0
         if duration <= 0 {
             if timing {
-                if let fr = epoch.stream(p.streamIndex)?.frameRate, fr > 0 { duration = Int64(1e6 / fr) } else { duration = frameDuration }
+                if let fr = epoch.stream(p.streamIndex)?.frameRate, fr > 0 { duration = Timestamps.int64(1e6 / fr) } else { duration = frameDuration }
             } else {
                 duration = 1
             }
         }
         lastDts[p.streamIndex] = dts
         if timing {
-            lastEnd = dts + duration
+            lastEnd = Timestamps.add(dts, duration)
             frameDuration = duration
             lastArrival = item.arrivalNanos
         }
