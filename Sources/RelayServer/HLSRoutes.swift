@@ -6,11 +6,20 @@ import Foundation
 
 /// HLS: playlists (blocking reload, delta updates for LL-HLS), segments, parts, init segments.
 enum HLSRoutes {
-    static func add(to router: Router<RelayRequestContext>, engine: RelayEngine) {
+    static func add(to router: Router<RelayRequestContext>, engine: RelayEngine, limits: ClientLimits) {
         router.get("/streams/:name/hls/:file") { request, context in
             let name = try context.parameters.require("name")
             let file = try context.parameters.require("file")
             guard let hls = engine.hls(name) else { return try HTTPResponses.jsonError(.notFound, "unknown stream or no HLS \"\(name)\"") }
+            // A blocking playlist request waits up to three target durations: capped per client.
+            let blocking = file == "index.m3u8" && request.uri.queryParameters["_HLS_msn"] != nil
+            let client = AccessMiddleware.clientKey(context.remoteAddress)
+            if blocking {
+                guard limits.acquire(.blockingRequests, client: client) else {
+                    return try HTTPResponses.jsonError(.tooManyRequests, "this address already has \(limits.blockingRequests) playlist requests waiting (server.limits.per_client.blocking_requests)")
+                }
+            }
+            defer { if blocking { limits.release(.blockingRequests, client: client) } }
             return try await hlsResponse(hls.store, file: file, query: request.uri.queryParameters)
         }
     }

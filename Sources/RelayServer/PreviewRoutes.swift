@@ -5,7 +5,7 @@ import HTTPTypes
 
 /// The preview: MJPEG (newest image per viewer) and snapshots.
 enum PreviewRoutes {
-    static func add(to router: Router<RelayRequestContext>, engine: RelayEngine) {
+    static func add(to router: Router<RelayRequestContext>, engine: RelayEngine, limits: ClientLimits) {
         router.get("/streams/:name/snapshot.jpg") { _, context in
             let name = try context.parameters.require("name")
             guard let preview = engine.preview(name) else { return try HTTPResponses.jsonError(.notFound, "unknown stream or no preview \"\(name)\"") }
@@ -19,10 +19,15 @@ enum PreviewRoutes {
         router.get("/streams/:name/preview.mjpg") { _, context in
             let name = try context.parameters.require("name")
             guard let preview = engine.preview(name) else { return try HTTPResponses.jsonError(.notFound, "unknown stream or no preview \"\(name)\"") }
+            let client = AccessMiddleware.clientKey(context.remoteAddress)
+            guard limits.acquire(.viewers, client: client) else {
+                return try HTTPResponses.jsonError(.tooManyRequests, "this address already holds \(limits.viewers) previews open (server.limits.per_client.viewers)")
+            }
             var headers = HTTPFields()
             headers[.contentType] = "multipart/x-mixed-replace; boundary=liverelayframe"
             headers[.cacheControl] = "no-store"
             return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                defer { limits.release(.viewers, client: client) }
                 var seen: UInt64 = 0
                 // Each viewer takes the newest image whenever its socket takes a write: a slow
                 // viewer skips images, it never delays another.

@@ -2,6 +2,7 @@ public import Relay
 public import Logging
 public import ServiceLifecycle
 import Hummingbird
+import HummingbirdCore
 import HummingbirdHTTP2
 import NIOCore
 import NIOSSL
@@ -16,13 +17,21 @@ public enum RelayServerApp {
         let router = try await RelayHTTP.router(engine: engine, metrics: metrics)
         let appConfiguration = ApplicationConfiguration(address: .hostname(configuration.listenHost, port: configuration.listenPort), serverName: "LiveRelay")
         let onRunning: @Sendable (any Channel) async -> Void = { channel in onListening(channel.localAddress?.port ?? configuration.listenPort) }
+        // Idle connections and half-sent requests (slowloris) are closed after idle_timeout;
+        // a response whose client stopped reading, after write_stall_timeout.
+        let limits = configuration.limits
+        let stall = TimeAmount.milliseconds(Int64(limits.writeStallTimeout * 1000))
+        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [WriteStallHandler(timeout: stall)],
+                                               idleTimeout: .milliseconds(Int64(limits.idleTimeout * 1000)))
         let server: any Service
         if let tls = configuration.tls {
             // HTTPS, with ALPN offering h2 and http/1.1.
-            server = Application(router: router, server: try .http2Upgrade(tlsConfiguration: try tlsConfiguration(tls)),
+            let h2 = HTTP2UpgradeChannel.Configuration(idleTimeout: .milliseconds(Int64(limits.idleTimeout * 1000)), streamConfiguration: http1)
+            server = Application(router: router, server: try .http2Upgrade(tlsConfiguration: try tlsConfiguration(tls), configuration: h2),
                                  configuration: appConfiguration, onServerRunning: onRunning, logger: logger)
         } else {
-            server = Application(router: router, configuration: appConfiguration, onServerRunning: onRunning, logger: logger)
+            server = Application(router: router, server: .http1(configuration: http1), configuration: appConfiguration,
+                                 onServerRunning: onRunning, logger: logger)
         }
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: EngineService(engine: engine)), .init(service: server)],

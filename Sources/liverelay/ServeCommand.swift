@@ -4,6 +4,7 @@ import RelayServer
 import Logging
 import MediaCore
 import Foundation
+import Glibc
 import StampedSource
 
 struct ServeCommand: AsyncParsableCommand {
@@ -33,12 +34,27 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let logger = Logger(label: "liverelay")
+        Self.raiseDescriptorLimit(logger: logger)
         do {
             try await serve(configuration, logger: logger)
         } catch let e as TLSSetupError {
             FileHandle.standardError.write(Data("liverelay: \(config): \(e)\n".utf8))
             throw ExitCode(2)
         }
+    }
+
+    /// Viewers, sources, recordings and segments each hold descriptors: the soft limit goes up
+    /// to the hard one, and what is left is said once at start.
+    static func raiseDescriptorLimit(logger: Logger) {
+        var limit = rlimit()
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        guard getrlimit(resource, &limit) == 0 else { return }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(resource, &raised) == 0 { limit = raised }
+        }
+        logger.info("file descriptors available", metadata: ["limit": "\(limit.rlim_cur)"])
     }
 
     func serve(_ configuration: Configuration, logger: Logger) async throws {

@@ -1,6 +1,20 @@
 import Foundation
 import Yams
 
+/// What the server lets one client, and an idle or stalled connection, hold.
+public struct ServerLimits: Sendable, Hashable {
+    /// A connection with no request in progress (or a request that stops arriving half-sent,
+    /// slowloris) is closed after this many seconds.
+    public var idleTimeout: Double = 30
+    /// A response whose client stops reading is dropped after this many seconds.
+    public var writeStallTimeout: Double = 10
+    /// MJPEG viewers one client address may hold open.
+    public var viewersPerClient = 32
+    /// LL-HLS blocking playlist requests one client address may have waiting.
+    public var blockingRequestsPerClient = 64
+    public init() {}
+}
+
 /// HTTPS for the server: PEM files.
 public struct TLSSettings: Sendable, Hashable {
     public var certificate: String
@@ -37,7 +51,17 @@ extension Configuration {
     }
 
     static func serverSettings(_ node: Node, _ r: Reader, into config: inout Configuration) throws(ConfigError) {
-        let s = try r.mapping(node, "server", allowed: ["listen", "tls", "allowed_hosts"])
+        let s = try r.mapping(node, "server", allowed: ["listen", "tls", "allowed_hosts", "limits"])
+        if let l = s["limits"] {
+            let m = try r.mapping(l, "server.limits", allowed: ["idle_timeout", "write_stall_timeout", "per_client"])
+            if let v = m["idle_timeout"] { config.limits.idleTimeout = try r.duration(v, "server.limits.idle_timeout", 1...3600) }
+            if let v = m["write_stall_timeout"] { config.limits.writeStallTimeout = try r.duration(v, "server.limits.write_stall_timeout", 1...3600) }
+            if let pc = m["per_client"] {
+                let p = try r.mapping(pc, "server.limits.per_client", allowed: ["viewers", "blocking_requests"])
+                if let v = p["viewers"] { config.limits.viewersPerClient = Int(try r.number(v, "server.limits.per_client.viewers", 1...100_000)) }
+                if let v = p["blocking_requests"] { config.limits.blockingRequestsPerClient = Int(try r.number(v, "server.limits.per_client.blocking_requests", 1...100_000)) }
+            }
+        }
         if let listen = s["listen"] { try config.setListen(try r.string(listen, "server.listen"), file: r.file) }
         if let tls = s["tls"] {
             let t = try r.mapping(tls, "server.tls", allowed: ["cert", "key"])

@@ -50,6 +50,8 @@ public struct Configuration: Sendable {
     public var allowedHosts: [String]?
     /// Users and permissions; nil: no access control (loopback only).
     public var auth: AuthSettings?
+    /// `server.limits`.
+    public var limits = ServerLimits()
     public var streams: [Stream] = []
 
     public init() {}
