@@ -17,7 +17,9 @@ final class WriteStallHandler: ChannelInboundHandler, RemovableChannelHandler {
     init(timeout: TimeAmount) { self.timeout = timeout }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        // A TCP connection (HTTP/1.1); an HTTP/2 stream channel has no socket of its own.
+        // Only a TCP connection (HTTP/1.1) has a socket to size: an HTTP/2 stream channel stops
+        // the process on a socket option (its flow-control window shows a stall on its own).
+        guard context.channel is any SocketOptionProvider else { return }
         _ = context.channel.setOption(ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(Self.sendBuffer))
     }
 
