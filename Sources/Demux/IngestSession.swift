@@ -54,17 +54,28 @@ public final class IngestSession: PacketSource {
         }
         scratch = pkt
         // Every stored property is set from here on: if opening throws, deinit frees `scratch`.
-        do {
-            if scheme == "rtsp" && options.transport == .auto && !options.listen {
+        // One deadline for the whole open, the fallback from UDP to TCP included.
+        let start = MonotonicClock.nanoseconds()
+        let end = start &+ Timestamps.nanoseconds(options.openTimeout)
+        if scheme == "rtsp" && options.transport == .auto && !options.listen {
+            do {
+                // UDP gets the first 60 %: enough for the RTSP exchange and a keyframe.
+                try open(transport: .udp, until: start &+ Timestamps.nanoseconds(options.openTimeout * 0.6))
+            } catch let e where e.kind != .stopped && e.stage == Self.probingStage {
+                // The RTSP exchange worked but no UDP media came (a firewall, a NAT): TCP, in
+                // the time that is left. A server that never answered is not asked again: the
+                // control connection is TCP either way.
+                logger.info("UDP did not deliver; retrying over TCP", metadata: ["source": "\(redactedURL)", "error": "\(e)"])
                 do {
-                    try open(transport: .udp)
-                } catch let e where e.kind != .stopped && e.kind != .unreachable && e.kind != .refused {
-                    logger.info("UDP did not deliver; retrying over TCP", metadata: ["source": "\(redactedURL)", "error": "\(e)"])
-                    try open(transport: .tcp)
+                    try open(transport: .tcp, until: end)
+                } catch let t where t.kind == .timedOut {
+                    throw IngestError(.timedOut, source: url, stage: t.stage, detail: "no media within \(formatSeconds(options.openTimeout)) (UDP, then TCP)")
                 }
-            } else {
-                try open(transport: scheme == "rtsp" ? options.transport : nil)
+            } catch let e where e.kind == .timedOut {
+                throw IngestError(.timedOut, source: url, stage: e.stage, detail: "no answer within \(formatSeconds(options.openTimeout))")
             }
+        } else {
+            try open(transport: scheme == "rtsp" ? options.transport : nil, until: options.listen ? nil : end)
         }
     }
 
@@ -83,7 +94,18 @@ public final class IngestSession: PacketSource {
         if context != nil { avformat_close_input(&context) }
     }
 
-    private func open(transport: SourceOptions.Transport?) throws(IngestError) {
+    static let probingStage = "probing streams"
+
+    
+
+    /// Seconds left until `deadline` (monotonic nanoseconds), at least a few milliseconds.
+    private static func remaining(_ deadline: UInt64) -> Double {
+        max(0.005, Double(Int64(bitPattern: deadline &- MonotonicClock.nanoseconds())) / 1e9)
+    }
+
+    /// Opens and probes with one transport, all of it before `deadline` (nil: listen mode,
+    /// which waits `listenTimeout` for a publisher and then `openTimeout` for its streams).
+    private func open(transport: SourceOptions.Transport?, until deadline: UInt64?) throws(IngestError) {
         close()
         guard let ctx = avformat_alloc_context() else {
             throw IngestError(.failed, source: url, stage: "opening", detail: "out of memory")
@@ -120,7 +142,7 @@ public final class IngestSession: PacketSource {
         for (k, v) in passed { av_dict_set(&dict, k, v, 0) }
         defer { av_dict_free(&dict) }
 
-        let openDeadline = options.listen ? options.listenTimeout : options.openTimeout
+        let openDeadline = deadline.map(Self.remaining) ?? options.listenTimeout
         interruptHandle.arm(seconds: openDeadline)
         var ctxOpt: UnsafeMutablePointer<AVFormatContext>? = ctx
         let r = avformat_open_input(&ctxOpt, url, nil, &dict)
@@ -134,12 +156,13 @@ public final class IngestSession: PacketSource {
         context = ctxOpt
         unusedOptions = IngestSession.keys(dict).sorted()
 
-        interruptHandle.arm(seconds: options.openTimeout)
+        let probeDeadline = deadline.map(Self.remaining) ?? options.openTimeout
+        interruptHandle.arm(seconds: probeDeadline)
         let f = avformat_find_stream_info(ctxOpt, nil)
         interruptHandle.disarm()
         if f < 0 {
             let e = IngestError.classify(FFmpegError(code: f, operation: "avformat_find_stream_info"), source: url,
-                                         stage: "probing streams", handle: interruptHandle, deadline: options.openTimeout)
+                                         stage: Self.probingStage, handle: interruptHandle, deadline: probeDeadline)
             close()
             throw e
         }

@@ -49,6 +49,7 @@ public final class SourceSupervisor: Sendable {
     private let reconnectAtEnd: Bool
     private let logger: Logger
     private let onEvent: @Sendable (SourceEvent) -> Void
+    private let reachability: Reachability?
     private let handle = InterruptHandle()
     private let stateBox = Mutex<SourceState>(.connecting)
     private let worker: WorkerThread
@@ -56,9 +57,12 @@ public final class SourceSupervisor: Sendable {
     /// - Parameters:
     ///   - reconnectAtEnd: reopen when the source ends cleanly (live sources, push ingest);
     ///     false for files, which stop at their end.
-    public init(name: String, backoff: Backoff = Backoff(), reconnectAtEnd: Bool = true, logger: Logger,
+    ///   - reachability: a cheap check that the source is back, run between full opens: a source
+    ///     that was unreachable is reopened as soon as it answers, not at the end of its backoff.
+    public init(name: String, backoff: Backoff = Backoff(), reconnectAtEnd: Bool = true, reachability: Reachability? = nil, logger: Logger,
                 factory: @escaping Factory, onEvent: @escaping @Sendable (SourceEvent) -> Void) {
         self.name = name
+        self.reachability = reachability
         self.factory = factory
         self.backoff = backoff
         self.reconnectAtEnd = reconnectAtEnd
@@ -133,9 +137,31 @@ public final class SourceSupervisor: Sendable {
             logger.warning("source down; reconnecting", metadata: [
                 "stream.name": "\(name)", "attempt": "\(attempt)", "delay_s": "\(wait)", "error": "\(reason)",
             ])
-            sleepInterruptibly(wait)
+            waitForRetry(wait)
         }
         setState(.stopped(reason: "stopped"))
+    }
+
+    /// Waits `seconds` before the next full open; with a reachability check, ends the wait as
+    /// soon as a source that did not answer answers again (a camera back from a tunnel is seen
+    /// within a check interval, whatever its backoff had grown to). A source that answers all
+    /// along (it is up, but refused us) waits its whole backoff: no tight loop against it.
+    private func waitForRetry(_ seconds: Double) {
+        guard let reachability else { sleepInterruptibly(seconds); return }
+        let end = MonotonicClock.nanoseconds() + Timestamps.nanoseconds(seconds)
+        var wasDown = false
+        while !handle.isInterrupted && MonotonicClock.nanoseconds() < end {
+            if reachability.isReachable() {
+                if wasDown {
+                    logger.info("source answers again; reopening now", metadata: ["stream.name": "\(name)"])
+                    return
+                }
+            } else {
+                wasDown = true
+            }
+            let left = Double(end &- MonotonicClock.nanoseconds()) / 1e9
+            sleepInterruptibly(min(Reachability.interval, max(0, left)))
+        }
     }
 
     private func sleepInterruptibly(_ seconds: Double) {

@@ -138,7 +138,7 @@ public final class StreamHub: Sendable {
         let pacing = pacing
         let opener = opener
         let sup = SourceSupervisor(name: name, backoff: backoff, reconnectAtEnd: !SourceOpener.isFile(url: url) || options.loop,
-                                   logger: logger,
+                                   reachability: Reachability(url: url, listen: options.listen), logger: logger,
                                    factory: { handle in try opener.open(url: url, options: options, interruptHandle: handle, pacing: pacing) },
                                    onEvent: { [weak self] e in self?.handle(e) })
         supervisor.withLock { $0 = sup }
