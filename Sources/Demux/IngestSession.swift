@@ -55,12 +55,12 @@ public final class IngestSession: PacketSource {
         scratch = pkt
         // Every stored property is set from here on: if opening throws, deinit frees `scratch`.
         // One deadline for the whole open, the fallback from UDP to TCP included.
-        let start = MonotonicClock.nanoseconds()
-        let end = start &+ Timestamps.nanoseconds(options.openTimeout)
+        let end = MonotonicClock.nanoseconds() &+ Timestamps.nanoseconds(options.openTimeout)
         if scheme == "rtsp" && options.transport == .auto && !options.listen {
             do {
-                // UDP gets the first 60 %: enough for the RTSP exchange and a keyframe.
-                try open(transport: .udp, until: start &+ Timestamps.nanoseconds(options.openTimeout * 0.6))
+                // The RTSP exchange may take the whole deadline; waiting for UDP media, 60 % of
+                // what is left after it, so that TCP still has time.
+                try open(transport: .udp, until: end, probeShare: 0.6)
             } catch let e where e.kind != .stopped && e.stage == Self.probingStage {
                 // The RTSP exchange worked but no UDP media came (a firewall, a NAT): TCP, in
                 // the time that is left. A server that never answered is not asked again: the
@@ -105,7 +105,7 @@ public final class IngestSession: PacketSource {
 
     /// Opens and probes with one transport, all of it before `deadline` (nil: listen mode,
     /// which waits `listenTimeout` for a publisher and then `openTimeout` for its streams).
-    private func open(transport: SourceOptions.Transport?, until deadline: UInt64?) throws(IngestError) {
+    private func open(transport: SourceOptions.Transport?, until deadline: UInt64?, probeShare: Double = 1) throws(IngestError) {
         close()
         guard let ctx = avformat_alloc_context() else {
             throw IngestError(.failed, source: url, stage: "opening", detail: "out of memory")
@@ -156,7 +156,7 @@ public final class IngestSession: PacketSource {
         context = ctxOpt
         unusedOptions = IngestSession.keys(dict).sorted()
 
-        let probeDeadline = deadline.map(Self.remaining) ?? options.openTimeout
+        let probeDeadline = deadline.map { Self.remaining($0) * probeShare } ?? options.openTimeout
         interruptHandle.arm(seconds: probeDeadline)
         let f = avformat_find_stream_info(ctxOpt, nil)
         interruptHandle.disarm()
