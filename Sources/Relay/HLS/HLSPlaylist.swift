@@ -54,6 +54,9 @@ public struct HLSSegment: Sendable {
     public let discontinuity: Bool
     public let initURI: String?
     public var complete: Bool
+    /// Starts with a keyframe. A segment cut without one (its keyframe was late, lost or never
+    /// came) decodes only after the one before it.
+    public var independent: Bool = true
 
     /// The whole segment's bytes: its own, or its parts' one after another.
     public var bytes: [UInt8] { parts.isEmpty ? data : parts.flatMap(\.data) }
@@ -66,8 +69,13 @@ public struct HLSPlaylist: Sendable {
     /// Discontinuities that have left the window (EXT-X-DISCONTINUITY-SEQUENCE).
     public var discontinuitySequence = 0
     public var ended = false
-    /// The longest segment seen, rounded up: the truthful EXT-X-TARGETDURATION.
+    /// EXT-X-TARGETDURATION: fixed for the life of the playlist (RFC 8216 forbids changing
+    /// it), the configured segment duration rounded up. The segmenter cuts a segment before
+    /// it could outgrow it (`maxSegmentDuration`), keyframe or not.
     public var targetDuration: Int
+
+    /// The longest a segment may last and still round to the target duration.
+    public var maxSegmentDuration: Double { Double(targetDuration) + 0.45 }
 
     public init(settings: HLSSettings) {
         self.settings = settings
@@ -129,7 +137,8 @@ public struct HLSPlaylist: Sendable {
         out += "#EXT-X-MEDIA-SEQUENCE:\(mediaSequence)\n"
         if discontinuitySequence > 0 { out += "#EXT-X-DISCONTINUITY-SEQUENCE:\(discontinuitySequence)\n" }
         if settings.playlist == .event { out += "#EXT-X-PLAYLIST-TYPE:EVENT\n" }
-        out += "#EXT-X-INDEPENDENT-SEGMENTS\n"
+        // Promised only while every listed segment starts with a keyframe.
+        if segments.allSatisfy(\.independent) { out += "#EXT-X-INDEPENDENT-SEGMENTS\n" }
         let skipped = skip ? skippableCount : 0
         if skipped > 0 { out += "#EXT-X-SKIP:SKIPPED-SEGMENTS=\(skipped)\n" }
         // Parts are listed for the segments within three target durations of the end.

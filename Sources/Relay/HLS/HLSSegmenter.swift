@@ -89,6 +89,12 @@ private final class Work {
     }
 
     var segmentTarget: Int64 { Int64(settings.segmentDuration * 1e6) }
+    /// Microseconds a segment may last and still round to the fixed target duration.
+    lazy var maxSegment: Int64 = Int64(store.snapshot.maxSegmentDuration * 1e6)
+    /// Segments cut at a frame that was not a keyframe.
+    var cutsWithoutKeyframe = 0
+    /// Whether the segment being built began with a keyframe.
+    var segmentIndependent = true
     var partTarget: Int64 { Int64(settings.partDuration * 1e6) }
     var lowLatency: Bool { settings.variant == .lowLatency }
 
@@ -120,8 +126,20 @@ private final class Work {
         }
         guard let muxer, muxer.carries(streamIndex: at.packet.streamIndex) else { return }
         if at.timing {
-            if at.keyframe, let start = segmentStart, at.dts - start >= segmentTarget - 1000 { closeSegment() }
-            if segmentStart == nil { openSegment(at: at.dts, arrivalNanos: at.packet.arrivalNanos) }
+            if let start = segmentStart {
+                // A segment cut without a keyframe ends at the next one, however short: the
+                // segments line up with keyframes again at once.
+                if at.keyframe && (at.dts - start >= segmentTarget - 1000 || !segmentIndependent) {
+                    closeSegment()
+                } else if at.dts + at.duration - start > maxSegment {
+                    // The keyframe is late, lost or never comes (intra refresh, one IDR): cut
+                    // anyway, so that no segment outgrows the target duration and memory stays
+                    // bounded; the next segment says it is not independent.
+                    closeSegment()
+                    cutsWithoutKeyframe += 1
+                }
+            }
+            if segmentStart == nil { openSegment(at: at.dts, arrivalNanos: at.packet.arrivalNanos, independent: at.keyframe) }
             if lowLatency && partStart == nil {
                 partStart = at.dts
                 partIndependent = at.keyframe
@@ -144,13 +162,14 @@ private final class Work {
         if at.timing, lowLatency, let start = partStart, at.dts + 2 * at.duration - start > partTarget + 1000 { cutPart() }
     }
 
-    func openSegment(at dts: Int64, arrivalNanos: UInt64) {
+    func openSegment(at dts: Int64, arrivalNanos: UInt64, independent: Bool = true) {
+        segmentIndependent = independent
         let age = Double(MonotonicClock.nanoseconds() &- arrivalNanos) / 1e9
         let wall = Date().addingTimeInterval(-max(0, age))
         let sequence = nextSequence
         nextSequence += 1
         store.beginSegment(sequence: sequence, uri: "seg\(sequence).\(settings.fileExtension)", programDateTime: wall,
-                           discontinuity: pendingDiscontinuity, initURI: settings.variant == .mpegts ? nil : initURI)
+                           discontinuity: pendingDiscontinuity, initURI: settings.variant == .mpegts ? nil : initURI, independent: independent)
         pendingDiscontinuity = false
         segmentStart = dts
     }

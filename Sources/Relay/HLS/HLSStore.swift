@@ -62,10 +62,10 @@ public final class HLSStore: Sendable {
         change { s in s.inits[uri] = data; return [.file(name: uri, data: data)] }
     }
 
-    func beginSegment(sequence: Int, uri: String, programDateTime: Date, discontinuity: Bool, initURI: String?) {
+    func beginSegment(sequence: Int, uri: String, programDateTime: Date, discontinuity: Bool, initURI: String?, independent: Bool = true) {
         change { s in
             s.playlist.segments.append(HLSSegment(sequence: sequence, duration: 0, uri: uri, data: [], parts: [], programDateTime: programDateTime,
-                                                  discontinuity: discontinuity, initURI: initURI, complete: false))
+                                                  discontinuity: discontinuity, initURI: initURI, complete: false, independent: independent))
             return []
         }
     }
@@ -97,6 +97,7 @@ public final class HLSStore: Sendable {
             last.duration = duration
             last.complete = true
             s.playlist.segments.append(last)
+            // Never expected to move (the segmenter cuts in time); kept truthful if it must.
             s.playlist.targetDuration = max(s.playlist.targetDuration, Int(duration.rounded()))
             var out: [HLSOutput] = observed ? [.file(name: last.uri, data: last.bytes)] : []
             if settings.playlist == .sliding {

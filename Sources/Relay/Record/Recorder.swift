@@ -25,6 +25,9 @@ public final class Recorder: PacketOutputWorker, @unchecked Sendable {
     private var muxer: FragmentMuxer?
     private var file: FileHandle?
     private var fileStart: Int64 = 0
+    private var fragmentStart: Int64 = 0
+    /// Microseconds of media held before it is written, keyframe or not.
+    static let longestFragment: Int64 = 2_000_000
     private let files = Mutex<[String]>([])
     private let problem = Mutex<String?>(nil)
 
@@ -52,6 +55,12 @@ public final class Recorder: PacketOutputWorker, @unchecked Sendable {
         if at.timing, at.keyframe {
             if muxer != nil, Double(at.dts - fileStart) / 1e6 >= settings.segmentDuration { closeFile() }
             if muxer == nil { openFile(at, at.epoch) } else { flushFragment() }
+            fragmentStart = at.dts
+        } else if at.timing, muxer != nil, at.dts - fragmentStart >= Self.longestFragment {
+            // No keyframe for a while (intra refresh, a lost IDR): a fragment goes to disk anyway,
+            // so memory stays bounded and a crash loses at most this much.
+            flushFragment()
+            fragmentStart = at.dts
         }
         guard let muxer, muxer.carries(streamIndex: at.packet.streamIndex) else { return }
         do {
