@@ -45,6 +45,21 @@ public final class RelayMetrics: Sendable {
             counter("liverelay_stream_connections_total", l, total: s.connections)
             if let p = s.arrivalToDecoded.p50Ms { gauge("liverelay_arrival_to_decoded_ms", l + [("quantile", "0.5")], p) }
             if let p = s.arrivalToDecoded.p99Ms { gauge("liverelay_arrival_to_decoded_ms", l + [("quantile", "0.99")], p) }
+            if let h = hub.outputs.lazy.compactMap({ $0 as? HLSSegmenter }).first {
+                if let p = h.pusher?.stats {
+                    gauge("liverelay_hls_push_up", l, p.state == .retrying || p.state == .refused ? 0 : 1)
+                    gauge("liverelay_hls_push_queue_bytes", l, Double(p.queuedBytes))
+                    counter("liverelay_hls_push_sent_total", l, total: p.sent)
+                    counter("liverelay_hls_push_failures_total", l, total: p.failures)
+                    counter("liverelay_hls_push_rejected_total", l, total: p.rejected)
+                    counter("liverelay_hls_push_dropped_total", l, total: p.dropped)
+                }
+                if let d = h.directoryWriter?.status {
+                    counter("liverelay_hls_directory_errors_total", l, total: d.errors)
+                    counter("liverelay_hls_directory_dropped_total", l, total: d.dropped)
+                    gauge("liverelay_hls_directory_queue_bytes", l, Double(d.queuedBytes))
+                }
+            }
             // Every output of the registry, whatever its kind: packets and frames alike.
             for o in hub.outputs.map(\.status) {
                 let sl = l + [("sink", o.name), ("kind", o.kind.rawValue)]
@@ -57,6 +72,7 @@ public final class RelayMetrics: Sendable {
                 }
                 gauge("liverelay_sink_queue_depth", sl, Double(o.queueDepth))
                 gauge("liverelay_sink_up", sl, o.state == .running ? 1 : 0)
+                counter("liverelay_sink_errors_total", sl, total: o.errors)
                 let d = o.arrivalToDelivered
                 if let p = d.p50Ms { gauge("liverelay_sink_arrival_to_delivered_ms", sl + [("quantile", "0.5")], p) }
                 if let p = d.p99Ms { gauge("liverelay_sink_arrival_to_delivered_ms", sl + [("quantile", "0.99")], p) }

@@ -41,6 +41,7 @@ struct StreamView: Encodable {
         /// Last frame arrived → its part (LL-HLS) or segment listed.
         var availability: LatencySummary
         var push: HLSPushCounters?
+        var directory: HLSDirectoryStatus?
     }
 
     init(hub: StreamHub, engine: RelayEngine) {
@@ -54,7 +55,7 @@ struct StreamView: Encodable {
             let p = h.store.snapshot
             return HLSView(variant: h.store.settings.variant.rawValue, url: "/streams/\(hub.name)/hls/index.m3u8", mediaSequence: p.mediaSequence,
                            segments: p.complete.count, targetDuration: p.targetDuration, ended: p.ended,
-                           availability: h.store.availability.summary, push: h.pusher?.stats)
+                           availability: h.store.availability.summary, push: h.pusher?.stats, directory: h.directoryWriter?.status)
         }
     }
 }

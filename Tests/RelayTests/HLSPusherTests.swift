@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Relay
 import TestSupport
+import Glibc
 
 /// The push client against a small HTTP origin whose answers the test scripts (a real server
 /// cannot be told to fail the third request): order, retries, DELETEs of what is gone.
@@ -29,7 +30,7 @@ import TestSupport
                     n += 1
                     length = int(self.headers.get("Content-Length", 0))
                     body = self.rfile.read(length) if length else b""
-                    code = 503 if n in fail else (404 if self.command == "DELETE" and "gone" in self.path else 201)
+                    code = 503 if n in fail else (404 if self.command == "DELETE" and "gone" in self.path else (403 if "forbidden" in self.path else 201))
                     with open(sys.argv[3], "a") as f:
                         f.write(f"{n} {self.command} {self.path} {len(body)} {code}\\n")
                     self.send_response(code)
@@ -89,5 +90,58 @@ import TestSupport
         pusher.handle(.file(name: "seg0.m4s", data: [0]))
         #expect(pusher.queued <= 201, "\(pusher.queued) queued")
         #expect(pusher.stats.dropped >= 100)
+    }
+
+    /// An origin that refuses a file (403) does not hold up the files behind it: the file is
+    /// given up after a second refusal, counted, and the state says so.
+    @Test func aRefusedFileIsGivenUpAndTheRestGoOn() async throws {
+        let origin = try Origin(fail: [])
+        let pusher = HLSPusher(base: "http://127.0.0.1:\(origin.port)/live", logger: Logger(label: "test"))
+        pusher.start()
+        pusher.handle(.file(name: "seg0.ts", data: [1]))
+        pusher.handle(.file(name: "forbidden1.ts", data: [2]))
+        pusher.handle(.file(name: "seg2.ts", data: [3]))
+        let deadline = Date().addingTimeInterval(10)
+        while pusher.queued > 0 && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        let stats = pusher.stats
+        await pusher.stop(timeout: 2)
+        #expect(stats.rejected == 1 && stats.sent == 2, "\(stats)")
+        #expect(origin.requests.filter { $0.path.contains("forbidden") }.count == 2)
+        #expect(origin.requests.last?.path == "/live/seg2.ts")
+        #expect(stats.queued == 0 && stats.lastError?.contains("403") == true)
+    }
+
+    /// The directory writer: the directory removed mid-run is made again; a full disk is
+    /// counted and the files behind the one that would not fit still come.
+    @Test func theDirectoryWriterRecoversFromARemovedDirectoryAndAFullDisk() async throws {
+        let root = Paths.tempDirectory("hlsdir")
+        defer { _ = try? ChildProcess.run("/bin/umount", [root.appendingPathComponent("small").path], timeout: 10); try? FileManager.default.removeItem(at: root) }
+        let dir = root.appendingPathComponent("hls")
+        let writer = try HLSDirectoryWriter(directory: dir.path, logger: Logger(label: "test"))
+        writer.start()
+        writer.handle(.file(name: "seg0.ts", data: [1, 2, 3]))
+        try await Task.sleep(for: .milliseconds(300))
+        try FileManager.default.removeItem(at: dir)
+        writer.handle(.file(name: "seg1.ts", data: [4]))
+        writer.handle(.playlist(text: "#EXTM3U\n"))
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("seg1.ts").path))
+        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("index.m3u8").path))
+        await writer.stop()
+        guard getuid() == 0 else { return }
+        let small = root.appendingPathComponent("small")
+        try FileManager.default.createDirectory(at: small, withIntermediateDirectories: true)
+        try #require(try ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", small.path], timeout: 10).status == 0)
+        let full = try HLSDirectoryWriter(directory: small.path, logger: Logger(label: "test"))
+        full.start()
+        full.handle(.file(name: "big.ts", data: [UInt8](repeating: 7, count: 200_000)))
+        full.handle(.file(name: "next.ts", data: [8]))
+        let end = Date().addingTimeInterval(5)
+        while !FileManager.default.fileExists(atPath: small.appendingPathComponent("next.ts").path) && Date() < end { try await Task.sleep(for: .milliseconds(50)) }
+        let status = full.status
+        await full.stop()
+        #expect(status.errors >= 3 && status.dropped == 1, "\(status)")
+        #expect(status.lastError?.lowercased().contains("space") == true, "\(status.lastError ?? "-")")
+        #expect(FileManager.default.fileExists(atPath: small.appendingPathComponent("next.ts").path))
     }
 }

@@ -114,4 +114,30 @@ import Synchronization
         store.addPart(duration: 0.25, independent: false, data: [2], lastArrivalNanos: 0)
         #expect(seen.withLock { $0 } == 2, "a part and the playlist, once someone observes")
     }
+
+    /// An event playlist lists every segment for ever, but keeps only the newest media in
+    /// memory; older segments come from the directory it also writes, if any.
+    @Test func anEventPlaylistKeepsItsMemoryBounded() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("liverelay-event-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var settings = Self.settings(.mpegts, count: 3)
+        settings.playlist = .event
+        settings.directory = dir.path
+        let store = HLSStore(settings: settings, eventMemoryBudget: 3_000)
+        for i in 0..<20 {
+            store.beginSegment(sequence: i, uri: "seg\(i).ts", programDateTime: Date(), discontinuity: false, initURI: nil)
+            store.completeSegment(duration: 1, data: [UInt8](repeating: UInt8(i), count: 1_000))
+        }
+        let p = store.snapshot
+        #expect(p.complete.count == 20, "every segment stays listed")
+        let inMemory = p.complete.reduce(0) { $0 + $1.data.count }
+        #expect(inMemory <= 4_000, "\(inMemory) bytes held")
+        #expect(p.complete.filter(\.evicted).count >= 16)
+        // An evicted segment: from the directory when it is there, else not found.
+        try Data([UInt8](repeating: 0, count: 1_000)).write(to: dir.appendingPathComponent("seg0.ts"))
+        #expect(await store.resource("seg0.ts")?.data.count == 1_000)
+        #expect(await store.resource("seg1.ts") == nil)
+        #expect(await store.resource("seg19.ts")?.data.first == 19)
+    }
 }

@@ -54,6 +54,8 @@ public struct HLSSegment: Sendable {
     public let discontinuity: Bool
     public let initURI: String?
     public var complete: Bool
+    /// Its bytes left memory (an old segment of a long event playlist).
+    public var evicted = false
     /// Starts with a keyframe. A segment cut without one (its keyframe was late, lost or never
     /// came) decodes only after the one before it.
     public var independent: Bool = true

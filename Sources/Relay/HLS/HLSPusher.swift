@@ -24,9 +24,8 @@ public struct HTTPUploadError: Error, Sendable, CustomStringConvertible {
 public final class HLSPusher: @unchecked Sendable {
     public let base: String
     private let logger: Logger
-    /// What is still to send, oldest first, each with an id: the item sent is removed by its id
-    /// afterwards, whatever `handle` filtered out of the list in between.
-    private let pending = Mutex<(items: [(id: UInt64, output: HLSOutput)], nextID: UInt64)>(([], 0))
+    /// What is still to send, bounded in count and bytes.
+    private let pending = HLSOutputQueue()
     private let wake = NSCondition()
     private let worker: WorkerThread
     private let counters = Mutex<HLSPushCounters>(HLSPushCounters())
@@ -38,27 +37,16 @@ public final class HLSPusher: @unchecked Sendable {
         worker = WorkerThread(name: "hls-push", wake: { wake.lock(); wake.broadcast(); wake.unlock() })
     }
 
-    public var stats: HLSPushCounters { counters.withLock { $0 } }
+    public var stats: HLSPushCounters {
+        var c = counters.withLock { $0 }
+        c.queued = pending.count
+        c.queuedBytes = pending.bytes
+        return c
+    }
 
     public func handle(_ output: HLSOutput) {
-        pending.withLock { p in
-            p.items.append((p.nextID, output))
-            p.nextID += 1
-            if p.items.count > 200 {
-                // Far behind: late parts and superseded playlists go first.
-                let before = p.items.count
-                var sawPlaylist = false
-                p.items = p.items.reversed().filter { item in
-                    switch item.output {
-                    case .playlist: defer { sawPlaylist = true }; return !sawPlaylist
-                    case .file(let name, _): return !name.hasPrefix("part")
-                    case .removed: return true
-                    }
-                }.reversed()
-                let dropped = before - p.items.count
-                counters.withLock { $0.dropped += dropped }
-            }
-        }
+        let dropped = pending.append(output)
+        if dropped > 0 { counters.withLock { $0.dropped += dropped } }
         wake.lock(); wake.signal(); wake.unlock()
     }
 
@@ -71,21 +59,22 @@ public final class HLSPusher: @unchecked Sendable {
         worker.requestStop()
         // What is still queued after the time allowed is given up.
         DispatchQueue.global().asyncAfter(deadline: .now() + max(0, timeout - 1)) { [self] in
-            self.pending.withLock { $0.items.removeAll() }
+            self.pending.removeAll()
             worker.requestStop()
         }
         await worker.join(timeout: timeout + 1)
     }
 
     /// Items queued and not yet sent.
-    public var queued: Int { pending.withLock { $0.items.count } }
+    public var queued: Int { pending.count }
 
     private func run() {
         var backoff = 0.25
+        var attempts = 0
         while true {
-            let next = pending.withLock { $0.items.first }
-            guard let next else {
+            guard let next = pending.first else {
                 if worker.isStopRequested { return }
+                counters.withLock { if $0.state == .sending { $0.state = .idle } }
                 wake.lock(); _ = wake.wait(until: Date().addingTimeInterval(0.5)); wake.unlock()
                 continue
             }
@@ -95,26 +84,35 @@ public final class HLSPusher: @unchecked Sendable {
             case .playlist(let text): result = send("PUT", base + "index.m3u8", data: Array(text.utf8), contentType: "application/vnd.apple.mpegurl")
             case .removed(let name): result = send("DELETE", base + name, data: [], contentType: nil)
             }
+            attempts += 1
             switch result {
             case .success:
-                remove(next.id)
-                counters.withLock { $0.sent += 1 }
+                pending.remove(next.id)
+                counters.withLock { $0.sent += 1; $0.state = .sending }
                 backoff = 0.25
+                attempts = 0
             case .failure(let error):
                 counters.withLock { $0.failures += 1; $0.lastError = error.description }
                 if case .removed = next.output, error.status == 404 {
-                    remove(next.id) // already gone
+                    pending.remove(next.id) // already gone
+                    attempts = 0
                     continue
                 }
+                // The origin says no (401, 403, 413…): asking again will not change its mind.
+                // The file is given up after a second refusal instead of holding up the rest.
+                if let status = error.status, (400..<500).contains(status), status != 408, status != 429, attempts >= 2 {
+                    pending.remove(next.id)
+                    counters.withLock { $0.rejected += 1; $0.state = .refused }
+                    logger.warning("hls push refused; file given up", metadata: ["error": "\(error)"])
+                    attempts = 0
+                    continue
+                }
+                counters.withLock { $0.state = .retrying }
                 logger.warning("hls push failed; retrying", metadata: ["error": "\(error)", "retry_s": "\(backoff)"])
                 wake.lock(); _ = wake.wait(until: Date().addingTimeInterval(backoff)); wake.unlock()
                 backoff = min(backoff * 2, 5)
             }
         }
-    }
-
-    private func remove(_ id: UInt64) {
-        pending.withLock { p in p.items.removeAll { $0.id == id } }
     }
 
     private let session: URLSession = {
@@ -161,8 +159,21 @@ public final class HLSPusher: @unchecked Sendable {
 }
 
 public struct HLSPushCounters: Sendable, Codable {
+    public enum State: String, Sendable, Codable {
+        case idle, sending
+        /// The origin is away or failing (5xx, no answer): the file at the head is retried.
+        case retrying
+        /// The origin refused files (4xx): they were given up; see `lastError`.
+        case refused
+    }
+    public var state = State.idle
     public var sent = 0
     public var failures = 0
+    /// Files dropped unsent because the queue was too far behind (parts first).
     public var dropped = 0
+    /// Files the origin refused twice (4xx), given up.
+    public var rejected = 0
+    public var queued = 0
+    public var queuedBytes = 0
     public var lastError: String?
 }

@@ -15,19 +15,24 @@ public final class HLSSegmenter: PacketOutputWorker, @unchecked Sendable {
     public let store: HLSStore
     /// Uploads to an HTTP origin (`push`), if configured.
     public let pusher: HLSPusher?
+    /// Writes into a directory (`directory`), if configured.
+    public let directoryWriter: HLSDirectoryWriter?
     private let work: Work
 
     public init(hub: StreamHub, settings: HLSSettings, logger: Logger) {
         let store = HLSStore(settings: settings)
         self.store = store
+        var writer: HLSDirectoryWriter?
         if let dir = settings.directory {
             do {
-                let writer = try HLSDirectoryWriter(directory: dir, logger: logger)
-                store.addOutput { writer.handle($0) }
+                let w = try HLSDirectoryWriter(directory: dir, logger: logger)
+                store.addOutput { w.handle($0) }
+                writer = w
             } catch {
                 logger.error("hls: cannot use the directory; HLS is served over HTTP only", metadata: ["directory": "\(dir)", "error": "\(error)"])
             }
         }
+        directoryWriter = writer
         if let base = settings.push {
             let p = HLSPusher(base: base, logger: logger)
             store.addOutput { p.handle($0) }
@@ -48,12 +53,14 @@ public final class HLSSegmenter: PacketOutputWorker, @unchecked Sendable {
 
     public override func start() {
         pusher?.start()
+        directoryWriter?.start()
         super.start()
     }
 
     /// Completes the last segment, ends the playlist, and lets the origin have it (bounded).
     public override func stop() async {
         await super.stop()
+        await directoryWriter?.stop(timeout: 3)
         await pusher?.stop(timeout: 3)
     }
 

@@ -41,8 +41,9 @@ public final class HLSStore: Sendable {
     /// it is listed: what LiveRelay adds before a player can fetch it.
     public let availability = LatencyHistogram()
 
-    public init(settings: HLSSettings) {
+    public init(settings: HLSSettings, eventMemoryBudget: Int = 256 << 20) {
         self.settings = settings
+        self.eventMemoryBudget = eventMemoryBudget
         state = Mutex(State(playlist: HLSPlaylist(settings: settings)))
     }
 
@@ -114,9 +115,31 @@ public final class HLSStore: Sendable {
                         out.append(.removed(name: m))
                     }
                 }
+            } else {
+                Self.evictOldMedia(&s, keep: settings.segmentCount, budget: eventMemoryBudget)
             }
             if observed { out.append(.playlist(text: s.playlist.render(forStaticServer: true))) }
             return out
+        }
+    }
+
+    /// Bytes of media an event playlist keeps in memory: beyond the newest `segmentCount`
+    /// segments and this budget, older segments are served from the `directory` (when one is
+    /// written) and are otherwise gone; the playlist still lists them.
+    public let eventMemoryBudget: Int
+
+    static func evictOldMedia(_ s: inout State, keep: Int, budget: Int) {
+        var total = 0
+        var kept = 0
+        for i in s.playlist.segments.indices.reversed() where s.playlist.segments[i].complete {
+            let size = s.playlist.segments[i].data.count + s.playlist.segments[i].parts.reduce(0) { $0 + $1.data.count }
+            kept += 1
+            total += size
+            if kept > keep && total > budget && size > 0 {
+                s.playlist.segments[i].data = []
+                s.playlist.segments[i].parts = s.playlist.segments[i].parts.map { HLSPart(index: $0.index, duration: $0.duration, independent: $0.independent, uri: $0.uri, data: []) }
+                s.playlist.segments[i].evicted = true
+            }
         }
     }
 
@@ -234,6 +257,11 @@ public final class HLSStore: Sendable {
             return nil
         }
         guard let found else { return nil }
+        if found.data.isEmpty && found.parts.allSatisfy({ $0.data.isEmpty }) {
+            // Evicted from memory (an old segment of an event playlist): from the directory, if any.
+            guard let dir = settings.directory, let d = FileManager.default.contents(atPath: dir + "/" + name) else { return nil }
+            return ([UInt8](d), found.type)
+        }
         // A segment made of parts is joined here, outside the lock.
         return (found.parts.isEmpty ? found.data : found.parts.flatMap(\.data), found.type)
     }

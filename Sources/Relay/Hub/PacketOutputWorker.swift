@@ -45,7 +45,9 @@ public class PacketOutputWorker: StreamOutput, @unchecked Sendable {
     }
 
     public var status: OutputStatus {
-        OutputStatus(name: name, kind: kind, state: stateBox.withLock { $0 }, queue: queue, lastError: lastError)
+        var s = OutputStatus(name: name, kind: kind, state: stateBox.withLock { $0 }, queue: queue, lastError: lastError)
+        s.errors = errorCount
+        return s
     }
 
     /// Packet outputs keep their resynchronisation at keyframes whatever the policy says.
@@ -62,6 +64,8 @@ public class PacketOutputWorker: StreamOutput, @unchecked Sendable {
 
     /// The output's last problem, for the API (no credentials).
     var lastError: String? { nil }
+    /// Problems so far (write errors, refusals), for `/metrics`.
+    var errorCount: Int { 0 }
 
     func process(_ item: RelayPacket) {}
     func idle() {}

@@ -20,6 +20,8 @@ public enum OutputState: String, Sendable, Hashable, Codable {
     case running
     /// Its destination is away; retrying.
     case reconnecting
+    /// A fault stops it for now (a full disk, a removed directory): it retries on its own.
+    case faulted
     case stopped
 }
 
@@ -36,6 +38,8 @@ public struct OutputStatus: Sendable, Encodable {
     /// Capture → taken, where a capture-time reader is installed (stamped sources).
     public var captureToDelivered: LatencySummary
     public var lastError: String?
+    /// Problems so far (write errors and the like).
+    public var errors = 0
 
     public init(name: String, kind: OutputKind, state: OutputState, queue: SinkQueue<some QueueItem>, lastError: String? = nil) {
         self.name = name
@@ -51,7 +55,7 @@ public struct OutputStatus: Sendable, Encodable {
 
     enum CodingKeys: String, CodingKey {
         case name, kind, state, ordering, freshness, depth, maxAgeMs, queueDepth, received, delivered, outOfOrder, dropped
-        case arrivalToDelivered, captureToDelivered, lastError
+        case arrivalToDelivered, captureToDelivered, lastError, errors
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -73,6 +77,7 @@ public struct OutputStatus: Sendable, Encodable {
         try c.encode(arrivalToDelivered, forKey: .arrivalToDelivered)
         try c.encode(captureToDelivered, forKey: .captureToDelivered)
         try c.encodeIfPresent(lastError, forKey: .lastError)
+        try c.encode(errors, forKey: .errors)
     }
 }
 

@@ -28,8 +28,12 @@ public final class Recorder: PacketOutputWorker, @unchecked Sendable {
     private var fragmentStart: Int64 = 0
     /// Microseconds of media held before it is written, keyframe or not.
     static let longestFragment: Int64 = 2_000_000
+    private var path: String?
     private let files = Mutex<[String]>([])
     private let problem = Mutex<String?>(nil)
+    private let failures = Atomic<Int>(0)
+    /// Files listed in the API (the newest); older ones are on disk, not in memory.
+    static let filesListed = 1000
 
     public init(hub: StreamHub, settings: RecordSettings, logger: Logger) {
         self.settings = settings
@@ -44,6 +48,7 @@ public final class Recorder: PacketOutputWorker, @unchecked Sendable {
     public override func setPolicy(_ policy: SinkPolicy) -> Bool { false }
 
     override var lastError: String? { problem.withLock { $0 } }
+    override var errorCount: Int { failures.load(ordering: .relaxed) }
 
     /// Files written so far (paths).
     public var recordedFiles: [String] { files.withLock { $0 } }
@@ -85,16 +90,21 @@ public final class Recorder: PacketOutputWorker, @unchecked Sendable {
             url = dir.appendingPathComponent("\(streamName)-\(f.string(from: Date()))-\(n).mp4")
         }
         do {
+            // The directory may have been removed under us: made again.
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             let m = try FragmentMuxer(format: .fmp4, streams: epoch.streams)
-            guard FileManager.default.createFile(atPath: url.path, contents: Data(m.initSegment)) else {
-                throw CocoaError(.fileWriteUnknown)
-            }
+            try Data(m.initSegment).write(to: url)
             file = try FileHandle(forWritingTo: url)
             try file?.seekToEnd()
             muxer = m
             fileStart = at.dts
-            files.withLock { $0.append(url.path) }
+            path = url.path
+            files.withLock { f in
+                f.append(url.path)
+                if f.count > Self.filesListed { f.removeFirst(f.count - Self.filesListed) }
+            }
+            if problem.withLock({ $0 }) != nil { logger.info("record: recording again", metadata: ["file": "\(url.path)"]) }
+            setState(.running)
             logger.info("record: new file", metadata: ["file": "\(url.path)"])
         } catch {
             report("cannot open \(url.path)", error)
@@ -103,19 +113,38 @@ public final class Recorder: PacketOutputWorker, @unchecked Sendable {
         }
     }
 
+    /// Writes the fragment in hand. On a write error (a full disk) or a file that is gone (its
+    /// directory removed), the file is closed and a new one begins at the next keyframe.
     private func flushFragment() {
         guard let muxer, let file else { return }
         do {
             let bytes = try muxer.cut()
             if !bytes.isEmpty { try file.write(contentsOf: bytes) }
         } catch {
-            report("writing failed", error)
+            report("writing failed; a new file at the next keyframe", error)
+            drop()
+            return
         }
+        if let path, !FileManager.default.fileExists(atPath: path) {
+            report("the file was removed; a new one at the next keyframe", CocoaError(.fileNoSuchFile))
+            drop()
+        }
+    }
+
+    /// Lets go of a file that cannot be written any more, without flushing into it again.
+    private func drop() {
+        try? file?.close()
+        file = nil
+        muxer = nil
+        path = nil
+        timeline.restart()
     }
 
     private func report(_ what: String, _ error: any Error) {
         logger.warning("record: \(what)", metadata: ["error": "\(error)"])
         problem.withLock { $0 = "\(what): \(error)" }
+        failures.add(1, ordering: .relaxed)
+        setState(.faulted)
     }
 
     private func closeFile() {
@@ -127,6 +156,7 @@ public final class Recorder: PacketOutputWorker, @unchecked Sendable {
         }
         file = nil
         muxer = nil
+        path = nil
     }
 
     override func finish() { closeFile() }
