@@ -5,6 +5,8 @@ and python3-selenium (scripts/setup.sh installs them).
 
   browser.py URL [--size 640x360] [--seconds 3] [--screenshot out.png]
              [--img ID]      count distinct pictures an <img> (MJPEG) showed
+             [--all-imgs]    for every <img> on the page, how many distinct pictures it showed
+             [--insecure]    accept a self-signed certificate (HTTPS tests)
              [--video ID]    report a <video>'s progress (time advancing, errors)
              [--stamps ID --csv OUT]  read LiveRelay's test-source stamp from every frame the
                              <video> presents (requestVideoFrameCallback), write
@@ -23,6 +25,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=3)
     ap.add_argument("--screenshot")
     ap.add_argument("--img")
+    ap.add_argument("--all-imgs", action="store_true")
+    ap.add_argument("--insecure", action="store_true")
     ap.add_argument("--video")
     ap.add_argument("--stamps")
     ap.add_argument("--csv")
@@ -33,6 +37,10 @@ def main():
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--autoplay-policy=no-user-gesture-required", "--mute-audio", f"--window-size={w},{h}"):
         opts.add_argument(arg)
+    if a.insecure:
+        opts.add_argument("--ignore-certificate-errors")
+    # Many MJPEG <img>s never finish loading: do not wait for the load event.
+    opts.page_load_strategy = "eager"
     opts.binary_location = "/usr/bin/chromium"
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
     driver.set_page_load_timeout(a.timeout)
@@ -57,6 +65,8 @@ def main():
             time.sleep(0.1)
         if a.img:
             out.update(watch_img(driver, a.img, a.seconds, deadline))
+        if a.all_imgs:
+            out.update(watch_all_imgs(driver, a.seconds))
         if a.video:
             out.update(watch_video(driver, a.video, a.seconds, deadline))
             hls = driver.execute_script(HLSJS_STATE)
@@ -64,7 +74,7 @@ def main():
                 out["hlsjs"] = hls
         if a.stamps:
             out.update(read_stamps(driver, a.stamps, a.seconds, deadline, a.csv))
-        if not a.img and not a.video and not a.stamps:
+        if not a.img and not a.video and not a.stamps and not a.all_imgs:
             time.sleep(a.seconds)
         if a.screenshot:
             driver.save_screenshot(a.screenshot)
@@ -86,6 +96,34 @@ let hash = 0;
 for (let i = 0; i < d.length; i += 97) hash = (hash * 31 + d[i]) >>> 0;
 return [img.naturalWidth, img.naturalHeight, hash];
 """
+
+SAMPLE_ALL_IMGS = """
+return Array.from(document.images).map(img => {
+  if (!img.complete && img.naturalWidth === 0 || img.naturalWidth === 0) return null;
+  const c = document.createElement('canvas');
+  c.width = img.naturalWidth; c.height = img.naturalHeight;
+  const g = c.getContext('2d');
+  g.drawImage(img, 0, 0);
+  const d = g.getImageData(0, 0, c.width, c.height).data;
+  let hash = 0;
+  for (let i = 0; i < d.length; i += 97) hash = (hash * 31 + d[i]) >>> 0;
+  return hash;
+});
+"""
+
+def watch_all_imgs(driver, seconds):
+    seen = None
+    end = time.time() + seconds
+    while time.time() < end:
+        hashes = driver.execute_script(SAMPLE_ALL_IMGS)
+        if seen is None:
+            seen = [set() for _ in hashes]
+        for i, h in enumerate(hashes[:len(seen)]):
+            if h is not None:
+                seen[i].add(h)
+        time.sleep(0.1)
+    counts = [len(s) for s in (seen or [])]
+    return {"imgs": len(counts), "distinct": counts, "live": sum(1 for c in counts if c >= 3)}
 
 def watch_img(driver, ident, seconds, deadline):
     first = None

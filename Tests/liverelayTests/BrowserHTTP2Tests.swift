@@ -1,0 +1,52 @@
+import Testing
+import Foundation
+import TestSupport
+
+/// Why HTTPS matters for an ops page: over HTTP/1.1 Chromium opens six connections per host,
+/// so a page of MJPEG previews shows six cameras; over HTTPS with HTTP/2 every preview is a
+/// stream of one connection, and all twelve play.
+@Suite(.serialized) struct BrowserHTTP2Tests {
+    static func start(tls: (cert: String, key: String)?) throws -> (ChildProcess, Int, URL) {
+        let dir = Paths.tempDirectory("wall12")
+        var yaml = tls.map { "server:\n  tls: {cert: \($0.cert), key: \($0.key)}\n" } ?? ""
+        yaml += "streams:\n"
+        for i in 1...12 {
+            yaml += "  cam\(i):\n    source: testsrc://?size=160x96&fps=10&gop=10\n    preview: {fps: 10, size: 160x96}\n"
+        }
+        let file = dir.appendingPathComponent("config.yaml")
+        try yaml.write(to: file, atomically: true, encoding: .utf8)
+        let port = FreePort.tcp()
+        let child = try ChildProcess(Paths.liverelay, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(port)"])
+        guard child.waitFor("listening on", timeout: 20) else { child.stop(); throw Servers.ServerError("serve did not start: \(child.stderr)") }
+        return (child, port, dir)
+    }
+
+    static func livePreviews(_ url: String) throws -> (live: Int, imgs: Int, raw: String) {
+        let r = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, url,
+                                                      "--all-imgs", "--insecure", "--seconds", "4", "--size", "1280x900"], timeout: 60)
+        let line = r.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
+        let j = (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? [:]
+        return ((j["live"] as? Int) ?? -1, (j["imgs"] as? Int) ?? -1, r.stdout + r.stderr)
+    }
+
+    @Test func twelvePreviewsPlayOverHTTP2AndSixOverHTTP1() throws {
+        let dir = Paths.tempDirectory("wallcert")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cert = dir.appendingPathComponent("c.pem").path, key = dir.appendingPathComponent("k.pem").path
+        let ssl = try ChildProcess.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
+                                                            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], timeout: 30)
+        try #require(ssl.status == 0)
+
+        let (plain, port, pdir) = try Self.start(tls: nil)
+        let overHTTP1 = try Self.livePreviews("http://127.0.0.1:\(port)/")
+        plain.stop()
+        try? FileManager.default.removeItem(at: pdir)
+
+        let (secure, sport, sdir) = try Self.start(tls: (cert, key))
+        defer { secure.stop(); try? FileManager.default.removeItem(at: sdir) }
+        let overHTTP2 = try Self.livePreviews("https://127.0.0.1:\(sport)/")
+
+        #expect(overHTTP1.imgs == 12 && overHTTP1.live == 6, "HTTP/1.1: \(overHTTP1.raw)")
+        #expect(overHTTP2.imgs == 12 && overHTTP2.live == 12, "HTTPS + HTTP/2: \(overHTTP2.raw)")
+    }
+}
