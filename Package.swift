@@ -90,6 +90,7 @@ let package = Package(
             name: "Bench",
             dependencies: [
                 "Relay", "MediaCore", "Demux", "Decode", "StampedSource",
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

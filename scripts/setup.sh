@@ -22,6 +22,8 @@ PACKAGES=(
   iptables libnetfilter-queue-dev python3-dev gcc
   # misc tools used by tests
   procps curl
+  # HTTP load (h2load, HTTP/1.1 and HTTP/2) for `bench access`
+  nghttp2-client
 )
 
 missing=()

@@ -14,6 +14,7 @@ final class AccessControl: Sendable {
     private let jwt: JWTVerifier?
     /// Credentials checked good recently → when to check them again.
     private let verified = Mutex<[String: UInt64]>([:])
+    private let inFlight = Mutex<[String: Task<Bool, Never>]>([:])
     private let failures = Mutex<[String: (count: Int, since: UInt64)]>([:])
     private let failureTotal = Atomic<Int>(0)
     private let limitedTotal = Atomic<Int>(0)
@@ -46,7 +47,7 @@ final class AccessControl: Sendable {
     func identify(authorization: String?, token: String?) async -> Outcome {
         guard let auth else { return .anonymous }
         if let authorization {
-            if authorization.hasPrefix("Basic ") { return basic(authorization, auth) }
+            if authorization.hasPrefix("Basic ") { return await basic(authorization, auth) }
             if authorization.hasPrefix("Bearer ") { return await bearer(String(authorization.dropFirst(7))) }
             return .refused
         }
@@ -54,7 +55,7 @@ final class AccessControl: Sendable {
         return .anonymous
     }
 
-    private func basic(_ header: String, _ auth: AuthSettings) -> Outcome {
+    private func basic(_ header: String, _ auth: AuthSettings) async -> Outcome {
         guard let data = Data(base64Encoded: String(header.dropFirst(6))),
               let text = String(data: data, encoding: .utf8),
               let colon = text.firstIndex(of: ":") else { return .refused }
@@ -65,12 +66,31 @@ final class AccessControl: Sendable {
         if let until = verified.withLock({ $0[key] }), until > now {
             return .identified(AccessIdentity(name: user.name, permissions: user.permissions))
         }
-        guard Bcrypt.verify(password, hash: user.passwordHash) else { return .refused }
+        guard await verify(key: key, password: password, hash: user.passwordHash) else { return .refused }
         verified.withLock { v in
             if v.count > 1024 { v = v.filter { $0.value > now } }
             if v.count <= 1024 { v[key] = now + Self.verifiedForNanos }
         }
         return .identified(AccessIdentity(name: user.name, permissions: user.permissions))
+    }
+
+    /// bcrypt takes ~0.25 s by design: it runs on a thread of Dispatch's, never on the
+    /// cooperative pool (two threads here, which every request shares), and concurrent checks of
+    /// the same credentials (a page's first requests) share one run.
+    private func verify(key: String, password: String, hash: String) async -> Bool {
+        let task: Task<Bool, Never> = inFlight.withLock { f in
+            if let t = f[key] { return t }
+            let t = Task<Bool, Never> {
+                await withCheckedContinuation { c in
+                    DispatchQueue.global().async { c.resume(returning: Bcrypt.verify(password, hash: hash)) }
+                }
+            }
+            f[key] = t
+            return t
+        }
+        let ok = await task.value
+        inFlight.withLock { $0[key] = nil }
+        return ok
     }
 
     private func bearer(_ token: String) async -> Outcome {

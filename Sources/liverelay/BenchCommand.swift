@@ -5,7 +5,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure LiveRelay against peers in the same run.",
-        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self]
+        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, AccessBench.self]
     )
 }
 
@@ -130,6 +130,30 @@ struct ThroughputBench: ParsableCommand {
         b.decode = decode
         b.repeats = repeats
         b.sources = sources
+        b.out = out
+        do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
+    }
+}
+
+struct AccessBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "access",
+        abstract: "What authentication and TLS cost on the preview and LL-HLS paths (h2load, same run)."
+    )
+
+    @Option(help: "Requests per path and setting.")
+    var requests = 2000
+
+    @Option(help: "Concurrent clients.")
+    var clients = 8
+
+    @Option(help: "Where results go.")
+    var out = "./bench-results"
+
+    func run() throws {
+        var b = AccessBenchmark()
+        b.requests = requests
+        b.clients = clients
         b.out = out
         do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
     }
