@@ -9,10 +9,7 @@ import TestSupport
 /// each written to a file and read back by ffprobe.
 @Suite struct FragmentMuxerTests {
     static func packets(_ frames: Int) throws -> (packets: [Packet], streams: [StreamInfo]) {
-        let source = try TestSource(url: "testsrc://?size=160x96&fps=30&gop=30&frames=\(frames)&realtime=false")
-        var out: [Packet] = []
-        while let p = try source.readPacket() { out.append(p) }
-        return (out, source.streams)
+        try TestMedia.packets(frames)
     }
 
     /// Frames ffprobe counts in a file, and what it said on stderr.

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 import MediaCore
 import StampedSource
 @testable import Relay
@@ -6,10 +7,7 @@ import StampedSource
 /// The packet timeline on real H.264 packets from the stamped source (1 s GOPs at 30 fps).
 @Suite struct PacketTimelineTests {
     static func packets(_ frames: Int) throws -> (packets: [Packet], streams: [StreamInfo]) {
-        let source = try TestSource(url: "testsrc://?size=160x96&fps=30&gop=30&frames=\(frames)&realtime=false")
-        var out: [Packet] = []
-        while let p = try source.readPacket() { out.append(p) }
-        return (out, source.streams)
+        try TestMedia.packets(frames)
     }
 
     @Test func startsAtAKeyframeAndRunsContinuously() throws {

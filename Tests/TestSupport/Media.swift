@@ -1,6 +1,6 @@
 public import Foundation
 public import Relay
-import MediaCore
+public import MediaCore
 import Demux
 import Mux
 import StampedSource
@@ -47,5 +47,15 @@ public enum TestSources {
         var o = SourceOpener()
         o.register(scheme: StampedSource.scheme, open: StampedSource.open, validate: StampedSource.validate)
         return o
+    }
+}
+
+extension TestMedia {
+    /// Every packet of `frames` frames of the stamped source (1 s GOPs at 30 fps), in memory.
+    public static func packets(_ frames: Int, size: String = "160x96") throws -> (packets: [Packet], streams: [StreamInfo]) {
+        let source = try TestSource(url: "testsrc://?size=\(size)&fps=30&gop=30&frames=\(frames)&realtime=false")
+        var out: [Packet] = []
+        while let p = try source.readPacket() { out.append(p) }
+        return (out, source.streams)
     }
 }

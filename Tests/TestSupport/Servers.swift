@@ -117,3 +117,17 @@ public enum Servers {
         public init(_ d: String) { description = d }
     }
 }
+
+extension Servers {
+    /// `liverelay serve` on a free loopback port with this configuration, written into `dir`
+    /// (a new temporary directory when nil); returns once it listens.
+    public static func serve(_ yaml: String, dir: URL? = nil, arguments: [String] = []) throws -> (child: ChildProcess, port: Int, dir: URL) {
+        let dir = dir ?? Paths.tempDirectory("serve")
+        let file = dir.appendingPathComponent("config.yaml")
+        try yaml.write(to: file, atomically: true, encoding: .utf8)
+        let port = FreePort.tcp()
+        let child = try ChildProcess(Paths.liverelay, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(port)"] + arguments)
+        guard child.waitFor("listening on", timeout: 20) else { child.stop(); throw ServerError("serve did not start: \(child.stderr)") }
+        return (child, port, dir)
+    }
+}

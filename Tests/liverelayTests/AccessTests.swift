@@ -18,13 +18,7 @@ import TestSupport
     }
 
     static func start(_ yaml: String, extraArgs: [String] = []) throws -> (ChildProcess, Int, URL) {
-        let dir = Paths.tempDirectory("access")
-        let file = dir.appendingPathComponent("config.yaml")
-        try yaml.write(to: file, atomically: true, encoding: .utf8)
-        let port = FreePort.tcp()
-        let child = try ChildProcess(Paths.liverelay, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(port)"] + extraArgs)
-        guard child.waitFor("listening on", timeout: 20) else { child.stop(); throw Servers.ServerError("serve did not start: \(child.stderr)") }
-        return (child, port, dir)
+        try Servers.serve(yaml, arguments: extraArgs)
     }
 
     static func code(_ args: [String]) throws -> String {

@@ -13,12 +13,7 @@ import TestSupport
         for i in 1...12 {
             yaml += "  cam\(i):\n    source: testsrc://?size=160x96&fps=10&gop=10\n    preview: {fps: 10, size: 160x96}\n"
         }
-        let file = dir.appendingPathComponent("config.yaml")
-        try yaml.write(to: file, atomically: true, encoding: .utf8)
-        let port = FreePort.tcp()
-        let child = try ChildProcess(Paths.liverelay, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(port)"])
-        guard child.waitFor("listening on", timeout: 20) else { child.stop(); throw Servers.ServerError("serve did not start: \(child.stderr)") }
-        return (child, port, dir)
+        return try Servers.serve(yaml, dir: dir)
     }
 
     static func livePreviews(_ url: String) throws -> (live: Int, imgs: Int, raw: String) {

@@ -8,12 +8,8 @@ import TestSupport
 /// and graceful shutdown.
 @Suite(.serialized) struct HLSTests {
     func startServe(_ yaml: String, dir: URL) throws -> (ChildProcess, Int) {
-        let file = dir.appendingPathComponent("config.yaml")
-        try yaml.write(to: file, atomically: true, encoding: .utf8)
-        let port = FreePort.tcp()
-        let child = try ChildProcess(Paths.liverelay, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(port)"])
-        guard child.waitFor("listening on", timeout: 20) else { child.stop(); throw Servers.ServerError("serve did not start: \(child.stderr)") }
-        return (child, port)
+        let s = try Servers.serve(yaml, dir: dir)
+        return (s.child, s.port)
     }
 
     func get(_ url: String) -> String {

@@ -15,13 +15,7 @@ import TestSupport
     """
 
     static func start() throws -> (ChildProcess, Int, URL) {
-        let dir = Paths.tempDirectory("limits")
-        let file = dir.appendingPathComponent("config.yaml")
-        try config.write(to: file, atomically: true, encoding: .utf8)
-        let port = FreePort.tcp()
-        let child = try ChildProcess(Paths.liverelay, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(port)"])
-        guard child.waitFor("listening on", timeout: 20) else { child.stop(); throw Servers.ServerError("serve did not start: \(child.stderr)") }
-        return (child, port, dir)
+        try Servers.serve(config)
     }
 
     static var script: String { Paths.packageRoot.appendingPathComponent("scripts/slow_clients.py").path }

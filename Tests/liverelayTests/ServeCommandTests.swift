@@ -5,13 +5,7 @@ import TestSupport
 /// `liverelay serve` as a user runs it, read by real clients: ffmpeg for MJPEG, curl for the API.
 @Suite(.serialized) struct ServeCommandTests {
     func startServe(_ yaml: String) throws -> (ChildProcess, Int, URL) {
-        let dir = Paths.tempDirectory("serve")
-        let file = dir.appendingPathComponent("config.yaml")
-        try yaml.write(to: file, atomically: true, encoding: .utf8)
-        let port = FreePort.tcp()
-        let child = try ChildProcess(Paths.liverelay, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(port)"])
-        guard child.waitFor("listening on", timeout: 20) else { child.stop(); throw Servers.ServerError("serve did not start: \(child.stderr)") }
-        return (child, port, dir)
+        try Servers.serve(yaml)
     }
 
     func curl(_ args: [String]) throws -> CommandResult {

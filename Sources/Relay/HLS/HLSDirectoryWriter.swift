@@ -22,62 +22,53 @@ public struct HLSDirectoryStatus: Sendable, Codable {
 public final class HLSDirectoryWriter: Sendable {
     public let directory: URL
     private let logger: Logger
-    private let pending = HLSOutputQueue(maxItems: 500, maxBytes: 64 << 20)
-    private let wake = NSCondition()
-    private let worker: WorkerThread
+    private let delivery = HLSDelivery(name: "hls-dir", maxItems: 500, maxBytes: 64 << 20)
     private let counters: Mutex<HLSDirectoryStatus>
+    private let tries = Tries()
+
+    /// Safety: touched only on the delivery thread.
+    final class Tries: @unchecked Sendable { var count = 0 }
 
     public init(directory: String, logger: Logger) throws {
         self.directory = URL(fileURLWithPath: directory, isDirectory: true)
         self.logger = logger
         counters = Mutex(HLSDirectoryStatus(directory: directory))
-        let wake = wake
-        worker = WorkerThread(name: "hls-dir", wake: { wake.lock(); wake.broadcast(); wake.unlock() })
         try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
     }
 
     public var status: HLSDirectoryStatus {
         var s = counters.withLock { $0 }
-        s.queuedBytes = pending.bytes
+        s.queuedBytes = delivery.queue.bytes
         return s
     }
 
     /// Called on the segmenter's thread: queues and returns.
     public func handle(_ output: HLSOutput) {
-        let dropped = pending.append(output)
+        let dropped = delivery.handle(output)
         if dropped > 0 { counters.withLock { $0.dropped += dropped } }
-        wake.lock(); wake.signal(); wake.unlock()
     }
 
     public func start() {
-        worker.start { [self] in
-            var attempts = 0
-            while true {
-                guard let next = pending.first else {
-                    if worker.isStopRequested { return }
-                    wake.lock(); _ = wake.wait(until: Date().addingTimeInterval(0.5)); wake.unlock()
-                    continue
-                }
-                attempts += 1
-                if apply(next.output) || worker.isStopRequested {
-                    pending.remove(next.id)
-                    attempts = 0
-                } else if attempts >= 3 {
-                    // A live file is worth little once late: given up (counted), the next one tried.
-                    pending.remove(next.id)
-                    counters.withLock { $0.dropped += 1 }
-                    attempts = 0
-                } else {
-                    // The disk refuses (full, read-only): the same file again in a moment.
-                    wake.lock(); _ = wake.wait(until: Date().addingTimeInterval(0.3)); wake.unlock()
-                }
+        delivery.start { [self] output in
+            tries.count += 1
+            if apply(output) {
+                tries.count = 0
+                return .done
             }
+            if tries.count >= 3 {
+                // A live file is worth little once late: given up (counted), the next one tried.
+                counters.withLock { $0.dropped += 1 }
+                tries.count = 0
+                return .giveUp
+            }
+            // The disk refuses (full, read-only): the same file again in a moment.
+            return .retry(after: 0.3)
         }
     }
 
     /// Writes what is queued (bounded), then stops.
     public func stop(timeout: Double = 3) async {
-        await worker.stop(timeout: timeout)
+        await delivery.stop(timeout: timeout)
     }
 
     /// True when done (or not worth retrying).

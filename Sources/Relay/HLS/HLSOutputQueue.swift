@@ -1,4 +1,6 @@
 import Synchronization
+import Foundation
+import MediaCore
 
 /// The files a place besides HTTP still has to take (a directory, an origin), oldest first,
 /// bounded in count and in bytes. Far behind, what a late reader needs least goes first: LL-HLS
@@ -71,5 +73,66 @@ final class HLSOutputQueue: Sendable {
 
     func removeAll() {
         state.withLock { s in s.items.removeAll(); s.bytes = 0 }
+    }
+}
+
+/// An `HLSOutputQueue` and the thread that delivers it (to a directory, to an origin): the
+/// segmenter hands files over and goes on; `deliver` runs here, one file at a time, oldest
+/// first, and says whether the file is done, given up, or to be tried again after a pause.
+final class HLSDelivery: Sendable {
+    enum Outcome: Sendable {
+        case done
+        case giveUp
+        case retry(after: Double)
+    }
+
+    let queue: HLSOutputQueue
+    private let wake = NSCondition()
+    private let worker: WorkerThread
+
+    init(name: String, maxItems: Int, maxBytes: Int) {
+        queue = HLSOutputQueue(maxItems: maxItems, maxBytes: maxBytes)
+        let wake = wake
+        worker = WorkerThread(name: name, wake: { wake.lock(); wake.broadcast(); wake.unlock() })
+    }
+
+    /// Queues a file event; returns how many older ones were dropped to stay within bounds.
+    @discardableResult
+    func handle(_ output: HLSOutput) -> Int {
+        let dropped = queue.append(output)
+        wake.lock(); wake.signal(); wake.unlock()
+        return dropped
+    }
+
+    /// Starts the thread. `idle` runs when nothing is queued; `deliver` for each file.
+    func start(idle: @escaping @Sendable () -> Void = {}, deliver: @escaping @Sendable (HLSOutput) -> Outcome) {
+        worker.start { [self] in
+            while true {
+                guard let next = queue.first else {
+                    if worker.isStopRequested { return }
+                    idle()
+                    pause(0.5)
+                    continue
+                }
+                switch deliver(next.output) {
+                case .done, .giveUp: queue.remove(next.id)
+                case .retry(let seconds): pause(seconds)
+                }
+            }
+        }
+    }
+
+    private func pause(_ seconds: Double) {
+        wake.lock(); _ = wake.wait(until: Date().addingTimeInterval(seconds)); wake.unlock()
+    }
+
+    /// Delivers what is queued for up to `timeout` seconds, gives up the rest, and stops.
+    func stop(timeout: Double) async {
+        worker.requestStop()
+        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, timeout - 1)) { [self] in
+            queue.removeAll()
+            worker.requestStop()
+        }
+        await worker.join(timeout: timeout + 1)
     }
 }

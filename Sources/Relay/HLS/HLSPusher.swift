@@ -24,94 +24,81 @@ public struct HTTPUploadError: Error, Sendable, CustomStringConvertible {
 public final class HLSPusher: @unchecked Sendable {
     public let base: String
     private let logger: Logger
-    /// What is still to send, bounded in count and bytes.
-    private let pending = HLSOutputQueue()
-    private let wake = NSCondition()
-    private let worker: WorkerThread
+    /// What is still to send, bounded in count and bytes, and the thread that sends it.
+    private let delivery = HLSDelivery(name: "hls-push", maxItems: 200, maxBytes: 64 << 20)
     private let counters = Mutex<HLSPushCounters>(HLSPushCounters())
+    private let retries = Retries()
+
+    /// Safety: touched only on the delivery thread.
+    final class Retries: @unchecked Sendable {
+        var backoff = 0.25
+        var attempts = 0
+    }
 
     public init(base: String, logger: Logger) {
         self.base = base.hasSuffix("/") ? base : base + "/"
         self.logger = logger
-        let wake = wake
-        worker = WorkerThread(name: "hls-push", wake: { wake.lock(); wake.broadcast(); wake.unlock() })
     }
 
     public var stats: HLSPushCounters {
         var c = counters.withLock { $0 }
-        c.queued = pending.count
-        c.queuedBytes = pending.bytes
+        c.queued = delivery.queue.count
+        c.queuedBytes = delivery.queue.bytes
         return c
     }
 
     public func handle(_ output: HLSOutput) {
-        let dropped = pending.append(output)
+        let dropped = delivery.handle(output)
         if dropped > 0 { counters.withLock { $0.dropped += dropped } }
-        wake.lock(); wake.signal(); wake.unlock()
     }
 
     public func start() {
-        worker.start { [self] in self.run() }
+        delivery.start(idle: { [self] in self.counters.withLock { if $0.state == .sending { $0.state = .idle } } },
+                       deliver: { [self] in self.send($0) })
     }
 
     /// Sends what is queued (for up to `timeout` seconds), then stops.
     public func stop(timeout: Double = 5) async {
-        worker.requestStop()
-        // What is still queued after the time allowed is given up.
-        DispatchQueue.global().asyncAfter(deadline: .now() + max(0, timeout - 1)) { [self] in
-            self.pending.removeAll()
-            worker.requestStop()
-        }
-        await worker.join(timeout: timeout + 1)
+        await delivery.stop(timeout: timeout)
     }
 
     /// Items queued and not yet sent.
-    public var queued: Int { pending.count }
+    public var queued: Int { delivery.queue.count }
 
-    private func run() {
-        var backoff = 0.25
-        var attempts = 0
-        while true {
-            guard let next = pending.first else {
-                if worker.isStopRequested { return }
-                counters.withLock { if $0.state == .sending { $0.state = .idle } }
-                wake.lock(); _ = wake.wait(until: Date().addingTimeInterval(0.5)); wake.unlock()
-                continue
+    /// One file to the origin, on the delivery thread.
+    private func send(_ output: HLSOutput) -> HLSDelivery.Outcome {
+        let result: Result<Void, HTTPUploadError>
+        switch output {
+        case .file(let name, let data): result = send("PUT", base + name, data: data, contentType: Self.contentType(name))
+        case .playlist(let text): result = send("PUT", base + "index.m3u8", data: Array(text.utf8), contentType: "application/vnd.apple.mpegurl")
+        case .removed(let name): result = send("DELETE", base + name, data: [], contentType: nil)
+        }
+        retries.attempts += 1
+        switch result {
+        case .success:
+            counters.withLock { $0.sent += 1; $0.state = .sending }
+            retries.backoff = 0.25
+            retries.attempts = 0
+            return .done
+        case .failure(let error):
+            counters.withLock { $0.failures += 1; $0.lastError = error.description }
+            if case .removed = output, error.status == 404 {
+                retries.attempts = 0
+                return .done // already gone
             }
-            let result: Result<Void, HTTPUploadError>
-            switch next.output {
-            case .file(let name, let data): result = send("PUT", base + name, data: data, contentType: Self.contentType(name))
-            case .playlist(let text): result = send("PUT", base + "index.m3u8", data: Array(text.utf8), contentType: "application/vnd.apple.mpegurl")
-            case .removed(let name): result = send("DELETE", base + name, data: [], contentType: nil)
+            // The origin says no (401, 403, 413…): asking again will not change its mind.
+            // The file is given up after a second refusal instead of holding up the rest.
+            if let status = error.status, (400..<500).contains(status), status != 408, status != 429, retries.attempts >= 2 {
+                counters.withLock { $0.rejected += 1; $0.state = .refused }
+                logger.warning("hls push refused; file given up", metadata: ["error": "\(error)"])
+                retries.attempts = 0
+                return .giveUp
             }
-            attempts += 1
-            switch result {
-            case .success:
-                pending.remove(next.id)
-                counters.withLock { $0.sent += 1; $0.state = .sending }
-                backoff = 0.25
-                attempts = 0
-            case .failure(let error):
-                counters.withLock { $0.failures += 1; $0.lastError = error.description }
-                if case .removed = next.output, error.status == 404 {
-                    pending.remove(next.id) // already gone
-                    attempts = 0
-                    continue
-                }
-                // The origin says no (401, 403, 413…): asking again will not change its mind.
-                // The file is given up after a second refusal instead of holding up the rest.
-                if let status = error.status, (400..<500).contains(status), status != 408, status != 429, attempts >= 2 {
-                    pending.remove(next.id)
-                    counters.withLock { $0.rejected += 1; $0.state = .refused }
-                    logger.warning("hls push refused; file given up", metadata: ["error": "\(error)"])
-                    attempts = 0
-                    continue
-                }
-                counters.withLock { $0.state = .retrying }
-                logger.warning("hls push failed; retrying", metadata: ["error": "\(error)", "retry_s": "\(backoff)"])
-                wake.lock(); _ = wake.wait(until: Date().addingTimeInterval(backoff)); wake.unlock()
-                backoff = min(backoff * 2, 5)
-            }
+            counters.withLock { $0.state = .retrying }
+            logger.warning("hls push failed; retrying", metadata: ["error": "\(error)", "retry_s": "\(retries.backoff)"])
+            let wait = retries.backoff
+            retries.backoff = min(retries.backoff * 2, 5)
+            return .retry(after: wait)
         }
     }
 
