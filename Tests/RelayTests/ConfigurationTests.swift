@@ -41,7 +41,8 @@ import TestSupport
     @Test func theExampleConfigurationsParse() throws {
         let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("configs")
         for name in ["demo.yaml", "bodycam-ops.yaml", "hls-republish.yaml"] {
-            _ = try Configuration.load(file: dir.appendingPathComponent(name).path, sources: TestSources.opener)
+            // As `serve` checks them: the ones bound beyond loopback carry an auth section.
+            try Configuration.load(file: dir.appendingPathComponent(name).path, sources: TestSources.opener).validateExposure(file: name)
         }
         let republish = try Configuration.load(file: dir.appendingPathComponent("hls-republish.yaml").path, sources: TestSources.opener)
         let event = try #require(republish.streams.first { $0.name == "event" })
@@ -69,6 +70,10 @@ import TestSupport
         ("auth:\n  anonymous: [watch]\nstreams:\n  c:\n    source: testsrc://", "auth.anonymous[0]: expected read, publish, admin or metrics"),
         ("auth:\n  usres: []\nstreams:\n  c:\n    source: testsrc://", "auth.usres: unknown key"),
         ("server:\n  tls: {cert: c.pem}\nstreams:\n  c:\n    source: testsrc://", "server.tls.key: missing"),
+        // Publishers: a push source beyond loopback must carry a credential.
+        ("streams:\n  p:\n    source: rtmp://0.0.0.0:1935/live/phone\n    listen: true", "streams.p.source: a rtmp source that accepts pushes on 0.0.0.0"),
+        ("streams:\n  p:\n    source: \"srt://0.0.0.0:9000?mode=listener\"\n    listen: true", "streams.p.source: an SRT listener reachable beyond loopback needs a passphrase"),
+        ("streams:\n  p:\n    source: udp://0.0.0.0:5000", "streams.p.source: a udp source that accepts pushes on 0.0.0.0"),
     ])
     func errorsNameTheKey(yaml: String, expected: String) {
         do {
@@ -97,5 +102,13 @@ import TestSupport
         #expect(Glob.matches("*", "") && Glob.matches("a*b*c", "axxbyyc") && !Glob.matches("a*b*c", "axxbyy"))
         let p = AccessPermission(action: .read, streams: "cam-*")
         #expect(p.grants(.read, stream: "cam-2") && !p.grants(.read, stream: "lobby") && !p.grants(.admin, stream: "cam-2"))
+    }
+
+    @Test func pushSourcesOnLoopbackOrWithAPassphraseAreAccepted() throws {
+        for source in ["rtmp://127.0.0.1:1935/live/phone", "\"srt://0.0.0.0:9000?mode=listener&passphrase=long-enough-1\"", "rtsp://[::1]:8554/cam"] {
+            _ = try Configuration.parse("streams:\n  p:\n    source: \(source)\n    listen: true", sources: TestSources.opener)
+        }
+        _ = try Configuration.parse("streams:\n  m:\n    source: udp://239.1.1.1:5000", sources: TestSources.opener)
+        _ = try Configuration.parse("streams:\n  m:\n    source: rtsp://10.0.0.5/cam", sources: TestSources.opener) // pulled, not pushed
     }
 }

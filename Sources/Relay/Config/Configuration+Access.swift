@@ -1,5 +1,6 @@
 import Foundation
 import Yams
+import Demux
 
 /// What the server lets one client, and an idle or stalled connection, hold.
 public struct ServerLimits: Sendable, Hashable {
@@ -127,6 +128,35 @@ extension Configuration {
             out.append(permission)
         }
         return out
+    }
+
+    /// A source that others push to (listen mode, a UDP socket) and that is reachable beyond
+    /// loopback must carry a credential, or anyone who reaches the port publishes under this
+    /// stream's name (and its recording and forwards). SRT's passphrase is checked by libsrt;
+    /// FFmpeg's RTMP, RTSP and TCP listeners take any path and any key (they only log a
+    /// warning), so beyond loopback they are refused until the one-port ingest server with
+    /// publish keys takes them.
+    static func publishExposure(_ s: Stream) -> String? {
+        guard let r = s.source.range(of: "://") else { return nil }
+        let scheme = s.source[..<r.lowerBound].lowercased()
+        let pushed = s.sourceOptions.listen || scheme == "udp"
+        guard pushed else { return nil }
+        var rest = s.source[r.upperBound...]
+        if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) { rest = rest[..<end] }
+        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+        var host = String(rest)
+        if host.hasPrefix("[") { host = String(host.dropFirst().prefix { $0 != "]" }) } else if let c = host.lastIndex(of: ":") { host = String(host[..<c]) }
+        if host.isEmpty || isLoopback(host: host) { return nil }
+        // A multicast group is joined, not listened on by a unicast peer's choice.
+        if scheme == "udp", let first = Int(host.split(separator: ".").first ?? ""), (224...239).contains(first) { return nil }
+        switch scheme {
+        case "srt":
+            let query = s.source.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
+            let passphrase = query.split(separator: "&").first { $0.lowercased().hasPrefix("passphrase=") }?.dropFirst("passphrase=".count) ?? ""
+            return passphrase.count >= 10 ? nil : "an SRT listener reachable beyond loopback needs a passphrase of 10 to 79 characters (?passphrase=…): anyone could publish to it"
+        default:
+            return "a \(scheme) source that accepts pushes on \(host) would take any publisher (FFmpeg's listener checks no key): bind it to 127.0.0.1, or use SRT with a passphrase"
+        }
     }
 
     static func isBcryptHash(_ s: String) -> Bool {

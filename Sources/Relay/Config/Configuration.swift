@@ -146,6 +146,7 @@ public struct Configuration: Sendable {
                     if s.preview?.policy.ordering == .arrival { s.sourceOptions.reorderWait = 0.05 }
                 }
             }
+            if let problem = Self.publishExposure(s) { throw ConfigError(file: file, path: "\(path).source", problem: problem) }
             config.streams.append(s)
         }
         if config.streams.isEmpty { throw ConfigError(file: file, path: "streams", problem: "at least one stream is needed") }
