@@ -96,6 +96,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            name: "liverelay-fuzz",
+            dependencies: ["Relay", "MediaCore", "Demux", "StampedSource"],
+            path: "Sources/Fuzz",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "liverelay",
             dependencies: [
                 "Relay", "RelayServer", "MediaCore", "Demux", "Decode", "Mux", "StampedSource", "Bench",

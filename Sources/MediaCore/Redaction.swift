@@ -19,14 +19,23 @@ public enum Redactor {
         return ["jwt", "streamid"].contains(n)
     }
 
-    private static let known = Mutex<Set<String>>([])
+    private static let known = Mutex<(set: Set<String>, order: [String])>(([], []))
+    /// Secrets remembered at most (the oldest go first): configured URLs carry a few each, and
+    /// `scrub` looks for every one of them in every line it masks.
+    static let rememberedLimit = 256
 
     /// Remembers a secret so that `scrub` masks it wherever it appears later.
     public static func remember(secret: String) {
         guard secret.count >= 3 else { return }
-        known.withLock { _ = $0.insert(secret) }
-        if let decoded = secret.removingPercentEncodingSimple, decoded != secret, decoded.count >= 3 {
-            known.withLock { _ = $0.insert(decoded) }
+        insert(secret)
+        if let decoded = secret.removingPercentEncodingSimple, decoded != secret, decoded.count >= 3 { insert(decoded) }
+    }
+
+    private static func insert(_ secret: String) {
+        known.withLock { k in
+            guard k.set.insert(secret).inserted else { return }
+            k.order.append(secret)
+            if k.order.count > rememberedLimit { k.set.remove(k.order.removeFirst()) }
         }
     }
 
@@ -114,7 +123,7 @@ public enum Redactor {
                 searchStart = schemeRange.upperBound
             }
         }
-        let secrets = known.withLock { $0 }
+        let secrets = known.withLock { $0.set }
         for secret in secrets.sorted(by: { $0.count > $1.count }) where result.contains(secret) {
             result = result.replacingAll(secret, with: mask)
         }

@@ -24,6 +24,7 @@ public enum Paths {
     }()
 
     public static var liverelay: String { productsDirectory.appendingPathComponent("liverelay").path }
+    public static var fuzzReplay: String { productsDirectory.appendingPathComponent("liverelay-fuzz").path }
 
     public static func tempDirectory(_ name: String) -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("liverelay-\(name)-\(UUID().uuidString.prefix(8))")

@@ -266,7 +266,7 @@ public final class HLSStore: Sendable {
         return (found.parts.isEmpty ? found.data : found.parts.flatMap(\.data), found.type)
     }
 
-    static func parsePart(_ name: String) -> (Int, Int)? {
+    package static func parsePart(_ name: String) -> (Int, Int)? {
         guard name.hasPrefix("part"), name.hasSuffix(".m4s") else { return nil }
         let nums = name.dropFirst(4).dropLast(4).split(separator: ".")
         guard nums.count == 2, let m = Int(nums[0]), let p = Int(nums[1]) else { return nil }

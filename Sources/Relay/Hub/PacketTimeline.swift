@@ -1,7 +1,7 @@
 public import MediaCore
 
 /// Where a packet goes on a packet sink's output timeline.
-struct Placement {
+package struct Placement {
     let packet: Packet
     let epoch: IngestEpoch
     /// Microseconds on the output timeline, continuous across reconnects and jumps.
@@ -21,14 +21,14 @@ struct Placement {
 /// keyframe at the start and after every gap, turns timestamps into microseconds on one
 /// continuous timeline (a reconnect or a jump continues where the last frame ended), and never
 /// lets a stream's timestamps go backwards. Confined to the sink's thread.
-final class PacketTimeline {
+package final class PacketTimeline {
     private var generation: Int?
     private var offset: Int64 = 0
     private var rebase = true
     private var waitingForKeyframe = true
     private var gap = false
     private var newEpoch = false
-    private(set) var lastEnd: Int64?
+    package private(set) var lastEnd: Int64?
     private var lastDts: [Int: Int64] = [:]
     private var frameDuration: Int64 = 33_333
     /// A forward jump longer than this is a gap, not a pause.
@@ -39,6 +39,8 @@ final class PacketTimeline {
     let maxStepAheadOfArrival: Int64 = 700_000
     private var lastArrival: UInt64?
 
+    package init() {}
+
     /// Microseconds, clamped: any 64-bit timestamp in any time base converts without trapping.
     private func micros(_ t: Int64, _ tb: TimeBase) -> Int64 { Timestamps.int64(Double(t) * tb.seconds(1) * 1e6) }
 
@@ -48,14 +50,14 @@ final class PacketTimeline {
     }
 
     /// Starts again at the next keyframe, after a gap (a muxer failure, a queue drop).
-    func restart() {
+    package func restart() {
         waitingForKeyframe = true
         gap = gap || lastEnd != nil
     }
 
     /// The packet's place, or nil when it is skipped (no timestamp, waiting for a keyframe,
     /// going backwards).
-    func place(_ item: RelayPacket) -> Placement? {
+    package func place(_ item: RelayPacket) -> Placement? {
         let p = item.packet, epoch = item.epoch
         if epoch.generation != generation {
             if generation != nil { gap = true }

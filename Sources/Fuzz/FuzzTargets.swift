@@ -1,0 +1,74 @@
+import Foundation
+import MediaCore
+import Relay
+import StampedSource
+import Demux
+
+/// What the fuzzers feed: input from a config file or the network that must never crash the
+/// process. Each target takes arbitrary bytes.
+enum FuzzTargets {
+    static let names = ["config", "url", "hls", "timeline"]
+
+    static func run(_ target: String, _ bytes: [UInt8]) {
+        _ = silenced
+        let text = String(decoding: bytes, as: UTF8.self)
+        switch target {
+        case "config":
+            _ = try? Configuration.parse(text, sources: sources)
+        case "url":
+            _ = Redactor.redact(text)
+            _ = Redactor.redact(text, hideStreamKey: true)
+            _ = Redactor.scrub(text)
+            _ = sources.validate(url: text)
+            _ = Reachability(url: text, listen: false)
+        case "hls":
+            // First line: a query or a glob; the rest: a playlist or a name.
+            let parts = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+            let head = String(parts.first ?? ""), rest = parts.count > 1 ? String(parts[1]) : ""
+            _ = HLSPlaylist.appendingQuery(head, to: rest)
+            _ = Glob.matches(head, rest)
+            _ = HLSStore.parsePart(head)
+        case "timeline":
+            timeline(bytes)
+        default:
+            break
+        }
+    }
+
+    static let silenced: Void = FFmpegLog.silence()
+
+    static let sources: SourceOpener = {
+        var o = SourceOpener()
+        o.register(scheme: StampedSource.scheme, open: StampedSource.open, validate: StampedSource.validate)
+        return o
+    }()
+
+    /// Real H.264 packets, re-timed with the input's 8-byte words as pts, dts, duration and
+    /// arrival steps, through the packet timeline.
+    static let packets: (packets: [Packet], epoch: IngestEpoch)? = {
+        guard let source = try? TestSource(url: "testsrc://?size=64x64&fps=30&gop=5&frames=10&realtime=false") else { return nil }
+        var out: [Packet] = []
+        while let p = try? source.readPacket() { out.append(p) }
+        return (out, IngestEpoch(generation: 1, streams: source.streams))
+    }()
+
+    static func timeline(_ bytes: [UInt8]) {
+        guard let (packets, epoch) = packets, !packets.isEmpty else { return }
+        let words: [Int64] = stride(from: 0, to: bytes.count - 7, by: 8).map { i in
+            bytes[i..<i + 8].enumerated().reduce(Int64(0)) { $0 | Int64($1.element) << (8 * Int64($1.offset)) }
+        }
+        let timeline = PacketTimeline()
+        var arrival: UInt64 = 1
+        var i = 0
+        while i + 3 < words.count {
+            let p = packets[i / 4 % packets.count]
+            arrival &+= UInt64(truncatingIfNeeded: words[i + 3]) & 0xFFFF_FFFF
+            let pts: Int64? = words[i] == Int64.min ? nil : words[i]
+            if let re = try? p.retimed(pts: pts, dts: words[i + 1] & 1 == 0 ? words[i + 1] : nil, duration: words[i + 2], arrivalNanos: arrival) {
+                _ = timeline.place(RelayPacket(packet: re, epoch: epoch))
+            }
+            if words[i] & 0xFF == 7 { timeline.restart() }
+            i += 4
+        }
+    }
+}

@@ -1,0 +1,17 @@
+import Testing
+import Foundation
+import TestSupport
+
+/// The fuzz targets' corpus (checked in, with every input that once crashed) and thousands of
+/// mutations of it, replayed through the same code the fuzzers drive (scripts/fuzz.sh runs the
+/// real libFuzzer under ASan; FUZZING.md has its figures). A crash fails the test.
+@Suite struct FuzzReplayTests {
+    @Test(arguments: ["config", "url", "hls", "timeline"])
+    func theCorpusAndItsMutationsNeverCrash(target: String) throws {
+        let dir = Paths.packageRoot.appendingPathComponent("fuzz/corpus/\(target)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).map { dir.appendingPathComponent($0).path }
+        try #require(!files.isEmpty)
+        let r = try ChildProcess.run(Paths.fuzzReplay, [target, "--random", "3000"] + files, timeout: 120)
+        #expect(r.status == 0 && r.stdout.contains("no crash"), "\(r.output.suffix(2000))")
+    }
+}
