@@ -45,6 +45,8 @@ struct FuzzReplay {
                 default: b += (0..<Int.random(in: 1...16, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
                 }
             }
+            // The input about to run is kept: if it stops the process, it is the reproducer.
+            if let keep = ProcessInfo.processInfo.environment["LIVERELAY_FUZZ_LAST"] { FileManager.default.createFile(atPath: keep, contents: Data(b)) }
             FuzzTargets.run(target, b)
             count += 1
         }

@@ -14,7 +14,7 @@ public enum Redactor {
     /// and a few exact names (an SRT `streamid` may carry a user and a key).
     static func isSecretQueryKey(_ name: String) -> Bool {
         let n = name.lowercased()
-        if ["token", "secret", "signature", "credential", "key", "sig"].contains(where: { n.contains($0) }) { return true }
+        if ["token", "secret", "signature", "credential", "key", "sig"].contains(where: { n.utf8Range(of: $0) != nil }) { return true }
         if n.hasPrefix("pass") || n.hasPrefix("auth") || n.hasPrefix("pwd") { return true }
         return ["jwt", "streamid"].contains(n)
     }
@@ -45,7 +45,7 @@ public enum Redactor {
     /// remembered for `scrub` (call it on configured URLs: what a network peer writes in a log
     /// line is never learnt as a secret).
     public static func redact(_ url: String, hideStreamKey: Bool? = nil) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return scrub(url) }
+        guard let schemeEnd = url.utf8Range(of: "://") else { return scrub(url) }
         let scheme = url[..<schemeEnd.lowerBound]
         let hideStreamKey = hideStreamKey ?? ["rtmp", "rtmps", "rtmpt", "rtmpe"].contains(scheme.lowercased())
         var rest = Substring(url[schemeEnd.upperBound...])
@@ -106,25 +106,25 @@ public enum Redactor {
     /// Masks every remembered secret and every `scheme://user:password@` in free text. Learns
     /// nothing from the text: a peer's words never become a "secret" that then masks other text.
     public static func scrub(_ text: String) -> String {
-        var result = text
-        // userinfo passwords in any URL-looking run
-        var searchStart = result.startIndex
-        while let schemeRange = result.range(of: "://", range: searchStart..<result.endIndex) {
-            let tail = result[schemeRange.upperBound...]
+        // Built afresh, left to right: no index of the input is used on a changed string (the
+        // fuzzer found the old in-place version reading past the end).
+        var result = ""
+        var rest = Substring(text)
+        while let r = rest.utf8Range(of: "://") {
+            result += rest[..<r.upperBound]
+            let tail = rest[r.upperBound...]
             let end = tail.firstIndex(where: { $0 == "/" || $0 == " " || $0 == "'" || $0 == "\"" || $0 == "\n" }) ?? tail.endIndex
             let authority = tail[..<end]
             if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-                let passwordRange = authority.index(after: colon)..<at
-                result.replaceSubrange(passwordRange, with: mask)
-                searchStart = result.index(schemeRange.upperBound, offsetBy: 0)
-                // move past this authority
-                if let next = result[searchStart...].firstIndex(of: "@") { searchStart = next } else { break }
+                result += authority[...colon] + mask + authority[at...]
             } else {
-                searchStart = schemeRange.upperBound
+                result += authority
             }
+            rest = tail[end...]
         }
+        result += rest
         let secrets = known.withLock { $0.set }
-        for secret in secrets.sorted(by: { $0.count > $1.count }) where result.contains(secret) {
+        for secret in secrets.sorted(by: { $0.count > $1.count }) where result.utf8Range(of: secret) != nil {
             result = result.replacingAll(secret, with: mask)
         }
         return result
@@ -151,12 +151,34 @@ extension String {
         guard !target.isEmpty else { return self }
         var out = ""
         var rest = self[...]
-        while let r = rest.range(of: target) {
+        while let r = rest.utf8Range(of: target) {
             out += rest[..<r.lowerBound]
             out += replacement
             rest = rest[r.upperBound...]
         }
         out += rest
         return out
+    }
+}
+
+extension StringProtocol {
+    /// The first occurrence of `needle`, compared byte by byte on UTF-8 (the standard library
+    /// only): Foundation's `range(of:)`/`contains` on Linux stopped the process on some inputs
+    /// the fuzzer made ("String index is out of bounds"). Matches of valid UTF-8 start and end
+    /// on scalar boundaries.
+    package func utf8Range(of needle: String) -> Range<Index>? {
+        let n = Array(needle.utf8)
+        guard let first = n.first else { return nil }
+        let u = utf8
+        var i = u.startIndex
+        while i != u.endIndex {
+            if u[i] == first {
+                var j = u.index(after: i), k = 1
+                while k < n.count, j != u.endIndex, u[j] == n[k] { j = u.index(after: j); k += 1 }
+                if k == n.count { return i..<j }
+            }
+            i = u.index(after: i)
+        }
+        return nil
     }
 }

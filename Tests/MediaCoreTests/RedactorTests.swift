@@ -36,6 +36,16 @@ import MediaCore
         #expect(!Redactor.scrub("authorization with c0nfigured-pw rejected").contains("c0nfigured-pw"))
     }
 
+    /// Regression (found by the url fuzzer): invalid UTF-8 and a CR after an RTMP URL made
+    /// Foundation's `contains` on Linux stop the process inside `scrub`.
+    @Test func textThatOnceStoppedTheProcessIsRedacted() {
+        let text = String(decoding: [114, 116, 109, 112, 58, 47, 47, 91, 58, 58, 49, 93, 58, 49, 57, 51, 53, 47, 97, 112, 112, 47, 75, 69, 89, 63, 165, 204, 216, 127, 15, 228, 254, 226, 13, 85, 21, 245, 74, 217, 69] as [UInt8], as: UTF8.self)
+        _ = Redactor.redact("rtsp://u:secret-in-config@h/x")
+        let r = Redactor.redact(text)
+        #expect(r.hasPrefix("rtmp://[::1]:1935/app/***"))
+        #expect(Redactor.scrub(text + " secret-in-config").hasSuffix("***"))
+    }
+
     @Test func rtmpStreamKeysAreHiddenByDefault() {
         #expect(Redactor.redact("rtmp://live.example.com/app/KEY-123456") == "rtmp://live.example.com/app/***")
         #expect(Redactor.redact("rtmps://ingest.example.com:443/app/sk_us-west_abc") == "rtmps://ingest.example.com:443/app/***")
