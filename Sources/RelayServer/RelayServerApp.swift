@@ -24,38 +24,24 @@ public enum RelayServerApp {
         let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [WriteStallHandler(timeout: stall)],
                                                idleTimeout: .milliseconds(Int64(limits.idleTimeout * 1000)))
         let server: any Service
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: EngineService(engine: engine))]
         if let tls = configuration.tls {
-            // HTTPS, with ALPN offering h2 and http/1.1.
+            // HTTPS, with ALPN offering h2 and http/1.1; the certificate is re-read on SIGHUP.
+            let certificates = try CertificateStore(tls)
+            services.append(.init(service: CertificateReloadService(store: certificates, logger: logger)))
             let h2 = HTTP2UpgradeChannel.Configuration(idleTimeout: .milliseconds(Int64(limits.idleTimeout * 1000)), streamConfiguration: http1)
-            server = Application(router: router, server: try .http2Upgrade(tlsConfiguration: try tlsConfiguration(tls), configuration: h2),
+            server = Application(router: router, server: try .http2Upgrade(tlsConfiguration: certificates.serverConfiguration(), configuration: h2),
                                  configuration: appConfiguration, onServerRunning: onRunning, logger: logger)
         } else {
             server = Application(router: router, server: .http1(configuration: http1), configuration: appConfiguration,
                                  onServerRunning: onRunning, logger: logger)
         }
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: EngineService(engine: engine)), .init(service: server)],
+            services: services + [.init(service: server)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         ))
         try await group.run()
-    }
-
-    /// The server's certificate chain and key from PEM files; one line when they cannot be used.
-    static func tlsConfiguration(_ tls: TLSSettings) throws -> TLSConfiguration {
-        let chain: [NIOSSLCertificate]
-        let key: NIOSSLPrivateKey
-        do {
-            chain = try NIOSSLCertificate.fromPEMFile(tls.certificate)
-        } catch {
-            throw TLSSetupError(description: "server.tls.cert: cannot read a PEM certificate from \(tls.certificate): \(error)")
-        }
-        do {
-            key = try NIOSSLPrivateKey(file: tls.key, format: .pem)
-        } catch {
-            throw TLSSetupError(description: "server.tls.key: cannot read a PEM private key from \(tls.key): \(error)")
-        }
-        return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
     }
 }
 

@@ -2,6 +2,7 @@ import Testing
 import Foundation
 import JWTKit
 import TestSupport
+import Glibc
 
 /// Users, permissions and HTTPS as a user meets them: `liverelay serve` with an `auth`
 /// section, asked by curl and ffmpeg.
@@ -166,6 +167,42 @@ import TestSupport
         #expect(ff.status == 0, "ffmpeg: \(ff.stderr)")
         serve.stop()
         #expect(!(serve.stdout + serve.stderr).contains(token))
+    }
+
+    /// A renewed certificate goes live on SIGHUP: new connections get it, a viewer already
+    /// watching over the old one keeps its stream.
+    @Test func sighupReloadsTheCertificateWithoutDroppingViewers() async throws {
+        let dir = Paths.tempDirectory("reload")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func makeCert(_ name: String) throws -> (String, String) {
+            let c = dir.appendingPathComponent("\(name)-c.pem").path, k = dir.appendingPathComponent("\(name)-k.pem").path
+            let r = try ChildProcess.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", k, "-out", c, "-days", "2",
+                                                              "-subj", "/CN=\(name)", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], timeout: 30)
+            try #require(r.status == 0)
+            return (c, k)
+        }
+        let (c1, k1) = try makeCert("first"), (c2, k2) = try makeCert("second")
+        let live = (dir.appendingPathComponent("live-c.pem"), dir.appendingPathComponent("live-k.pem"))
+        try FileManager.default.copyItem(atPath: c1, toPath: live.0.path)
+        try FileManager.default.copyItem(atPath: k1, toPath: live.1.path)
+        let (serve, port, sdir) = try Self.start("server:\n  tls: {cert: \(live.0.path), key: \(live.1.path)}\n" + Self.streams)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: sdir) }
+        func subject() throws -> String {
+            try ChildProcess.run("/bin/sh", ["-c", "echo | openssl s_client -connect 127.0.0.1:\(port) 2>/dev/null | openssl x509 -noout -subject"], timeout: 15).stdout
+        }
+        #expect(try subject().contains("first"))
+        let viewer = try ChildProcess("/usr/bin/curl", ["-sk", "--max-time", "5", "-o", dir.appendingPathComponent("mjpg").path, "https://127.0.0.1:\(port)/streams/cam-1/preview.mjpg"])
+        try await Task.sleep(for: .seconds(1))
+        let before = (try? FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("mjpg").path)[.size] as? Int) ?? 0
+        try FileManager.default.removeItem(at: live.0); try FileManager.default.copyItem(atPath: c2, toPath: live.0.path)
+        try FileManager.default.removeItem(at: live.1); try FileManager.default.copyItem(atPath: k2, toPath: live.1.path)
+        kill(serve.process.processIdentifier, SIGHUP)
+        try await Task.sleep(for: .seconds(1))
+        #expect(try subject().contains("second"))
+        _ = viewer.wait(timeout: 10)
+        let after = (try? FileManager.default.attributesOfItem(atPath: dir.appendingPathComponent("mjpg").path)[.size] as? Int) ?? 0
+        #expect(after > before + 10_000, "the viewer's stream stopped at the reload: \(before) → \(after) bytes")
+        #expect(serve.exitStatus == nil, "serve exited on SIGHUP")
     }
 
     struct Grants: JWTPayload {
