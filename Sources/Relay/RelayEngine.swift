@@ -7,6 +7,8 @@ import Foundation
 public final class RelayEngine: Sendable {
     public let configuration: Configuration
     public let hubs: [String: StreamHub]
+    /// Every stream's state changes, for subscribers (`/api/events`).
+    public let events = StreamEventBus()
 
     /// - Parameters:
     ///   - sources: how URLs are opened (the program registers its own schemes, e.g. `testsrc`).
@@ -18,7 +20,8 @@ public final class RelayEngine: Sendable {
             var l = logger
             l[metadataKey: "stream.name"] = "\(s.name)"
             let hub = StreamHub(name: s.name, source: s.source, title: s.title, sourceOptions: s.sourceOptions,
-                                decoderOptions: s.decoderOptions, opener: sources, captureAge: s.measure ? captureAge : nil, logger: l)
+                                decoderOptions: s.decoderOptions, opener: sources, captureAge: s.measure ? captureAge : nil,
+                                events: events, logger: l)
             hubs[s.name] = hub
             // Each output registers itself with its hub.
             if let p = s.preview { _ = PreviewService(hub: hub, settings: p) }
@@ -55,6 +58,7 @@ public final class RelayEngine: Sendable {
         await withTaskGroup(of: Void.self) { g in
             for h in hubs.values { for o in h.outputs { g.addTask { await o.stop() } } }
         }
+        events.finish()
     }
 
     /// Subscribes to a stream's decoded frames with a policy of your own: the in-process API.

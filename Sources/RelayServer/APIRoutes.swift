@@ -1,6 +1,8 @@
 import Hummingbird
 import Relay
 import Foundation
+import HTTPTypes
+import NIOCore
 import Synchronization
 
 /// `/api/streams…`: every stream's state and outputs; run-time policy switches.
@@ -11,6 +13,25 @@ enum APIRoutes {
         router.get("/api/streams") { _, context in
             // Only the streams this client may read.
             try HTTPResponses.json(engine.hubs.keys.sorted().filter(context.mayRead).compactMap { engine.hubs[$0].map { StreamView(hub: $0, engine: engine) } })
+        }
+        // Server-sent events: every state change of the streams this client may read.
+        router.get("/api/events") { _, context in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/event-stream"
+            headers[.cacheControl] = "no-store"
+            let events = engine.events.subscribe()
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .iso8601
+            encoder.keyEncodingStrategy = .convertToSnakeCase
+            encoder.outputFormatting = .sortedKeys
+            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                try await writer.write(ByteBuffer(string: ": LiveRelay stream events\n\n"))
+                for await e in events where context.mayRead(e.stream) {
+                    let json = String(decoding: try encoder.encode(e), as: UTF8.self)
+                    try await writer.write(ByteBuffer(string: "event: \(e.kind.rawValue)\ndata: \(json)\n\n"))
+                }
+                try await writer.finish(nil)
+            })
         }
         router.get("/api/streams/:name") { _, context in
             let name = try context.parameters.require("name")

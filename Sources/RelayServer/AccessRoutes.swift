@@ -18,6 +18,7 @@ struct AccessRequirement: Equatable {
         case "healthz" where parts.count == 1: return AccessRequirement(action: nil)
         case "metrics" where parts.count == 1: return AccessRequirement(action: .metrics)
         case "api":
+            if parts.count == 2 && parts[1] == "events" && method == .get { return AccessRequirement(action: .read, cors: true) }
             guard parts.count >= 2, parts[1] == "streams" else { return AccessRequirement(action: .admin) }
             let stream = parts.count >= 3 ? parts[2] : nil
             if method == .get { return AccessRequirement(action: .read, stream: stream, cors: true) }

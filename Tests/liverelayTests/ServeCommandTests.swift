@@ -123,3 +123,29 @@ import TestSupport
         #expect(r.stderr.contains("streams.cam1.preview.ordering: expected presentation or arrival, got \"fast\""), "\(r.stderr)")
     }
 }
+
+/// `/api/events`: a script is told when a camera drops and when it is back.
+@Suite(.serialized) struct StreamEventTests {
+    @Test func aScriptIsToldWhenACameraDropsAndReturns() throws {
+        let port = FreePort.tcp()
+        var camera = try Servers.RTSP(port: port)
+        let (serve, sport, dir) = try Servers.serve("""
+        streams:
+          cam:
+            source: rtsp://127.0.0.1:\(port)/test
+            transport: tcp
+            read_timeout: 1
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let listener = try ChildProcess("/usr/bin/curl", ["-sN", "--max-time", "25", "http://127.0.0.1:\(sport)/api/events"])
+        defer { listener.stop() }
+        #expect(listener.waitFor("LiveRelay stream events", timeout: 10))
+        usleep(1_000_000)
+        camera.child.stop()
+        #expect(listener.waitFor("event: reconnecting", timeout: 10), "\(listener.stdout)")
+        camera = try Servers.RTSP(port: port)
+        #expect(listener.waitFor("event: live", timeout: 10), "\(listener.stdout)")
+        #expect(listener.stdout.contains("\"stream\":\"cam\""))
+        _ = camera
+    }
+}

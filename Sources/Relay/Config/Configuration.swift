@@ -131,8 +131,8 @@ public struct Configuration: Sendable {
             if let t = m["realtime"] { s.sourceOptions.realtime = try r.bool(t, "\(path).realtime") }
             if let t = m["loop"] { s.sourceOptions.loop = try r.bool(t, "\(path).loop") }
             if let t = m["measure"] { s.measure = try r.bool(t, "\(path).measure") }
-            if let t = m["open_timeout"] { s.sourceOptions.openTimeout = try r.number(t, "\(path).open_timeout", 0.1...600) }
-            if let t = m["read_timeout"] { s.sourceOptions.readTimeout = try r.number(t, "\(path).read_timeout", 0.1...600) }
+            if let t = m["open_timeout"] { s.sourceOptions.openTimeout = try r.duration(t, "\(path).open_timeout", 0.1...600) }
+            if let t = m["read_timeout"] { s.sourceOptions.readTimeout = try r.duration(t, "\(path).read_timeout", 0.1...600) }
             if let p = m["preview"] {
                 if case .scalar(let sc) = p, ["false", "off", "no"].contains(sc.string) {
                     s.preview = nil

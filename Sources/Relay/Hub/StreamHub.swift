@@ -22,6 +22,8 @@ public final class StreamHub: Sendable {
     public let decode: DecodeStage
     /// Reads capture times from pictures, where the stream is configured to measure.
     public let captureAge: CaptureAgeReader?
+    /// Where the stream's state changes are told (the engine's bus; nil: nowhere).
+    public let events: StreamEventBus?
     private let logger: Logger
     private let supervisor: Mutex<SourceSupervisor?> = Mutex(nil)
     private let packetQueues = Mutex(SinkSet<RelayPacket>())
@@ -42,7 +44,8 @@ public final class StreamHub: Sendable {
 
     public init(name: String, source: String, title: String? = nil, sourceOptions: SourceOptions = SourceOptions(),
                 decoderOptions: DecoderOptions = DecoderOptions(), opener: SourceOpener = SourceOpener(),
-                captureAge: CaptureAgeReader? = nil, backoff: Backoff = Backoff(), decodeSlowdown: Double = 0, logger: Logger) {
+                captureAge: CaptureAgeReader? = nil, events: StreamEventBus? = nil, backoff: Backoff = Backoff(), decodeSlowdown: Double = 0, logger: Logger) {
+        self.events = events
         self.name = name
         self.sourceURL = source
         self.title = title
@@ -204,6 +207,16 @@ public final class StreamHub: Sendable {
                     s.signalLostSince = nil
                 default: break
                 }
+            }
+            if let events {
+                var e = StreamEvent(stream: name, kind: .live, at: Date())
+                switch sourceState {
+                case .live: e.connection = status.withLock { $0.connections }
+                case .reconnecting(let attempt, let error): e.kind = .reconnecting; e.attempt = attempt; e.detail = error
+                case .stopped(let reason): e.kind = .stopped; e.detail = reason
+                case .connecting: return
+                }
+                events.publish(e)
             }
         }
     }
