@@ -7,6 +7,7 @@ and python3-selenium (scripts/setup.sh installs them).
              [--img ID]      count distinct pictures an <img> (MJPEG) showed
              [--all-imgs]    for every <img> on the page, how many distinct pictures it showed
              [--insecure]    accept a self-signed certificate (HTTPS tests)
+             [--wait-text CSS=TEXT]  wait (up to --seconds) until the element's text contains TEXT
              [--video ID]    report a <video>'s progress (time advancing, errors)
              [--stamps ID --csv OUT]  read LiveRelay's test-source stamp from every frame the
                              <video> presents (requestVideoFrameCallback), write
@@ -27,6 +28,7 @@ def main():
     ap.add_argument("--img")
     ap.add_argument("--all-imgs", action="store_true")
     ap.add_argument("--insecure", action="store_true")
+    ap.add_argument("--wait-text")
     ap.add_argument("--video")
     ap.add_argument("--stamps")
     ap.add_argument("--csv")
@@ -67,6 +69,8 @@ def main():
             out.update(watch_img(driver, a.img, a.seconds, deadline))
         if a.all_imgs:
             out.update(watch_all_imgs(driver, a.seconds))
+        if a.wait_text:
+            out.update(wait_text(driver, a.wait_text, a.seconds))
         if a.video:
             out.update(watch_video(driver, a.video, a.seconds, deadline))
             hls = driver.execute_script(HLSJS_STATE)
@@ -74,7 +78,7 @@ def main():
                 out["hlsjs"] = hls
         if a.stamps:
             out.update(read_stamps(driver, a.stamps, a.seconds, deadline, a.csv))
-        if not a.img and not a.video and not a.stamps and not a.all_imgs:
+        if not a.img and not a.video and not a.stamps and not a.all_imgs and not a.wait_text:
             time.sleep(a.seconds)
         if a.screenshot:
             driver.save_screenshot(a.screenshot)
@@ -110,6 +114,20 @@ return Array.from(document.images).map(img => {
   return hash;
 });
 """
+
+def wait_text(driver, spec, seconds):
+    selector, _, text = spec.rpartition("=")
+    print("watching", flush=True)
+    seen = []
+    end = time.time() + seconds
+    while time.time() < end:
+        got = driver.execute_script("const e = document.querySelector(arguments[0]); return e ? e.textContent : null", selector)
+        if got is not None and (not seen or seen[-1] != got):
+            seen.append(got)
+        if got is not None and text in got:
+            return {"text": got, "found": True, "seen": seen}
+        time.sleep(0.1)
+    return {"found": False, "seen": seen}
 
 def watch_all_imgs(driver, seconds):
     seen = None

@@ -15,13 +15,26 @@ enum OpsPage {
             let n = escape(name)
             cards += """
             <figure><a href="/streams/\(n)/"><img src="/streams/\(n)/preview.mjpg" alt="\(n)" width="480"></a>
-            <figcaption><b>\(escape(s.title ?? name))</b> · \(escape(s.state.rawValue))\(s.lastError.map { " · " + escape($0) } ?? "")</figcaption></figure>
+            <figcaption><b>\(escape(s.title ?? name))</b> · <span data-state="\(n)">\(escape(s.state.rawValue))</span><span data-why="\(n)">\(s.lastError.map { " · " + escape($0) } ?? "")</span></figcaption></figure>
             """
         }
         return """
         <!doctype html><html><head><meta charset="utf-8"><title>LiveRelay</title>
         <style>body{font-family:sans-serif;background:#111;color:#eee}figure{display:inline-block;margin:8px}img{background:#222}</style>
-        </head><body><h1>LiveRelay</h1>\(cards)</body></html>
+        </head><body><h1>LiveRelay</h1>\(cards)
+        <script>
+        // Each tile's state follows the stream's events (/api/events), without reloading the page.
+        const events = new EventSource('/api/events');
+        for (const kind of ['live', 'reconnecting', 'stopped']) {
+          events.addEventListener(kind, message => {
+            const e = JSON.parse(message.data);
+            const state = document.querySelector(`[data-state="${CSS.escape(e.stream)}"]`);
+            const why = document.querySelector(`[data-why="${CSS.escape(e.stream)}"]`);
+            if (state) state.textContent = kind + (e.attempt ? ` (attempt ${e.attempt})` : '') + ' ' + new Date(e.at).toLocaleTimeString();
+            if (why) why.textContent = kind === 'live' ? '' : (e.detail ? ' · ' + e.detail : '');
+          });
+        }
+        </script></body></html>
         """
     }
 }

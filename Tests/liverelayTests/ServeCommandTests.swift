@@ -149,3 +149,29 @@ import TestSupport
         _ = camera
     }
 }
+
+/// The ops page's tiles follow the streams' state live: a camera that drops shows
+/// "reconnecting" under its tile in headless Chromium, without a reload.
+@Suite(.serialized) struct OpsPageLiveStateTests {
+    @Test func aTileShowsItsCameraDroppingWithoutAReload() throws {
+        let port = FreePort.tcp()
+        let camera = try Servers.RTSP(port: port)
+        let (serve, sport, dir) = try Servers.serve("""
+        streams:
+          cam:
+            source: rtsp://127.0.0.1:\(port)/test
+            transport: tcp
+            read_timeout: 1s
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        usleep(1_500_000)
+        let browser = try ChildProcess(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "http://127.0.0.1:\(sport)/",
+                                                        "--wait-text", "[data-state=\"cam\"]=reconnecting", "--seconds", "20"])
+        defer { browser.stop() }
+        #expect(browser.waitFor("watching", timeout: 30), "\(browser.stderr)")
+        usleep(500_000)
+        camera.child.stop()
+        #expect(browser.wait(timeout: 40))
+        #expect(browser.stdout.contains("\"found\": true"), "\(browser.stdout) \(browser.stderr.suffix(500))")
+    }
+}
