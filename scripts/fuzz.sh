@@ -18,5 +18,5 @@ for t in "${targets[@]}"; do
   echo "== $t: ${seconds} s" >&2
   LIVERELAY_FUZZ_TARGET="$t" "$bin" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 \
     -artifact_prefix=".build-fuzz/crashes/$t-" ".build-fuzz/corpus/$t" "fuzz/corpus/$t" 2>&1 \
-    | grep -E "^(#[0-9]+ +DONE|stat::|==[0-9]+==ERROR|SUMMARY|artifact_prefix)|Done [0-9]+ runs" || true
+    | grep -E "^(#[0-9]+[[:space:]]+DONE|stat::|==[0-9]+==ERROR|SUMMARY|artifact_prefix)|Done [0-9]+ runs" || true
 done

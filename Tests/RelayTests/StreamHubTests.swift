@@ -195,3 +195,27 @@ import StampedSource
         }
     }
 }
+
+/// The in-process Swift API: decoded frames as an async sequence under the subscriber's own
+/// policy; an output like any other (listed, counted); cancelling ends decoding when nothing
+/// else needs it.
+@Suite(.serialized) struct FrameSubscriptionTests {
+    @Test func framesArriveInOrderAndCancellingStopsTheDecoder() async throws {
+        let config = try Configuration.parse("streams:\n  cam:\n    source: testsrc://?size=160x96&fps=30&gop=30\n    preview: false", sources: TestSources.opener)
+        let engine = RelayEngine(configuration: config, sources: TestSources.opener, logger: Logger(label: "test"))
+        let hub = try #require(engine.hubs["cam"])
+        let sub = try #require(engine.subscribe(stream: "cam", name: "mine", policy: SinkPolicy(ordering: .presentation, freshness: .lossless(capacity: 100))))
+        engine.start()
+        var pts: [Int64] = []
+        for await frame in sub {
+            pts.append(frame.pts ?? -1)
+            if pts.count == 20 { break }
+        }
+        #expect(pts.count == 20 && zip(pts, pts.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(hub.outputs.contains { $0.kind == .frames && $0.name == "mine" })
+        #expect(hub.outputs.contains { $0.kind == .decode })
+        sub.cancel()
+        #expect(!hub.outputs.contains { $0.kind == .decode || $0.name == "mine" }, "nothing decodes once the last frame output left")
+        await engine.stop()
+    }
+}
