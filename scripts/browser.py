@@ -87,23 +87,10 @@ def main():
         driver.quit()
     print(json.dumps(out))
 
-SAMPLE_IMG = """
-const img = document.getElementById(arguments[0]);
-if (!img || !img.complete && img.naturalWidth === 0) return null;
-if (img.naturalWidth === 0) return null;
-const c = document.createElement('canvas');
-c.width = img.naturalWidth; c.height = img.naturalHeight;
-const g = c.getContext('2d');
-g.drawImage(img, 0, 0);
-const d = g.getImageData(0, 0, c.width, c.height).data;
-let hash = 0;
-for (let i = 0; i < d.length; i += 97) hash = (hash * 31 + d[i]) >>> 0;
-return [img.naturalWidth, img.naturalHeight, hash];
-"""
-
-SAMPLE_ALL_IMGS = """
-return Array.from(document.images).map(img => {
-  if (!img.complete && img.naturalWidth === 0 || img.naturalWidth === 0) return null;
+# A hash of the picture an <img> shows now (null before it has one).
+HASH_IMG = """
+function hashImg(img) {
+  if (!img || img.naturalWidth === 0) return null;
   const c = document.createElement('canvas');
   c.width = img.naturalWidth; c.height = img.naturalHeight;
   const g = c.getContext('2d');
@@ -112,7 +99,17 @@ return Array.from(document.images).map(img => {
   let hash = 0;
   for (let i = 0; i < d.length; i += 97) hash = (hash * 31 + d[i]) >>> 0;
   return hash;
-});
+}
+"""
+
+SAMPLE_IMG = HASH_IMG + """
+const img = document.getElementById(arguments[0]);
+const hash = hashImg(img);
+return hash === null ? null : [img.naturalWidth, img.naturalHeight, hash];
+"""
+
+SAMPLE_ALL_IMGS = HASH_IMG + """
+return Array.from(document.images).map(hashImg);
 """
 
 def wait_text(driver, spec, seconds):

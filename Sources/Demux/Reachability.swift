@@ -23,23 +23,31 @@ public struct Reachability: Sendable {
         guard !listen, let r = url.range(of: "://") else { return nil }
         let scheme = url[..<r.lowerBound].lowercased()
         let defaults: [String: UInt16] = ["rtsp": 554, "rtsps": 322, "rtmp": 1935, "rtmps": 443, "http": 80, "https": 443, "tcp": 0]
-        guard let defaultPort = defaults[scheme] else { return nil }
+        guard let defaultPort = defaults[scheme], let a = Self.authority(of: url) else { return nil }
+        let port = a.port ?? defaultPort
+        guard !a.host.isEmpty, port != 0 else { return nil }
+        self.init(host: a.host, port: port)
+    }
+
+    /// The host (brackets removed from IPv6) and port, if given, of a URL: userinfo, path,
+    /// query and fragment left out. Nil without `://` or with a port that is not a number.
+    public static func authority(of url: String) -> (host: String, port: UInt16?)? {
+        guard let r = url.range(of: "://") else { return nil }
         var rest = url[r.upperBound...]
         if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
         if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
-        var host = String(rest), port = defaultPort
-        if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else { return nil }
-            let after = host[host.index(after: close)...]
-            if after.hasPrefix(":"), let p = UInt16(after.dropFirst()) { port = p }
-            host = String(host[host.index(after: host.startIndex)..<close])
-        } else if let colon = host.lastIndex(of: ":") {
-            guard let p = UInt16(host[host.index(after: colon)...]) else { return nil }
-            port = p
-            host = String(host[..<colon])
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]") else { return nil }
+            let after = rest[rest.index(after: close)...]
+            let port = after.hasPrefix(":") ? UInt16(after.dropFirst()) : nil
+            if after.hasPrefix(":") && port == nil { return nil }
+            return (String(rest[rest.index(after: rest.startIndex)..<close]), port)
         }
-        guard !host.isEmpty, port != 0 else { return nil }
-        self.init(host: host, port: port)
+        if let colon = rest.lastIndex(of: ":") {
+            guard let port = UInt16(rest[rest.index(after: colon)...]) else { return nil }
+            return (String(rest[..<colon]), port)
+        }
+        return (String(rest), nil)
     }
 
     /// True when a TCP connection to the source completes within `connectTimeout`.

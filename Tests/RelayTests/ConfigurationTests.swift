@@ -74,6 +74,7 @@ import TestSupport
         ("streams:\n  p:\n    source: rtmp://0.0.0.0:1935/live/phone\n    listen: true", "streams.p.source: a rtmp source that accepts pushes on 0.0.0.0"),
         ("streams:\n  p:\n    source: \"srt://0.0.0.0:9000?mode=listener\"\n    listen: true", "streams.p.source: an SRT listener reachable beyond loopback needs a passphrase"),
         ("streams:\n  p:\n    source: udp://0.0.0.0:5000", "streams.p.source: a udp source that accepts pushes on 0.0.0.0"),
+        ("streams:\n  p:\n    source: udp://:5000", "streams.p.source: a udp source that accepts pushes on every interface"),
     ])
     func errorsNameTheKey(yaml: String, expected: String) {
         do {

@@ -104,8 +104,9 @@ import Synchronization
         #expect(timedOut > 2.8 && timedOut < 4, "timed out after \(timedOut) s")
     }
 
-    @Test func nothingIsRenderedForOutputsWhenNothingObserves() {
-        // With no directory and no push, parts do not re-render the static playlist.
+    /// Files and the static playlist reach a place that takes them (a directory, an origin)
+    /// from the moment it is added: one part → the part and the playlist.
+    @Test func anObserverAddedLaterGetsEachPartAndThePlaylist() {
         let store = HLSStore(settings: Self.settings(.lowLatency))
         store.beginSegment(sequence: 0, uri: "seg0.m4s", programDateTime: Date(), discontinuity: false, initURI: nil)
         store.addPart(duration: 0.25, independent: true, data: [1], lastArrivalNanos: 0)

@@ -124,18 +124,19 @@ import TestSupport
     }
 }
 
+/// `liverelay serve` pulling one camera (`cam`) from an RTSP server on `port`, noticing a
+/// silent camera within a second.
+func servingCamera(_ port: Int) throws -> (ChildProcess, Int, URL) {
+    let s = try Servers.serve("streams:\n  cam:\n    source: rtsp://127.0.0.1:\(port)/test\n    transport: tcp\n    read_timeout: 1s\n")
+    return (s.child, s.port, s.dir)
+}
+
 /// `/api/events`: a script is told when a camera drops and when it is back.
 @Suite(.serialized) struct StreamEventTests {
     @Test func aScriptIsToldWhenACameraDropsAndReturns() throws {
         let port = FreePort.tcp()
         var camera = try Servers.RTSP(port: port)
-        let (serve, sport, dir) = try Servers.serve("""
-        streams:
-          cam:
-            source: rtsp://127.0.0.1:\(port)/test
-            transport: tcp
-            read_timeout: 1
-        """)
+        let (serve, sport, dir) = try servingCamera(port)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         let listener = try ChildProcess("/usr/bin/curl", ["-sN", "--max-time", "25", "http://127.0.0.1:\(sport)/api/events"])
         defer { listener.stop() }
@@ -156,13 +157,7 @@ import TestSupport
     @Test func aTileShowsItsCameraDroppingWithoutAReload() throws {
         let port = FreePort.tcp()
         let camera = try Servers.RTSP(port: port)
-        let (serve, sport, dir) = try Servers.serve("""
-        streams:
-          cam:
-            source: rtsp://127.0.0.1:\(port)/test
-            transport: tcp
-            read_timeout: 1s
-        """)
+        let (serve, sport, dir) = try servingCamera(port)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         usleep(1_500_000)
         let browser = try ChildProcess(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "http://127.0.0.1:\(sport)/",

@@ -141,12 +141,10 @@ extension Configuration {
         let scheme = s.source[..<r.lowerBound].lowercased()
         let pushed = s.sourceOptions.listen || scheme == "udp"
         guard pushed else { return nil }
-        var rest = s.source[r.upperBound...]
-        if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) { rest = rest[..<end] }
-        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
-        var host = String(rest)
-        if host.hasPrefix("[") { host = String(host.dropFirst().prefix { $0 != "]" }) } else if let c = host.lastIndex(of: ":") { host = String(host[..<c]) }
-        if host.isEmpty || isLoopback(host: host) { return nil }
+        guard let authority = Reachability.authority(of: s.source) else { return "cannot tell which address this push source listens on" }
+        // No host (`udp://:5000`) binds every interface.
+        let host = authority.host.isEmpty ? "every interface" : authority.host
+        if isLoopback(host: host) { return nil }
         // A multicast group is joined, not listened on by a unicast peer's choice.
         if scheme == "udp", let first = Int(host.split(separator: ".").first ?? ""), (224...239).contains(first) { return nil }
         switch scheme {

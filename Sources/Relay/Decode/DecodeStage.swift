@@ -28,10 +28,10 @@ public final class DecodeStage: StreamOutput, Sendable {
     private let logger: Logger
     private let frameSinks = Mutex(SinkSet<Frame>())
     private let active = Mutex<Activation?>(nil)
-    /// The queue of the last run, for the counters once it ended.
-    private let lastQueue = Mutex<SinkQueue<RelayPacket>?>(nil)
+    /// The queue of the current or last run: its counters once a run ended, and the policy
+    /// the next run starts with.
+    private let lastQueue: Mutex<SinkQueue<RelayPacket>>
     private let info = Mutex(DecodeInfo())
-    private let lastPolicy: Mutex<SinkPolicy>
     /// Arrival of a packet → its picture decoded.
     public let arrivalToDecoded = LatencyHistogram()
     /// Extra time spent per packet: only to show, in tests, what a decoder that cannot keep up
@@ -51,7 +51,7 @@ public final class DecodeStage: StreamOutput, Sendable {
         self.options = options
         self.slowdown = slowdown
         self.logger = logger
-        lastPolicy = Mutex(Self.defaultPolicy)
+        lastQueue = Mutex(SinkQueue<RelayPacket>(policy: Self.defaultPolicy, reorderDepth: 0))
     }
 
     public var decodeInfo: DecodeInfo { info.withLock { $0 } }
@@ -85,7 +85,7 @@ public final class DecodeStage: StreamOutput, Sendable {
     private func activate() {
         let started: Activation? = active.withLock { a in
             if a != nil { return nil }
-            let queue = SinkQueue<RelayPacket>(policy: lastPolicy.withLock { $0 }, reorderDepth: 0)
+            let queue = SinkQueue<RelayPacket>(policy: lastQueue.withLock { $0.policy }, reorderDepth: 0)
             let worker = WorkerThread(name: "decode:\(streamName)", wake: { queue.wakeConsumer() })
             a = Activation(queue: queue, worker: worker)
             lastQueue.withLock { $0 = queue }
@@ -105,19 +105,15 @@ public final class DecodeStage: StreamOutput, Sendable {
     // MARK: StreamOutput
 
     public var status: OutputStatus {
-        if let a = active.withLock({ $0 }) {
-            return OutputStatus(name: name, kind: kind, state: .running, queue: a.queue, lastError: info.withLock { $0.lastError })
-        }
-        let last = lastQueue.withLock { $0 } ?? SinkQueue<RelayPacket>(policy: lastPolicy.withLock { $0 }, reorderDepth: 0)
-        return OutputStatus(name: name, kind: kind, state: .idle, queue: last, lastError: info.withLock { $0.lastError })
+        OutputStatus(name: name, kind: kind, state: active.withLock { $0 } == nil ? .idle : .running,
+                     queue: lastQueue.withLock { $0 }, lastError: info.withLock { $0.lastError })
     }
 
     /// Decoding always resumes at a keyframe after a drop, whatever the policy says.
     public func setPolicy(_ policy: SinkPolicy) -> Bool {
         var p = policy
         p.keyframeResync = true
-        lastPolicy.withLock { $0 = p }
-        active.withLock { $0 }?.queue.setPolicy(p)
+        lastQueue.withLock { $0 }.setPolicy(p)
         return true
     }
 
