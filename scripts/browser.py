@@ -9,6 +9,9 @@ and python3-selenium (scripts/setup.sh installs them).
              [--insecure]    accept a self-signed certificate (HTTPS tests)
              [--wait-text CSS=TEXT]  wait (up to --seconds) until the element's text contains TEXT
              [--video ID]    report a <video>'s progress (time advancing, errors)
+             [--wall]        the ops wall (window.wall): print "painting NAME" when a tile first
+                             paints, "signal NAME lost|ok" as tiles lose and regain their
+                             source, and at the end each tile's path, pictures, changes, latency
              [--stamps ID --csv OUT]  read LiveRelay's test-source stamp from every frame the
                              <video> presents (requestVideoFrameCallback), write
                              frame,capture_ms,received_ms,latency_ms rows to OUT
@@ -30,6 +33,7 @@ def main():
     ap.add_argument("--insecure", action="store_true")
     ap.add_argument("--wait-text")
     ap.add_argument("--video")
+    ap.add_argument("--wall", action="store_true")
     ap.add_argument("--stamps")
     ap.add_argument("--csv")
     ap.add_argument("--timeout", type=float, default=20)
@@ -71,6 +75,8 @@ def main():
             out.update(watch_all_imgs(driver, a.seconds))
         if a.wait_text:
             out.update(wait_text(driver, a.wait_text, a.seconds))
+        if a.wall:
+            out.update(watch_wall(driver, a.seconds))
         if a.video:
             out.update(watch_video(driver, a.video, a.seconds, deadline))
             hls = driver.execute_script(HLSJS_STATE)
@@ -78,7 +84,7 @@ def main():
                 out["hlsjs"] = hls
         if a.stamps:
             out.update(read_stamps(driver, a.stamps, a.seconds, deadline, a.csv))
-        if not a.img and not a.video and not a.stamps and not a.all_imgs and not a.wait_text:
+        if not a.img and not a.video and not a.stamps and not a.all_imgs and not a.wait_text and not a.wall:
             time.sleep(a.seconds)
         if a.screenshot:
             driver.save_screenshot(a.screenshot)
@@ -125,6 +131,36 @@ def wait_text(driver, spec, seconds):
             return {"text": got, "found": True, "seen": seen}
         time.sleep(0.1)
     return {"found": False, "seen": seen}
+
+WALL_STATE = """
+if (!window.wall) return null;
+const out = {};
+for (const [name, t] of Object.entries(window.wall.tiles)) {
+  const lat = t.latency.slice().sort((a, b) => a - b);
+  out[name] = {path: t.path, painted: t.painted, changes: t.changes, lost: !!t.lostSince, state: t.state,
+               visible: t.visible, dropped: t.dropped + t.serverDropped, bytes: t.bytes,
+               latency_p50: lat.length ? lat[lat.length >> 1] : null, latency_kind: t.latencyKind,
+               width: t.canvas.width, height: t.canvas.height};
+}
+return {connected: window.wall.connected, decoders: window.wall.decoders, tiles: out};
+"""
+
+def watch_wall(driver, seconds):
+    print("watching", flush=True)
+    painting, lost = set(), set()
+    state = None
+    end = time.time() + seconds
+    while time.time() < end:
+        state = driver.execute_script(WALL_STATE)
+        for name, t in ((state or {}).get("tiles") or {}).items():
+            if t["painted"] > 0 and name not in painting:
+                painting.add(name); print("painting", name, flush=True)
+            if t["lost"] and name not in lost:
+                lost.add(name); print("signal", name, "lost", flush=True)
+            elif not t["lost"] and name in lost and t["state"] == "live":
+                lost.discard(name); print("signal", name, "ok", flush=True)
+        time.sleep(0.1)
+    return {"wall": state}
 
 def watch_all_imgs(driver, seconds):
     seen = None

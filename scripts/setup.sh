@@ -48,4 +48,9 @@ if ! /usr/bin/python3 -c "import netfilterqueue" 2>/dev/null; then
   /usr/bin/python3 -m pip install -q --break-system-packages NetfilterQueue==1.1.0 \
     || echo "setup: NetfilterQueue not installed; bench latency --impair will say so" >&2
 fi
+# hls.js for the public watch page (a copy from PyPI's gradio wheel; never committed).
+if [ ! -s /var/lib/liverelay/assets/hls.mjs ]; then
+  /usr/bin/python3 "$(dirname "$0")/hlsjs_page.py" /var/lib/liverelay/assets \
+    || echo "setup: hls.js not fetched; the watch page will use the browser's own HLS" >&2
+fi
 echo "setup: all packages present"

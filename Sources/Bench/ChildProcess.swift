@@ -86,7 +86,14 @@ public final class ChildProcess: @unchecked Sendable {
         process.terminate()
         let end = Date().addingTimeInterval(2)
         while process.isRunning && Date() < end { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// Kills the process at once (SIGKILL: a camera losing power), and reaps it.
+    public func kill() {
+        guard process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 

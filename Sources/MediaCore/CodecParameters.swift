@@ -40,6 +40,11 @@ public final class CodecParameters: @unchecked Sendable {
     public var channels: Int { Int(pointer.pointee.ch_layout.nb_channels) }
     public var bitRate: Int64 { pointer.pointee.bit_rate }
     public var hasExtradata: Bool { pointer.pointee.extradata_size > 0 }
+    /// The codec's out-of-band setup (H.264: an `avcC` record or Annex B parameter sets).
+    public var extradata: [UInt8] {
+        guard let p = pointer.pointee.extradata, pointer.pointee.extradata_size > 0 else { return [] }
+        return Array(UnsafeBufferPointer(start: p, count: Int(pointer.pointee.extradata_size)))
+    }
     public var isH264: Bool { pointer.pointee.codec_id == AV_CODEC_ID_H264 }
     public var isHEVC: Bool { pointer.pointee.codec_id == AV_CODEC_ID_HEVC }
 

@@ -17,8 +17,12 @@ struct AccessRequirement: Equatable {
         case nil: return AccessRequirement(action: .read)
         case "healthz" where parts.count == 1: return AccessRequirement(action: nil)
         case "metrics" where parts.count == 1: return AccessRequirement(action: .metrics)
+        // A public library (hls.js) for the watch page: nothing of LiveRelay's.
+        case "assets" where parts.count == 2 && parts[1] == "hls.mjs": return AccessRequirement(action: nil)
         case "api":
             if parts.count == 2 && parts[1] == "events" && method == .get { return AccessRequirement(action: .read, cors: true) }
+            // The ops wall's WebSocket: a browser cannot add headers to it, so `?token=` is taken.
+            if parts.count == 2 && parts[1] == "wall" && method == .get { return AccessRequirement(action: .read, media: true) }
             guard parts.count >= 2, parts[1] == "streams" else { return AccessRequirement(action: .admin) }
             let stream = parts.count >= 3 ? parts[2] : nil
             if method == .get { return AccessRequirement(action: .read, stream: stream, cors: true) }
@@ -26,7 +30,7 @@ struct AccessRequirement: Equatable {
             return AccessRequirement(action: .admin, stream: stream)
         case "streams":
             let stream = parts.count >= 2 ? parts[1] : nil
-            let media = parts.count >= 3 && ["preview.mjpg", "snapshot.jpg", "hls"].contains(parts[2])
+            let media = parts.count >= 3 && ["preview.mjpg", "snapshot.jpg", "hls", "watch"].contains(parts[2])
             return AccessRequirement(action: .read, stream: stream, media: media, cors: true)
         default:
             return AccessRequirement(action: .read)

@@ -1,14 +1,41 @@
+import Foundation
 import Hummingbird
+import HTTPTypes
+import NIOCore
 import Relay
+
+/// Files LiveRelay serves but does not make: hls.js, fetched by scripts/setup.sh into
+/// /var/lib/liverelay/assets (or where LIVERELAY_ASSETS points). Read once.
+enum Assets {
+    static let directory = ProcessInfo.processInfo.environment["LIVERELAY_ASSETS"] ?? "/var/lib/liverelay/assets"
+    static let hlsjs: [UInt8]? = FileManager.default.contents(atPath: directory + "/hls.mjs").map { [UInt8]($0) }
+}
 
 /// The pages: the operations page, one stream's viewer, a stream's metadata.
 enum PageRoutes {
     static func add(to router: Router<RelayRequestContext>, engine: RelayEngine) {
-        router.get("/") { _, context in HTTPResponses.html(OpsPage.render(engine: engine, visible: context.mayRead)) }
+        router.get("/") { _, context in HTTPResponses.html(WallPage.render(engine: engine, visible: context.mayRead)) }
+        // The plain grid: one MJPEG <img> per stream (no WebSocket, no WebCodecs needed).
+        router.get("/previews") { _, context in HTTPResponses.html(OpsPage.render(engine: engine, visible: context.mayRead)) }
         router.get("/streams/:name") { _, context in
             let name = try context.parameters.require("name")
             guard let hub = engine.hubs[name] else { return try HTTPResponses.jsonError(.notFound, "unknown stream \"\(name)\"") }
-            return HTTPResponses.html(ViewerPage.render(name: name, status: hub.currentStatus))
+            return HTTPResponses.html(ViewerPage.render(name: name, status: hub.currentStatus, meta: StreamMeta(engine: engine, name: name),
+                                                        hlsjs: Assets.hlsjs != nil))
+        }
+        router.get("/streams/:name/watch") { request, context in
+            let name = try context.parameters.require("name")
+            guard let hub = engine.hubs[name] else { return try HTTPResponses.jsonError(.notFound, "unknown stream \"\(name)\"") }
+            return HTTPResponses.html(ViewerPage.watch(name: name, status: hub.currentStatus, meta: StreamMeta(engine: engine, name: name),
+                                                       hlsjs: Assets.hlsjs != nil, host: request.head.authority))
+        }
+        // hls.js for the public page: a copy setup fetched (never committed), served when present.
+        router.get("/assets/hls.mjs") { _, _ in
+            guard let bytes = Assets.hlsjs else { return try HTTPResponses.jsonError(.notFound, "no copy of hls.js here (scripts/setup.sh fetches one)") }
+            var headers = HTTPFields()
+            headers[.contentType] = "text/javascript; charset=utf-8"
+            headers[.cacheControl] = "max-age=3600"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }
         router.get("/streams/:name/meta.json") { _, context in
             let name = try context.parameters.require("name")

@@ -1,15 +1,18 @@
 public import Hummingbird
 public import NIOCore
 public import Relay
+public import HummingbirdWebSocket
 
 /// The request context of LiveRelay's routes: who is asking (once `AccessMiddleware` checked)
 /// and from where.
-public struct RelayRequestContext: RequestContext, RemoteAddressRequestContext {
+public struct RelayRequestContext: RequestContext, RemoteAddressRequestContext, WebSocketRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
     /// The identity the request carries; nil when the server has no `auth` section (loopback
     /// only, everything open).
     public var identity: AccessIdentity?
+    /// Set by the ops wall's route when a request upgrades to its WebSocket.
+    public let webSocket = WebSocketHandlerReference<RelayRequestContext>()
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

@@ -4,6 +4,7 @@ public import ServiceLifecycle
 import Hummingbird
 import HummingbirdCore
 import HummingbirdHTTP2
+import HummingbirdWebSocket
 import NIOCore
 import NIOSSL
 import UnixSignals
@@ -14,7 +15,7 @@ public enum RelayServerApp {
                            logger: Logger, onListening: @escaping @Sendable (Int) -> Void) async throws {
         let engine = RelayEngine(configuration: configuration, sources: sources, captureAge: captureAge, logger: logger)
         let metrics = RelayMetrics()
-        let router = try await RelayHTTP.router(engine: engine, metrics: metrics)
+        let (router, wsRouter) = try await RelayHTTP.routers(engine: engine, metrics: metrics)
         let appConfiguration = ApplicationConfiguration(address: .hostname(configuration.listenHost, port: configuration.listenPort), serverName: "LiveRelay")
         let onRunning: @Sendable (any Channel) async -> Void = { channel in onListening(channel.localAddress?.port ?? configuration.listenPort) }
         // Idle connections and half-sent requests (slowloris) are closed after idle_timeout;
@@ -23,6 +24,9 @@ public enum RelayServerApp {
         let stall = TimeAmount.milliseconds(Int64(limits.writeStallTimeout * 1000))
         let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [WriteStallHandler(timeout: stall)],
                                                idleTimeout: .milliseconds(Int64(limits.idleTimeout * 1000)))
+        // The wall's socket: frames up to 8 MiB (a keyframe in one frame), pinged every 15 s.
+        let ws = WebSocketServerConfiguration(maxFrameSize: 8 << 20, autoPing: .enabled(timePeriod: .seconds(15)))
+        let wsChannel = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: ws)
         let server: any Service
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: EngineService(engine: engine))]
         if let tls = configuration.tls {
@@ -30,10 +34,16 @@ public enum RelayServerApp {
             let certificates = try CertificateStore(tls)
             services.append(.init(service: CertificateReloadService(store: certificates, logger: logger)))
             let h2 = HTTP2UpgradeChannel.Configuration(idleTimeout: .milliseconds(Int64(limits.idleTimeout * 1000)), streamConfiguration: http1)
-            server = Application(router: router, server: try .http2Upgrade(tlsConfiguration: certificates.serverConfiguration(), configuration: h2),
-                                 configuration: appConfiguration, onServerRunning: onRunning, logger: logger)
+            let tls = try certificates.serverConfiguration()
+            let wsResponder = wsRouter.buildResponder()
+            let builder = HTTPServerBuilder { responder in
+                try SecureHTTPChannel(tls: tls,
+                                      http1: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: wsResponder, configuration: wsChannel),
+                                      http2: HTTP2Channel(responder: responder, configuration: h2))
+            }
+            server = Application(router: router, server: builder, configuration: appConfiguration, onServerRunning: onRunning, logger: logger)
         } else {
-            server = Application(router: router, server: .http1(configuration: http1), configuration: appConfiguration,
+            server = Application(router: router, server: .http1WebSocketUpgrade(webSocketRouter: wsRouter, configuration: wsChannel), configuration: appConfiguration,
                                  onServerRunning: onRunning, logger: logger)
         }
         let group = ServiceGroup(configuration: .init(

@@ -33,13 +33,23 @@ import TestSupport
         try #require(ssl.status == 0)
 
         let (plain, port, pdir) = try Self.start(tls: nil)
-        let overHTTP1 = try Self.livePreviews("http://127.0.0.1:\(port)/")
+        let overHTTP1 = try Self.livePreviews("http://127.0.0.1:\(port)/previews")
         plain.stop()
         try? FileManager.default.removeItem(at: pdir)
 
         let (secure, sport, sdir) = try Self.start(tls: (cert, key))
         defer { secure.stop(); try? FileManager.default.removeItem(at: sdir) }
-        let overHTTP2 = try Self.livePreviews("https://127.0.0.1:\(sport)/")
+        let overHTTP2 = try Self.livePreviews("https://127.0.0.1:\(sport)/previews")
+        // The ops wall over HTTPS: pages over h2, its one WebSocket over an HTTP/1.1 connection
+        // (ALPN), twelve tiles decoded by WebCodecs (a secure context off localhost too).
+        let wall = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "https://127.0.0.1:\(sport)/",
+                                                         "--wall", "--insecure", "--seconds", "5", "--size", "1400x1000"], timeout: 60)
+        let line = wall.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
+        let tiles = ((try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["wall"] as? [String: Any])?["tiles"] as? [String: [String: Any]] ?? [:]
+        #expect(tiles.count == 12, "\(wall.stdout) \(wall.stderr.suffix(500))")
+        for (name, t) in tiles {
+            #expect(t["path"] as? String == "h264" && (t["changes"] as? Int ?? 0) >= 3, "tile \(name) over HTTPS: \(t)")
+        }
 
         #expect(overHTTP1.imgs == 12 && overHTTP1.live == 6, "HTTP/1.1: \(overHTTP1.raw)")
         #expect(overHTTP2.imgs == 12 && overHTTP2.live == 12, "HTTPS + HTTP/2: \(overHTTP2.raw)")

@@ -81,11 +81,12 @@ public final class StreamHub: Sendable {
     /// A bounded queue of this stream's packets (every stream), for a packet output. After a
     /// drop it resumes at a keyframe. A `batching` queue wakes its consumer only for keyframes
     /// and long queues (`SinkQueue.wakeOnlyForKeyframes`): it works a keyframe interval at a time.
-    public func addPacketQueue(_ queueName: String, policy: SinkPolicy, batching: Bool = false) -> SinkQueue<RelayPacket> {
+    public func addPacketQueue(_ queueName: String, policy: SinkPolicy, batching: Bool = false,
+                               notify: (@Sendable () -> Void)? = nil) -> SinkQueue<RelayPacket> {
         var p = policy
         p.keyframeResync = true
         // Demuxers hand packets over in decode order: nothing to hold.
-        let q = SinkQueue<RelayPacket>(policy: p, reorderDepth: 0)
+        let q = SinkQueue<RelayPacket>(policy: p, reorderDepth: 0, notify: notify)
         if batching { q.wakeOnlyForKeyframes() }
         outputChange.withLock { _ in
             packetQueues.withLock { $0[queueName] = q }

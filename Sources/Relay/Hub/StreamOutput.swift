@@ -11,6 +11,8 @@ public enum OutputKind: String, Sendable, Hashable, Codable, CaseIterable {
     case hls
     case record
     case forward
+    /// One viewer's packets, sent on undecoded (a tile of the ops wall).
+    case viewer
 }
 
 /// Where an output stands.

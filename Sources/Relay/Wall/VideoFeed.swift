@@ -1,0 +1,112 @@
+public import MediaCore
+import Synchronization
+
+/// One H.264 access unit for a viewer that decodes it itself (WebCodecs on the ops wall).
+public struct VideoChunk: Sendable {
+    /// Annex B, parameter sets included on keyframes.
+    public let data: [UInt8]
+    public let isKeyframe: Bool
+    /// Presentation time in microseconds, on the source's clock.
+    public let timestampMicros: Int64
+    /// When the packet arrived (monotonic nanoseconds).
+    public let arrivalNanos: UInt64
+    /// `avc1.PPCCLL`.
+    public let codec: String
+    public let width: Int
+    public let height: Int
+    /// The decoder starts over here: a new connection to the source (parameters may differ).
+    public let restart: Bool
+}
+
+/// One viewer's copy of a stream's H.264, neither decoded nor re-encoded: what the ops wall sends
+/// a browser. An output like any other (kind `viewer`, listed by the API, drops counted), with
+/// its own bounded queue under the viewer's policy: a viewer that falls behind skips to the next
+/// keyframe, and never slows the stream or another viewer.
+public final class VideoFeed: StreamOutput, Sendable {
+    public enum Item: Sendable {
+        case chunk(VideoChunk)
+        /// The stream's video is not H.264: the viewer takes another path.
+        case unsupported(codec: String)
+    }
+
+    /// What a wall viewer uses unless it asks otherwise: nothing older than half a second.
+    public static let defaultPolicy = SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 500))
+
+    public let name: String
+    public let kind = OutputKind.viewer
+    public let queue: SinkQueue<RelayPacket>
+    private let hub: StreamHub
+    private let signal: FrameSubscription.Signal
+    /// The connection (epoch generation) the converter was made for, and whether a keyframe
+    /// has started this viewer's decoder on it.
+    private let converter = Mutex<(generation: Int, annexB: H264AnnexB, started: Bool)?>(nil)
+
+    /// A feed of `hub`'s video for one viewer, registered as output `name`.
+    public static func attach(hub: StreamHub, name: String, policy: SinkPolicy = defaultPolicy) -> VideoFeed {
+        VideoFeed(hub: hub, name: name, policy: policy)
+    }
+
+    init(hub: StreamHub, name: String, policy: SinkPolicy) {
+        self.hub = hub
+        self.name = name
+        let signal = FrameSubscription.Signal()
+        self.signal = signal
+        queue = hub.addPacketQueue(name, policy: policy, notify: { signal.fire() })
+        hub.register(self)
+    }
+
+    public var status: OutputStatus {
+        OutputStatus(name: name, kind: kind, state: queue.isClosed ? .stopped : .running, queue: queue)
+    }
+
+    public func setPolicy(_ policy: SinkPolicy) -> Bool {
+        var p = policy
+        p.keyframeResync = true
+        queue.setPolicy(p)
+        return true
+    }
+
+    public func start() {}
+    public func stop() async { queue.close() }
+
+    /// Ends the feed: `next` returns nil, and the stream forgets the viewer.
+    public func cancel() { hub.removeOutput(name) }
+
+    /// The next access unit, waiting for one; nil once the feed or the stream ended.
+    public func next() async -> Item? {
+        while true {
+            while let p = queue.pop(timeout: 0) {
+                if let item = convert(p) { return item }
+            }
+            if queue.isClosed { return nil }
+            await signal.wait()
+        }
+    }
+
+    private func convert(_ p: RelayPacket) -> Item? {
+        guard let video = p.epoch.videoIndex, p.packet.streamIndex == video, let info = p.epoch.stream(video) else {
+            return nil    // audio and data: a wall tile shows pictures
+        }
+        guard info.parameters.isH264 else { return .unsupported(codec: info.codecName) }
+        let keyframe = p.packet.isKeyframe
+        let out = converter.withLock { c -> (VideoChunk?, Bool) in
+            var restart = false
+            if c == nil || c!.generation != p.epoch.generation {
+                c = (p.epoch.generation, H264AnnexB(extradata: info.parameters.extradata), false)
+                restart = true
+            }
+            // A decoder starts at a keyframe: anything before the first is of no use.
+            guard keyframe || c!.started else { return (nil, true) }
+            if keyframe && !c!.started { c!.started = true; restart = true }
+            let data = c!.annexB.accessUnit(p.packet.data, keyframe: keyframe)
+            guard let codec = c!.annexB.codec else { return (nil, true) }
+            let tb = info.timeBase
+            let pts = p.packet.pts ?? p.packet.dts ?? 0
+            let micros = Int64((Double(pts) * Double(tb.numerator) / Double(max(1, tb.denominator)) * 1_000_000).rounded())
+            return (VideoChunk(data: data, isKeyframe: keyframe, timestampMicros: micros, arrivalNanos: p.arrivalNanos,
+                               codec: codec, width: info.width, height: info.height, restart: restart), false)
+        }
+        if out.1 { queue.dropTaken(.resync) }
+        return out.0.map { .chunk($0) }
+    }
+}

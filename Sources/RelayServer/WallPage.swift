@@ -1,0 +1,267 @@
+import Relay
+
+/// The ops wall (`/`): every readable stream as a tile, all over one WebSocket (`/api/wall`).
+/// H.264 tiles are decoded by the page (WebCodecs) from the packets the server already has;
+/// other tiles show the preview's JPEGs. Each tile shows its path, state, frames per second,
+/// drops and latency (capture → screen where the picture carries a stamp, else arrival →
+/// screen, labelled). A lost source turns its tile into the slate. Only visible tiles of a
+/// visible page are sent. Every tile's canvas carries `data-stream`; `window.wall` holds the
+/// tiles' counters for tests and the bench. `?only=NAME` shows one stream, full size.
+enum WallPage {
+    static func render(engine: RelayEngine, visible: (String) -> Bool = { _ in true }) -> String {
+        var cards = ""
+        for name in engine.hubs.keys.sorted() where visible(name) {
+            let s = engine.hubs[name]!.currentStatus
+            let n = OpsPage.escape(name)
+            cards += """
+            <figure data-tile="\(n)"><a href="/streams/\(n)/"><canvas data-stream="\(n)" width="640" height="360"></canvas></a>
+            <figcaption><b>\(OpsPage.escape(s.title ?? name))</b> · <span data-state="\(n)">\(OpsPage.escape(s.state.rawValue))</span>
+            <span data-why="\(n)"></span><br><small data-info="\(n)">connecting…</small></figcaption></figure>
+            """
+        }
+        return """
+        <!doctype html><html><head><meta charset="utf-8"><title>LiveRelay · wall</title>
+        <meta name="viewport" content="width=device-width">
+        <style>
+        body{font-family:sans-serif;background:#111;color:#eee;margin:8px}
+        h1{font-size:18px;margin:4px 0} h1 a{color:#8af;font-size:13px;font-weight:normal;margin-left:1em}
+        #wall{display:grid;grid-template-columns:repeat(auto-fill,minmax(320px,1fr));gap:8px}
+        body.only #wall{display:block} body.only figure:not(.shown){display:none} body.only h1{display:none}
+        figure{margin:0;background:#1b1b1b;padding:4px} canvas{width:100%;height:auto;background:#000;display:block}
+        figcaption{font-size:13px;padding:2px} small{color:#aaa} .lost canvas{outline:3px solid #c33}
+        </style></head><body><h1>LiveRelay <a href="/previews">MJPEG grid</a> <a href="/api/streams">API</a></h1>
+        <div id="wall">\(cards)</div>
+        <script>
+        \(script)
+        </script></body></html>
+        """
+    }
+
+    static let script = #"""
+    'use strict';
+    const params = new URLSearchParams(location.search);
+    const only = params.get('only');
+    if (only) document.body.classList.add('only');
+    const wall = window.wall = {tiles: {}, socket: null, decoders: [], connected: false};
+    const esc = s => CSS.escape(s);
+    for (const fig of document.querySelectorAll('figure[data-tile]')) {
+      const name = fig.dataset.tile;
+      if (only && name !== only) continue;
+      if (only) fig.classList.add('shown');
+      const canvas = fig.querySelector('canvas');
+      wall.tiles[name] = {name, fig, canvas, g: canvas.getContext('2d'), path: null, why: '', visible: !!only,
+        frames: 0, painted: 0, changes: 0, lastHash: null, fps: 0, fpsFrames: 0, lastPaint: 0, lastPaintWall: 0,
+        state: fig.querySelector('[data-state]').textContent, lostSince: null, decoder: null, codec: null,
+        stamped: null, stampTries: 0, latency: [], latencyKind: null, arrivals: new Map(), waitKey: true,
+        dropped: 0, serverDropped: 0, sent: 0, bytes: 0};
+    }
+    const tileBySlot = [];
+
+    // --- the stamp of LiveRelay's test source: 16x7 cells over the top 7/28 of the picture.
+    const SYNC = [1,0,1,0,1,1,0,0,1,1,1,1,0,0,0,0];
+    const probe = document.createElement('canvas'); probe.width = 64; probe.height = 28;
+    const pg = probe.getContext('2d', {willReadFrequently: true});
+    function crc16(bits) { let c = 0xFFFF; for (const b of bits) { const top = (c & 0x8000) !== 0; c = (c << 1) & 0xFFFF; if (top !== (b === 1)) c ^= 0x1021; } return c; }
+    function readStamp(src, w, h) {
+      pg.drawImage(src, 0, 0, w, h * 7 / 28, 0, 0, 64, 28);
+      const d = pg.getImageData(0, 0, 64, 28).data;
+      const cells = [];
+      for (let r = 0; r < 7; r++) for (let c = 0; c < 16; c++) {
+        let sum = 0;
+        for (const [dx, dy] of [[1,1],[2,1],[1,2],[2,2]]) { const i = ((r * 4 + dy) * 64 + c * 4 + dx) * 4; sum += 0.299 * d[i] + 0.587 * d[i+1] + 0.114 * d[i+2]; }
+        cells.push(sum / 4 > 128 ? 1 : 0);
+      }
+      for (let i = 0; i < 16; i++) if (cells[i] !== SYNC[i]) return null;
+      const p = cells.slice(16);
+      let t = 0; for (let i = 0; i < 48; i++) t = t * 2 + p[i];
+      let crc = 0; for (let i = 80; i < 96; i++) crc = crc * 2 + p[i];
+      return crc16(p.slice(0, 80)) === crc ? t : null;
+    }
+
+    function hashCanvas(t) {
+      const d = t.g.getImageData(0, t.canvas.height >> 1, t.canvas.width, 1).data;
+      let h = 0; for (let i = 0; i < d.length; i += 7) h = (h * 31 + d[i]) >>> 0; return h;
+    }
+
+    function painted(t, src, w, h, arrivalMs) {
+      if (t.canvas.width !== w || t.canvas.height !== h) { t.canvas.width = w; t.canvas.height = h; }
+      t.g.drawImage(src, 0, 0, w, h);
+      const now = Date.now();
+      t.painted++; t.fpsFrames++; t.lastPaint = performance.now(); t.lastPaintWall = now;
+      if (t.painted % 5 === 1) { const hh = hashCanvas(t); if (hh !== t.lastHash) { t.changes++; t.lastHash = hh; } }
+      let latency = null;
+      if (t.stamped !== false) {
+        const capture = readStamp(src, w, h);
+        if (capture !== null) { t.stamped = true; latency = now - capture; t.latencyKind = 'capture → screen'; }
+        else if (!t.stamped && ++t.stampTries > 30) t.stamped = false;
+      }
+      if (latency === null && arrivalMs && t.stamped !== true) { latency = now - arrivalMs; t.latencyKind = 'arrival → screen'; }
+      if (latency !== null) { t.latency.push(latency); if (t.latency.length > 120) t.latency.shift(); }
+      if (t.lostSince && t.state === 'live') setLost(t, null);
+    }
+
+    function slate(t, text) {
+      const g = t.g, w = t.canvas.width, h = t.canvas.height;
+      g.fillStyle = '#202020'; g.fillRect(0, 0, w, h);
+      g.fillStyle = '#e44'; g.font = `bold ${Math.max(14, h / 10 | 0)}px sans-serif`; g.textAlign = 'center';
+      g.fillText('SIGNAL LOST', w / 2, h / 2);
+      g.fillStyle = '#ccc'; g.font = `${Math.max(11, h / 18 | 0)}px sans-serif`;
+      g.fillText(text, w / 2, h / 2 + h / 8);
+    }
+
+    function setLost(t, since) {
+      t.lostSince = since;
+      t.fig.classList.toggle('lost', !!since);
+      t.fig.dataset.signal = since ? 'lost' : 'ok';
+      if (since) {
+        const at = new Date(since).toLocaleTimeString([], {hour12: false});
+        slate(t, 'since ' + at);
+        if (t.decoder && t.decoder.state !== 'closed') { try { t.decoder.close(); } catch (e) {} }
+        t.decoder = null; t.waitKey = true;
+        t.fig.querySelector('[data-why]').textContent = '· signal lost since ' + at;
+      } else {
+        t.fig.querySelector('[data-why]').textContent = '';
+      }
+    }
+
+    function fallback(t, why) {
+      if (t.path !== 'h264') return;
+      t.path = 'fallback'; t.why = why;
+      if (t.decoder && t.decoder.state !== 'closed') { try { t.decoder.close(); } catch (e) {} }
+      t.decoder = null;
+      send({fallback: t.name});
+    }
+
+    function decodeH264(t, flags, ts, codec, payload, arrivalMs) {
+      const key = (flags & 1) !== 0;
+      if (!t.decoder || (flags & 2) || codec !== t.codec) {
+        if (!key) return;
+        if (t.decoder && t.decoder.state !== 'closed') { try { t.decoder.close(); } catch (e) {} }
+        t.codec = codec;
+        t.decoder = new VideoDecoder({
+          output: frame => { const a = t.arrivals.get(frame.timestamp); t.arrivals.delete(frame.timestamp);
+                             painted(t, frame, frame.displayWidth, frame.displayHeight, a); frame.close(); },
+          error: e => fallback(t, 'decoder: ' + e.message)});
+        try { t.decoder.configure({codec, optimizeForLatency: true}); } catch (e) { fallback(t, 'configure: ' + e.message); return; }
+        t.waitKey = false;
+      }
+      // The page's own freshness: a decoder that falls behind skips to the next keyframe.
+      if (t.decoder.decodeQueueSize > 8) t.waitKey = true;
+      if (t.waitKey && !key) { t.dropped++; return; }
+      t.waitKey = false;
+      if (t.arrivals.size > 64) t.arrivals.clear();
+      t.arrivals.set(ts, arrivalMs);
+      t.frames++;
+      try { t.decoder.decode(new EncodedVideoChunk({type: key ? 'key' : 'delta', timestamp: ts, data: payload})); }
+      catch (e) { fallback(t, 'decode: ' + e.message); }
+    }
+
+    const jpegBusy = new Set();
+    function showJPEG(t, flags, payload, arrivalMs) {
+      if (flags & 4) { if (!t.lostSince) setLost(t, Date.now()); return; }
+      if (jpegBusy.has(t.name)) { t.dropped++; return; }     // newest picture only
+      jpegBusy.add(t.name);
+      t.frames++;
+      createImageBitmap(new Blob([payload], {type: 'image/jpeg'})).then(b => {
+        jpegBusy.delete(t.name); painted(t, b, b.width, b.height, arrivalMs); b.close();
+      }, () => jpegBusy.delete(t.name));
+    }
+
+    function onBinary(buf) {
+      const v = new DataView(buf);
+      const kind = v.getUint8(0), flags = v.getUint8(1), slot = v.getUint16(2);
+      const arrivalMs = v.getFloat64(4), ts = Number(v.getBigInt64(12)), clen = v.getUint8(20);
+      const codec = new TextDecoder().decode(new Uint8Array(buf, 21, clen));
+      const payload = new Uint8Array(buf, 21 + clen);
+      const t = tileBySlot[slot];
+      if (!t || !t.visible) return;
+      if (kind === 1 && t.path === 'h264') decodeH264(t, flags, ts, codec, payload, arrivalMs);
+      else if (kind === 2) showJPEG(t, flags, payload, arrivalMs);
+    }
+
+    function stateText(t) {
+      if (t.state === 'reconnecting') return 'reconnecting' + (t.attempt ? ` (attempt ${t.attempt})` : '');
+      return t.state;
+    }
+
+    function onText(m) {
+      if (m.type === 'hello') {
+        for (const s of m.streams) {
+          const t = wall.tiles[s.name]; if (!t) continue;
+          tileBySlot[s.slot] = t; t.state = s.state; t.attempt = s.attempt;
+          if (s.lost_since) setLost(t, s.lost_since);
+          t.fig.querySelector('[data-state]').textContent = stateText(t);
+        }
+        wall.connected = true;
+        sendWatch();
+      } else if (m.type === 'path') {
+        const t = wall.tiles[m.stream]; if (!t) return;
+        t.path = m.path; t.why = m.why; t.waitKey = true;
+        t.fig.dataset.path = m.path;
+      } else if (m.type === 'event') {
+        const t = wall.tiles[m.stream]; if (!t) return;
+        t.state = m.kind; t.attempt = m.attempt;
+        t.fig.querySelector('[data-state]').textContent = stateText(t) + ' ' + new Date(m.at).toLocaleTimeString([], {hour12: false});
+        if (m.kind === 'live') setLost(t, null);
+        else if (!t.lostSince) setLost(t, t.lastPaintWall || m.at);
+      } else if (m.type === 'stats') {
+        for (const [name, s] of Object.entries(m.tiles)) {
+          const t = wall.tiles[name]; if (!t) continue;
+          t.serverDropped = s.dropped; t.sent = s.sent; t.bytes = s.bytes;
+        }
+      }
+    }
+
+    function send(o) { if (wall.socket && wall.socket.readyState === 1) wall.socket.send(JSON.stringify(o)); }
+
+    function sendWatch() {
+      const watch = document.hidden ? [] : Object.values(wall.tiles).filter(t => t.visible).map(t => t.name);
+      send({watch, decoders: wall.decoders});
+    }
+
+    // Only what is on screen is sent: tiles scrolled away and background tabs cost nothing.
+    const seen = new IntersectionObserver(entries => {
+      for (const e of entries) { const t = wall.tiles[e.target.dataset.tile]; if (t) t.visible = e.isIntersecting || !!only; }
+      sendWatch();
+    });
+    for (const t of Object.values(wall.tiles)) seen.observe(t.fig);
+    document.addEventListener('visibilitychange', sendWatch);
+
+    // A tile with no picture for 1 s shows the slate, whatever the server knows yet: a frozen
+    // last picture with no warning is never shown.
+    setInterval(() => {
+      const now = performance.now();
+      for (const t of Object.values(wall.tiles))
+        if (t.visible && !document.hidden && t.painted > 0 && !t.lostSince && now - t.lastPaint > 1000) setLost(t, t.lastPaintWall);
+    }, 100);
+
+    // Every second: fps, drops and latency on each tile.
+    setInterval(() => {
+      const now = performance.now();
+      for (const t of Object.values(wall.tiles)) {
+        t.fps = t.fpsFrames; t.fpsFrames = 0;
+        const lat = t.latency.slice().sort((a, b) => a - b);
+        const p50 = lat.length ? Math.round(lat[lat.length >> 1]) + ' ms ' + t.latencyKind : 'no latency yet';
+        const path = t.path === 'h264' ? 'H.264 → WebCodecs' : t.path === 'jpeg' ? 'JPEG' : t.path === 'none' ? 'no picture path' : (t.path || '…');
+        t.fig.querySelector('[data-info]').textContent = `${path} · ${t.fps} fps · drops ${t.serverDropped + t.dropped} · ${p50}`;
+        t.fig.querySelector('[data-info]').title = t.why;
+      }
+    }, 1000);
+
+    async function connect() {
+      wall.decoders = [];
+      if (window.isSecureContext && 'VideoDecoder' in window) {
+        try { if ((await VideoDecoder.isConfigSupported({codec: 'avc1.42E01E'})).supported) wall.decoders.push('avc1'); } catch (e) {}
+      }
+      if (params.get('jpeg') !== null) wall.decoders = [];
+      const token = params.get('token');
+      const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/api/wall' + (token ? '?token=' + encodeURIComponent(token) : '');
+      const ws = wall.socket = new WebSocket(url);
+      ws.binaryType = 'arraybuffer';
+      ws.onmessage = e => typeof e.data === 'string' ? onText(JSON.parse(e.data)) : onBinary(e.data);
+      ws.onclose = () => { wall.connected = false; for (const t of Object.values(wall.tiles)) { if (t.decoder) { try { t.decoder.close(); } catch (e) {} t.decoder = null; } }
+                           setTimeout(connect, 1000); };
+    }
+    connect();
+    """#
+}

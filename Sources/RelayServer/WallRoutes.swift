@@ -1,0 +1,307 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import MediaCore
+import NIOCore
+import Relay
+import Synchronization
+
+/// The ops wall's one WebSocket (`/api/wall`): every visible tile of a page over one connection.
+///
+/// H.264 streams go out as the packets LiveRelay already has (Annex B, no decode, no re-encode)
+/// for the page's WebCodecs decoder; other codecs, and pages that cannot decode, get the
+/// preview's JPEGs. Each tile of each viewer is an output with its own queue and policy: a
+/// viewer whose socket backs up skips to the next keyframe (or the newest picture), counted,
+/// and never slows the stream or another viewer. Stream events come over the same socket.
+///
+/// Client → server (text, JSON):
+///   `{"watch": ["cam1", …], "decoders": ["avc1"], "policy": {freshness, depth, max_age_ms}}`
+///   — the tiles on screen now (an empty list for a background tab) and what it can decode;
+///   `{"fallback": "cam1"}` — its decoder failed on that stream: send JPEG.
+/// Server → client (text): `hello` (the streams and their slots), `path` (which path a tile
+/// takes and why), `event` (stream up/down), `stats` (each second: per-tile sent, drops).
+/// Server → client (binary): a 21-byte header — kind (1 H.264, 2 JPEG), flags (1 key,
+/// 2 restart, 4 slate), slot (UInt16), arrival wall-clock ms (Float64), timestamp µs (Int64),
+/// codec length — then the codec string and the payload.
+enum WallRoutes {
+    static let path = "/api/wall"
+
+    static func add(to router: Router<RelayRequestContext>, engine: RelayEngine) {
+        router.ws(RouterPath(stringLiteral: path)) { request, _ in
+            // Cross-site WebSocket hijacking: a page of another origin gets nothing.
+            sameOrigin(request) ? .upgrade([:]) : .dontUpgrade
+        } onUpgrade: { inbound, outbound, context in
+            let session = WallSession(engine: engine, outbound: outbound, context: context.requestContext)
+            await session.run(inbound: inbound)
+        }
+    }
+}
+
+extension WallRoutes {
+    /// No Origin (a script, not a browser), or the one this server is reached at.
+    static func sameOrigin(_ request: Request) -> Bool {
+        guard let origin = request.headers[.origin] else { return true }
+        guard let authority = request.head.authority, let url = URL(string: origin), let host = url.host else { return false }
+        let port = url.port.map { ":\($0)" } ?? ""
+        let bracketed = host.contains(":") ? "[\(host)]" : host
+        return bracketed + port == authority || (url.port == nil && (authority == bracketed + ":80" || authority == bracketed + ":443"))
+    }
+}
+
+enum WallPath: String, Sendable { case h264, jpeg, none }
+
+/// One page's connection: its tiles, each a task that takes from its own feed and writes.
+final class WallSession: Sendable {
+    private static let nextID = Atomic<UInt64>(0)
+    let id: UInt64
+    let engine: RelayEngine
+    let outbound: WebSocketOutboundWriter
+    let streams: [String]
+    let logger: Logger
+    private struct Tile {
+        var path: WallPath
+        var task: Task<Void, Never>
+        var counters: TileCounters
+    }
+    private let tiles = Mutex<[String: Tile]>([:])
+    private let canDecode = Mutex<Set<String>>([])
+    private let policy = Mutex<SinkPolicy>(VideoFeed.defaultPolicy)
+    /// Streams whose page decoder failed: JPEG from now on.
+    private let fellBack = Mutex<Set<String>>([])
+
+    init(engine: RelayEngine, outbound: WebSocketOutboundWriter, context: RelayRequestContext) {
+        id = Self.nextID.add(1, ordering: .relaxed).newValue
+        self.engine = engine
+        self.outbound = outbound
+        streams = engine.hubs.keys.sorted().filter { context.mayRead($0) }
+        logger = context.logger
+    }
+
+    func slot(_ stream: String) -> Int? { streams.firstIndex(of: stream) }
+
+    func run(inbound: WebSocketInboundStream) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.sendHello() }
+            group.addTask { await self.forwardEvents() }
+            group.addTask { await self.sendStats() }
+            do {
+                for try await message in inbound.messages(maxSize: 64 * 1024) {
+                    guard case .text(let text) = message else { continue }
+                    handle(text)
+                }
+            } catch {}
+            group.cancelAll()
+        }
+        stopAll()
+    }
+
+    private func handle(_ text: String) {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else { return }
+        if let name = object["fallback"] as? String, streams.contains(name) {
+            fellBack.withLock { _ = $0.insert(name) }
+            restart(name)
+            return
+        }
+        if let decoders = object["decoders"] as? [String] {
+            canDecode.withLock { $0 = Set(decoders.prefix(8).map { String($0.prefix(16)) }) }
+        }
+        if let patch = object["policy"] as? [String: Any] {
+            if case .success(let p) = PolicyPatch.apply(patch, to: policy.withLock { $0 }) {
+                policy.withLock { $0 = p }
+                for hub in engine.hubs.values { _ = (hub.output(named: feedName) as? VideoFeed)?.setPolicy(p) }
+            } else {
+                send(text: Self.json(["type": "error", "message": "policy: not applied"]))
+            }
+        }
+        if let watch = object["watch"] as? [String] {
+            let wanted = Set(watch.prefix(1024)).intersection(streams)
+            let current = Set(tiles.withLock { Array($0.keys) })
+            for name in current.subtracting(wanted) { stop(name) }
+            for name in wanted.subtracting(current) { start(name) }
+        }
+    }
+
+    var feedName: String { "wall-\(id)" }
+
+    private func choosePath(_ name: String) -> (WallPath, String) {
+        let hub = engine.hubs[name]
+        let codec = hub?.currentStatus.codec
+        let avc = canDecode.withLock { $0.contains("avc1") }
+        let hasPreview = engine.preview(name) != nil
+        if fellBack.withLock({ $0.contains(name) }) {
+            return hasPreview ? (.jpeg, "the page could not decode this stream") : (.none, "the page could not decode this stream and it has no preview")
+        }
+        if avc && (codec == nil || codec == "h264") { return (.h264, "H.264 to WebCodecs, not re-encoded") }
+        let why = avc ? "\(codec ?? "?") is not H.264" : "no WebCodecs H.264 decoder in this page"
+        return hasPreview ? (.jpeg, why + ": JPEG from the preview") : (.none, why + ", and the stream has no preview")
+    }
+
+    private func start(_ name: String, path forced: WallPath? = nil, why forcedWhy: String? = nil) {
+        var (path, why) = choosePath(name)
+        if let forced { path = forced; why = forcedWhy ?? why }
+        let counters = TileCounters()
+        let task: Task<Void, Never>
+        switch path {
+        case .h264:
+            guard let hub = engine.hubs[name] else { return }
+            let feed = VideoFeed.attach(hub: hub, name: feedName, policy: policy.withLock { $0 })
+            task = Task { await self.pumpVideo(name, feed: feed, counters: counters) }
+        case .jpeg:
+            guard let preview = engine.preview(name) else { return }
+            task = Task { await self.pumpJPEG(name, preview: preview, counters: counters) }
+        case .none:
+            task = Task {}
+        }
+        tiles.withLock { $0[name] = Tile(path: path, task: task, counters: counters) }
+        send(text: Self.json(["type": "path", "stream": name, "path": path.rawValue, "why": why]))
+    }
+
+    private func stop(_ name: String) {
+        guard let tile = tiles.withLock({ $0.removeValue(forKey: name) }) else { return }
+        tile.task.cancel()
+        if tile.path == .h264 { engine.hubs[name]?.removeOutput(feedName) }
+    }
+
+    private func restart(_ name: String) {
+        guard tiles.withLock({ $0[name] != nil }) else { return }
+        stop(name)
+        start(name)
+    }
+
+    private func stopAll() {
+        for name in tiles.withLock({ Array($0.keys) }) { stop(name) }
+    }
+
+    private func pumpVideo(_ name: String, feed: VideoFeed, counters: TileCounters) async {
+        guard let slot = slot(name) else { return }
+        // Stopping the tile removes the feed, whose `next` then returns nil.
+        while !Task.isCancelled, let item = await feed.next() {
+                switch item {
+                case .unsupported(let codec):
+                    // Known only once the source opened: switch this tile to JPEG.
+                    Task { self.switchTo(name, .jpeg, why: "\(codec) is not H.264: JPEG from the preview") }
+                    return
+                case .chunk(let c):
+                    let flags: UInt8 = (c.isKeyframe ? 1 : 0) | (c.restart ? 2 : 0)
+                    let frame = Self.frame(kind: 1, flags: flags, slot: slot, arrivalNanos: c.arrivalNanos,
+                                           timestamp: c.timestampMicros, codec: c.codec, payload: c.data)
+                    do { try await outbound.write(.binary(frame)) } catch { return }
+                    counters.sent(bytes: frame.readableBytes)
+                }
+        }
+    }
+
+    private func switchTo(_ name: String, _ path: WallPath, why: String) {
+        guard tiles.withLock({ $0[name] != nil }) else { return }
+        stop(name)
+        if path == .jpeg && engine.preview(name) == nil {
+            start(name, path: WallPath.none, why: why + " (no preview configured)")
+        } else {
+            start(name, path: path, why: why)
+        }
+    }
+
+    private func pumpJPEG(_ name: String, preview: PreviewService, counters: TileCounters) async {
+        guard let slot = slot(name) else { return }
+        var seen: UInt64 = 0
+        // The newest picture whenever the socket takes one: a slow viewer skips pictures.
+        while !Task.isCancelled, let image = await preview.next(after: seen) {
+            if seen > 0 && image.sequence > seen + 1 { counters.dropped(Int(image.sequence - seen - 1)) }
+            seen = image.sequence
+            let frame = Self.frame(kind: 2, flags: image.isSlate ? 4 : 1, slot: slot, arrivalNanos: image.arrivalNanos,
+                                   timestamp: 0, codec: "", payload: image.jpeg)
+            do { try await outbound.write(.binary(frame)) } catch { return }
+            counters.sent(bytes: frame.readableBytes)
+        }
+    }
+
+    private func sendHello() async {
+        let list: [[String: Any]] = streams.map { name in
+            let s = engine.hubs[name]!.currentStatus
+            var d: [String: Any] = ["name": name, "slot": slot(name)!, "title": s.title ?? name, "state": s.state.rawValue,
+                                    "preview": engine.preview(name) != nil, "hls": engine.hls(name) != nil]
+            if let c = s.codec { d["codec"] = c }
+            if let a = s.reconnectAttempt { d["attempt"] = a }
+            if let since = s.signalLostSince { d["lost_since"] = since.timeIntervalSince1970 * 1000 }
+            return d
+        }
+        send(text: Self.json(["type": "hello", "streams": list, "viewer": feedName]))
+    }
+
+    private func forwardEvents() async {
+        for await e in engine.events.subscribe() where streams.contains(e.stream) {
+            var d: [String: Any] = ["type": "event", "stream": e.stream, "kind": e.kind.rawValue, "at": e.at.timeIntervalSince1970 * 1000]
+            if let a = e.attempt { d["attempt"] = a }
+            if let c = e.connection { d["connection"] = c }
+            if let why = e.detail { d["detail"] = why }
+            send(text: Self.json(d))
+            if Task.isCancelled { return }
+        }
+    }
+
+    private func sendStats() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            let snapshot = tiles.withLock { $0.mapValues { ($0.path, $0.counters) } }
+            var out: [String: Any] = [:]
+            for (name, (path, counters)) in snapshot {
+                var d: [String: Any] = ["path": path.rawValue, "sent": counters.frames, "bytes": counters.bytes, "dropped": counters.drops]
+                if path == .h264, let feed = engine.hubs[name]?.output(named: feedName) as? VideoFeed {
+                    let c = feed.queue.counters
+                    d["dropped"] = c.droppedTotal
+                    d["dropped_by_reason"] = c.dropped
+                    d["queued"] = feed.queue.depth
+                }
+                if let hub = engine.hubs[name] {
+                    let s = hub.currentStatus
+                    d["state"] = s.state.rawValue
+                    d["fps_in"] = s.fpsIn
+                }
+                out[name] = d
+            }
+            send(text: Self.json(["type": "stats", "tiles": out]))
+        }
+    }
+
+    /// Text messages are small and rare: written from their own task, never holding a tile up.
+    private func send(text: String) {
+        let out = outbound
+        Task { try? await out.write(.text(text)) }
+    }
+
+    static func json(_ object: [String: Any]) -> String {
+        (try? JSONSerialization.data(withJSONObject: object)).flatMap { String(data: $0, encoding: .utf8) } ?? "{}"
+    }
+
+    static func frame(kind: UInt8, flags: UInt8, slot: Int, arrivalNanos: UInt64, timestamp: Int64, codec: String, payload: [UInt8]) -> ByteBuffer {
+        let codecBytes = Array(codec.utf8.prefix(255))
+        var b = ByteBufferAllocator().buffer(capacity: 21 + codecBytes.count + payload.count)
+        b.writeInteger(kind)
+        b.writeInteger(flags)
+        b.writeInteger(UInt16(clamping: slot))
+        b.writeInteger(Self.wallMillis(arrivalNanos).bitPattern)
+        b.writeInteger(timestamp)
+        b.writeInteger(UInt8(codecBytes.count))
+        b.writeBytes(codecBytes)
+        b.writeBytes(payload)
+        return b
+    }
+
+    /// A monotonic arrival time on the wall clock, for a page on another machine's clock.
+    static func wallMillis(_ arrivalNanos: UInt64) -> Double {
+        let now = MonotonicClock.nanoseconds()
+        let age = now > arrivalNanos ? Double(now - arrivalNanos) / 1e6 : 0
+        return Date().timeIntervalSince1970 * 1000 - age
+    }
+}
+
+/// What one tile of one viewer sent and skipped.
+final class TileCounters: Sendable {
+    private let state = Mutex<(frames: Int, bytes: Int, drops: Int)>((0, 0, 0))
+    func sent(bytes: Int) { state.withLock { $0.frames += 1; $0.bytes += bytes } }
+    func dropped(_ n: Int) { state.withLock { $0.drops += n } }
+    var frames: Int { state.withLock { $0.frames } }
+    var bytes: Int { state.withLock { $0.bytes } }
+    var drops: Int { state.withLock { $0.drops } }
+}
