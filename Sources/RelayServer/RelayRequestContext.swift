@@ -8,6 +8,8 @@ public import HummingbirdWebSocket
 public struct RelayRequestContext: RequestContext, RemoteAddressRequestContext, WebSocketRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let remoteAddress: SocketAddress?
+    /// The connection (the ops wall tunes its socket when it upgrades).
+    public let channel: any Channel
     /// The identity the request carries; nil when the server has no `auth` section (loopback
     /// only, everything open).
     public var identity: AccessIdentity?
@@ -17,6 +19,7 @@ public struct RelayRequestContext: RequestContext, RemoteAddressRequestContext, 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
+        channel = source.channel
     }
 
     /// Whether this request may read `stream` (lists and pages show only those).

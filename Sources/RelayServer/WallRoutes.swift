@@ -28,9 +28,17 @@ enum WallRoutes {
     static let path = "/api/wall"
 
     static func add(to router: Router<RelayRequestContext>, engine: RelayEngine) {
-        router.ws(RouterPath(stringLiteral: path)) { request, _ in
+        router.ws(RouterPath(stringLiteral: path)) { request, context in
             // Cross-site WebSocket hijacking: a page of another origin gets nothing.
-            sameOrigin(request) ? .upgrade([:]) : .dontUpgrade
+            guard sameOrigin(request) else { return .dontUpgrade }
+            // Keep at most 16 KiB unsent in the kernel (TCP_NOTSENT_LOWAT; in-flight data still
+            // grows with the link): a viewer's backlog then waits in its own queues, where the
+            // policy drops it, instead of seconds of video in a socket buffer.
+            let notSentLowWater = ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: 25))
+            try? await context.channel.setOption(notSentLowWater, value: 16 * 1024).get()
+            // And at most 32 KiB waiting in the channel before a tile's write waits.
+            try? await context.channel.setOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 8 * 1024, high: 32 * 1024)).get()
+            return .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
             let session = WallSession(engine: engine, outbound: outbound, context: context.requestContext)
             await session.run(inbound: inbound)
@@ -186,11 +194,18 @@ final class WallSession: Sendable {
                     let flags: UInt8 = (c.isKeyframe ? 1 : 0) | (c.restart ? 2 : 0)
                     let frame = Self.frame(kind: 1, flags: flags, slot: slot, arrivalNanos: c.arrivalNanos,
                                            timestamp: c.timestampMicros, codec: c.codec, payload: c.data)
+                    let began = ContinuousClock.now
                     do { try await outbound.write(.binary(frame)) } catch { return }
                     counters.sent(bytes: frame.readableBytes)
+                    // A write that had to wait this long means the connection is backed up:
+                    // the next picture this viewer gets is the next keyframe.
+                    if ContinuousClock.now - began > Self.backedUp { feed.viewerFellBehind() }
                 }
         }
     }
+
+    /// Longer than a write waits on a connection that keeps up (a few frames' time).
+    static let backedUp = Duration.milliseconds(100)
 
     private func switchTo(_ name: String, _ path: WallPath, why: String) {
         guard tiles.withLock({ $0[name] != nil }) else { return }

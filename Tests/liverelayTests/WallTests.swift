@@ -76,4 +76,39 @@ import Bench
         #expect((t01["latency_p50"] as? Double ?? 1e9) < 1000, "\(t01)")
         _ = camera
     }
+
+    /// A viewer on a thin link (500 kbit/s, reading no faster, small receive buffer) of a
+    /// 2 Mbit/s camera keeps a bounded delay by skipping to keyframes, counted, while a second
+    /// viewer of the same stream gets every frame at once and the source's full bitrate.
+    @Test func aThrottledViewerSkipsToKeyframesAndTheOtherIsUnaffected() throws {
+        let camera = try Servers.RTSP(mounts: ["/snow=( videotestsrc is-live=true pattern=snow ! video/x-raw,width=640,height=360,framerate=30/1 "
+                                               + "! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 bitrate=2000 "
+                                               + "! rtph264pay name=pay0 pt=96 config-interval=1 )"])
+        let (serve, port, sdir) = try Servers.serve("streams:\n  snow:\n    source: \(camera.url("/snow"))\n    transport: tcp\n")
+        defer { serve.stop(); try? FileManager.default.removeItem(at: sdir) }
+        let client = Paths.packageRoot.appendingPathComponent("scripts/wall_client.py").path
+        usleep(1_500_000)
+        let fast = try ChildProcess(Servers.python, [client, String(port), "snow", "--seconds", "12"])
+        let slow = try ChildProcess(Servers.python, [client, String(port), "snow", "--seconds", "12", "--rate-kbit", "500"])
+        defer { fast.stop(); slow.stop() }
+        #expect(fast.wait(timeout: 60) && slow.wait(timeout: 60))
+        func result(_ p: ChildProcess) throws -> [String: Any] {
+            let line = try #require(p.stdout.split(separator: "\n").last { $0.hasPrefix("{") }, "\(p.stdout) \(p.stderr)")
+            return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+        let f = try result(fast), s = try result(slow)
+        print("wall: fast viewer \(f)\nwall: throttled viewer \(s)")
+        // The unaffected viewer: every frame, at once, at the source's bitrate.
+        #expect((f["frames"] as? Int ?? 0) >= 300, "\(f)")
+        #expect((f["age_p95_ms"] as? Double ?? 1e9) < 250, "\(f)")
+        #expect((f["kbit_s"] as? Double ?? 0) > 1500, "\(f)")
+        // The throttled one: bounded delay (without its policy it grows by a second each second),
+        // frames skipped to keyframes and counted by reason.
+        #expect((s["age_p95_ms"] as? Double ?? 1e9) < 1500, "\(s)")
+        let server = try #require(s["server"] as? [String: Any])
+        let reasons = server["dropped_by_reason"] as? [String: Int] ?? [:]
+        #expect((reasons["slow_viewer"] ?? 0) > 0, "\(s)")
+        #expect((s["keyframes"] as? Int ?? 0) >= 8, "the throttled viewer should still get the keyframes: \(s)")
+        #expect((s["frames"] as? Int ?? 0) < (f["frames"] as? Int ?? 0), "\(s)")
+    }
 }

@@ -59,4 +59,6 @@ public enum DropReason: String, Sendable, Hashable, CaseIterable, Codable {
     case resync
     case decoderBehind = "decoder_behind"
     case corrupt
+    /// A viewer's connection backed up: it skipped to the next keyframe.
+    case slowViewer = "slow_viewer"
 }

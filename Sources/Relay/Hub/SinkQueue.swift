@@ -274,6 +274,18 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
         }
     }
 
+    /// Drops everything queued and whatever follows up to the next keyframe, counted under
+    /// `reason`: a consumer that learnt it is behind (a viewer whose socket backed up).
+    public func skipToKeyframe(_ reason: DropReason) {
+        state.withLock { s in
+            let n = s.items.count + s.reorder.count
+            s.items.removeAll()
+            s.reorder.removeAll()
+            for _ in 0..<n { s.stats.drop(reason) }
+            if s.policy.keyframeResync { s.awaitingKeyframe = true }
+        }
+    }
+
     /// Whether the consumer is woken only for keyframes (`wakeOnlyForKeyframes`).
     public var isBatching: Bool { state.withLock { $0.batching } }
 
