@@ -9,6 +9,7 @@ and python3-selenium (scripts/setup.sh installs them).
              [--insecure]    accept a self-signed certificate (HTTPS tests)
              [--wait-text CSS=TEXT]  wait (up to --seconds) until the element's text contains TEXT
              [--video ID]    report a <video>'s progress (time advancing, errors)
+             [--stamps-tile NAME --csv OUT]  the ops wall: the stamps its tile NAME painted
              [--wall]        the ops wall (window.wall): print "painting NAME" when a tile first
                              paints, "signal NAME lost|ok" as tiles lose and regain their
                              source, and at the end each tile's path, pictures, changes, latency
@@ -34,6 +35,7 @@ def main():
     ap.add_argument("--wait-text")
     ap.add_argument("--video")
     ap.add_argument("--wall", action="store_true")
+    ap.add_argument("--stamps-tile")
     ap.add_argument("--stamps")
     ap.add_argument("--csv")
     ap.add_argument("--timeout", type=float, default=20)
@@ -77,6 +79,16 @@ def main():
             out.update(wait_text(driver, a.wait_text, a.seconds))
         if a.wall:
             out.update(watch_wall(driver, a.seconds))
+        if a.stamps_tile:
+            time.sleep(a.seconds)
+            log = driver.execute_script("const t = window.wall && window.wall.tiles[arguments[0]]; return t ? t.stampLog : []", a.stamps_tile)
+            if a.csv:
+                with open(a.csv, "w") as f:
+                    f.write("frame,capture_ms,received_ms,latency_ms\n")
+                    for n, t, now in log:
+                        f.write(f"{n},{t},{now},{now - t}\n")
+            lat = sorted(now - t for _, t, now in log)
+            out.update({"stamps": len(log), "p50": lat[len(lat) // 2] if lat else None})
         if a.video:
             out.update(watch_video(driver, a.video, a.seconds, deadline))
             hls = driver.execute_script(HLSJS_STATE)
@@ -84,7 +96,7 @@ def main():
                 out["hlsjs"] = hls
         if a.stamps:
             out.update(read_stamps(driver, a.stamps, a.seconds, deadline, a.csv))
-        if not a.img and not a.video and not a.stamps and not a.all_imgs and not a.wait_text and not a.wall:
+        if not a.img and not a.video and not a.stamps and not a.all_imgs and not a.wait_text and not a.wall and not a.stamps_tile:
             time.sleep(a.seconds)
         if a.screenshot:
             driver.save_screenshot(a.screenshot)

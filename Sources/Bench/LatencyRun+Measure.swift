@@ -16,7 +16,8 @@ extension LatencyRun {
             }
             if let page = s.page {
                 let csv = out.appendingPathComponent("work/\(s.name).browser.csv")
-                let p = try ChildProcess(name: "browser:\(s.name)", "/usr/bin/python3", [scriptPath("browser.py"), page, "--stamps", "video", "--seconds",
+                let what = s.tile.map { ["--stamps-tile", $0, "--size", "1700x1300"] } ?? ["--stamps", "video"]
+                let p = try ChildProcess(name: "browser:\(s.name)", "/usr/bin/python3", [scriptPath("browser.py"), page] + what + ["--seconds",
                                                                                   String(longestWarmup + seconds), "--csv", csv.path, "--timeout", "30"])
                 browsers.append((s, p, csv))
                 continue

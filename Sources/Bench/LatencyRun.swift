@@ -16,6 +16,8 @@ final class LatencyRun {
         var page: String? = nil
         /// An HLS media playlist (URL or file) watched for new segments instead of a reader.
         var playlist: String? = nil
+        /// With `page`: the ops wall, read from this tile's canvas instead of a `<video>`.
+        var tile: String? = nil
     }
 
     let width: Int, height: Int, fps: Int, gop: Int, bitrate: Int
@@ -95,6 +97,20 @@ final class LatencyRun {
             serveStreams += "  cam_udp:\n    source: \(cam)\n    transport: udp\n    measure: true\n    \(preview)\n"
             scenarios.append(Scenario(name: "floor-rtsp-udp", path: "camera → ffmpeg (RTSP/UDP, nobuffer)", input: nobuffer + ["-rtsp_transport", "udp", "-i", cam], relay: nil, warmup: 3))
             scenarios.append(Scenario(name: "liverelay-preview-rtsp-udp", path: "camera → LiveRelay (RTSP/UDP) → MJPEG → ffmpeg", input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/cam_udp/preview.mjpg"], relay: "serve", warmup: 3))
+            // The ops wall: sixteen camera tiles in one page (the stamped one and fifteen more
+            // sessions of the same camera), H.264 over one WebSocket to WebCodecs; the stamped
+            // tile's canvas is read.
+            if fm.fileExists(atPath: "/usr/bin/chromium") {
+                for i in 1...15 { serveStreams += "  wall\(String(format: "%02d", i)):\n    source: \(cam)\n    transport: udp\n    preview: {fps: 10, size: 320x180}\n" }
+                scenarios.append(Scenario(name: "liverelay-wall-webcodecs-rtsp-udp", path: "camera → LiveRelay (RTSP/UDP) → WebSocket, H.264 → WebCodecs canvas (16-tile wall, Chromium)",
+                                          input: [], relay: "serve", warmup: 6, page: "http://127.0.0.1:\(servePort)/?measure=cam_udp", tile: "cam_udp"))
+                if !parallel {
+                    scenarios.append(Scenario(name: "liverelay-wall-jpeg-rtsp-udp", path: "camera → LiveRelay (RTSP/UDP) → WebSocket, JPEG → canvas (16-tile wall, Chromium)",
+                                              input: [], relay: "serve", warmup: 6, page: "http://127.0.0.1:\(servePort)/?jpeg&measure=cam_udp", tile: "cam_udp"))
+                    scenarios.append(Scenario(name: "liverelay-wall-webcodecs-1-tile", path: "camera → LiveRelay (RTSP/UDP) → WebSocket, H.264 → WebCodecs canvas (the one tile alone)",
+                                              input: [], relay: "serve", warmup: 6, page: "http://127.0.0.1:\(servePort)/?only=cam_udp&measure=cam_udp", tile: "cam_udp"))
+                }
+            }
             if !parallel {
                 serveStreams += "  cam_tcp:\n    source: \(cam)\n    transport: tcp\n    measure: true\n    \(preview)\n"
                 scenarios.append(Scenario(name: "floor-rtsp-tcp", path: "camera → ffmpeg (RTSP/TCP, nobuffer)", input: nobuffer + ["-rtsp_transport", "tcp", "-i", cam], relay: nil, warmup: 3))
@@ -195,14 +211,16 @@ final class LatencyRun {
         return nil
     }
 
-    func scriptPath(_ name: String) -> String {
-        // The scripts directory next to the package the binary was built in, or the working directory's.
-        var dir = URL(fileURLWithPath: me).deletingLastPathComponent()
+    func scriptPath(_ name: String) -> String { Self.scriptsDirectory(near: me) + "/" + name }
+
+    /// The scripts directory next to the package the binary was built in, or the working directory's.
+    static func scriptsDirectory(near executable: String) -> String {
+        var dir = URL(fileURLWithPath: executable).deletingLastPathComponent()
         for _ in 0..<5 {
-            let candidate = dir.appendingPathComponent("scripts/\(name)")
-            if FileManager.default.fileExists(atPath: candidate.path) { return candidate.path }
+            let candidate = dir.appendingPathComponent("scripts/rtsp_server.py")
+            if FileManager.default.fileExists(atPath: candidate.path) { return candidate.deletingLastPathComponent().path }
             dir.deleteLastPathComponent()
         }
-        return FileManager.default.currentDirectoryPath + "/scripts/\(name)"
+        return FileManager.default.currentDirectoryPath + "/scripts"
     }
 }

@@ -5,7 +5,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure LiveRelay against peers in the same run.",
-        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, AccessBench.self]
+        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, AccessBench.self, WallBench.self]
     )
 }
 
@@ -154,6 +154,34 @@ struct AccessBench: ParsableCommand {
         var b = AccessBenchmark()
         b.requests = requests
         b.clients = clients
+        b.out = out
+        do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
+    }
+}
+
+struct WallBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wall",
+        abstract: "What a watched ops-wall tile costs the server and the wire: H.264 as received, JPEG, MJPEG (same run)."
+    )
+
+    @Option(help: "Streams, each watched by one viewer.")
+    var streams = 8
+
+    @Option(help: "Seconds per path.")
+    var seconds = 10.0
+
+    @Option(help: "Bitrate of the camera, kbit/s.")
+    var bitrate = 2000
+
+    @Option(help: "Where results go.")
+    var out = "./bench-results"
+
+    func run() throws {
+        var b = WallBenchmark()
+        b.streams = streams
+        b.seconds = seconds
+        b.bitrate = bitrate
         b.out = out
         do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
     }

@@ -40,28 +40,32 @@ public struct H264AnnexB: Sendable {
 
     /// One packet as an Annex B access unit; a keyframe gets the parameter sets it lacks.
     /// Parameter sets sent in band replace the known ones (the codec string follows them).
+    /// Annex B input that needs nothing added is returned as it is, without a copy.
     public mutating func accessUnit(_ data: [UInt8], keyframe: Bool) -> [UInt8] {
-        let units = lengthSize.map { Self.lengthPrefixedUnits(data, size: $0) } ?? Self.annexBUnits(data)
-        var hasSPS = false, hasPPS = false
-        for u in units {
-            switch u.first.map({ $0 & 0x1F }) {
-            case 7: hasSPS = true; learn(u)
-            case 8: hasPPS = true; learn(u)
+        let units = lengthSize.map { Self.lengthPrefixedRanges(data, size: $0) } ?? Self.annexBRanges(data)
+        var hasSPS = false, hasPPS = false, hasAUD = false
+        for u in units where !u.isEmpty {
+            switch data[u.lowerBound] & 0x1F {
+            case 7: hasSPS = true; learn(Array(data[u]))
+            case 8: hasPPS = true; learn(Array(data[u]))
+            case 9: hasAUD = true
             default: break
             }
         }
+        let prepend = keyframe && !(hasSPS && hasPPS) && sps != nil
+        if lengthSize == nil && !prepend && !hasAUD { return data }
         var out: [UInt8] = []
-        out.reserveCapacity(data.count + 64)
+        out.reserveCapacity(data.count + 64 + (prepend ? (sps?.count ?? 0) + 32 : 0))
         let start: [UInt8] = [0, 0, 0, 1]
-        if keyframe && !(hasSPS && hasPPS), let s = sps {
+        if prepend, let s = sps {
             out += start; out += s
             for p in pps { out += start; out += p }
         }
         for u in units where !u.isEmpty {
-            let type = u[0] & 0x1F
+            let type = data[u.lowerBound] & 0x1F
             if type == 9 { continue }      // access unit delimiters: not needed, some decoders dislike them mid-unit
-            if keyframe && !(hasSPS && hasPPS) && (type == 7 || type == 8) { continue }
-            out += start; out += u
+            if prepend && (type == 7 || type == 8) { continue }
+            out += start; out += data[u]
         }
         return out
     }
@@ -86,31 +90,32 @@ public struct H264AnnexB: Sendable {
     }
 
     /// NAL units of a length-prefixed packet; a length that overruns the packet ends it.
-    static func lengthPrefixedUnits(_ b: [UInt8], size: Int) -> [[UInt8]] {
-        var units: [[UInt8]] = []
+    static func lengthPrefixedRanges(_ b: [UInt8], size: Int) -> [Range<Int>] {
+        var units: [Range<Int>] = []
         var i = 0
         while i + size <= b.count {
             var n = 0
             for k in 0..<size { n = n << 8 | Int(b[i + k]) }
             i += size
             guard n > 0, n <= b.count - i else { break }
-            units.append(Array(b[i..<i + n]))
+            units.append(i..<i + n)
             i += n
         }
         return units
     }
 
     /// NAL units between Annex B start codes (00 00 01, or 00 00 00 01).
-    static func annexBUnits(_ b: [UInt8]) -> [[UInt8]] {
-        var units: [[UInt8]] = []
+    static func annexBRanges(_ b: [UInt8]) -> [Range<Int>] {
+        var units: [Range<Int>] = []
         var begin: Int? = nil
         var i = 0
         while i + 2 < b.count {
+            if b[i + 2] > 1 { i += 3; continue }    // no start code can end within these three bytes
             if b[i] == 0 && b[i + 1] == 0 && b[i + 2] == 1 {
                 if let s = begin {
                     var e = i
                     while e > s && b[e - 1] == 0 { e -= 1 }    // trailing zeros belong to the next start code
-                    units.append(Array(b[s..<e]))
+                    units.append(s..<e)
                 }
                 i += 3
                 begin = i
@@ -118,9 +123,11 @@ public struct H264AnnexB: Sendable {
                 i += 1
             }
         }
-        if let s = begin, s < b.count { units.append(Array(b[s...])) }
+        if let s = begin, s < b.count { units.append(s..<b.count) }
         return units
     }
+
+    static func annexBUnits(_ b: [UInt8]) -> [[UInt8]] { annexBRanges(b).map { Array(b[$0]) } }
 }
 
 extension String {
