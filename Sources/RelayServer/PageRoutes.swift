@@ -17,11 +17,11 @@ enum PageRoutes {
         router.get("/") { _, context in HTTPResponses.html(WallPage.render(engine: engine, visible: context.mayRead)) }
         // The plain grid: one MJPEG <img> per stream (no WebSocket, no WebCodecs needed).
         router.get("/previews") { _, context in HTTPResponses.html(OpsPage.render(engine: engine, visible: context.mayRead)) }
-        router.get("/streams/:name") { _, context in
+        router.get("/streams/:name") { request, context in
             let name = try context.parameters.require("name")
             guard let hub = engine.hubs[name] else { return try HTTPResponses.jsonError(.notFound, "unknown stream \"\(name)\"") }
             return HTTPResponses.html(ViewerPage.render(name: name, status: hub.currentStatus, meta: StreamMeta(engine: engine, name: name),
-                                                        hlsjs: Assets.hlsjs != nil))
+                                                        hlsjs: Assets.hlsjs != nil, host: request.head.authority))
         }
         router.get("/streams/:name/watch") { request, context in
             let name = try context.parameters.require("name")

@@ -10,7 +10,7 @@ import Relay
 /// `/streams/{name}/` is the operator's full-size view: the preview where there is one, else
 /// the public page.
 enum ViewerPage {
-    static func render(name: String, status: StreamStatus, meta: StreamMeta?, hlsjs: Bool) -> String {
+    static func render(name: String, status: StreamStatus, meta: StreamMeta?, hlsjs: Bool, host: String?) -> String {
         if meta?.preview != nil {
             let n = OpsPage.escape(name)
             let title = OpsPage.escape(status.title ?? name)
@@ -20,7 +20,7 @@ enum ViewerPage {
             </head><body><img id="preview" data-stream="\(n)" src="/streams/\(n)/preview.mjpg" alt="\(title)"></body></html>
             """
         }
-        return watch(name: name, status: status, meta: meta, hlsjs: hlsjs, host: nil)
+        return watch(name: name, status: status, meta: meta, hlsjs: hlsjs, host: host)
     }
 
     static func watch(name: String, status: StreamStatus, meta: StreamMeta?, hlsjs: Bool, host: String?) -> String {
@@ -35,8 +35,9 @@ enum ViewerPage {
             <script type="module">
             const v = document.getElementById('video');
             const src = '\(src)' + location.search;
-            // hls.js (low-latency) where MSE exists and LiveRelay has a copy; else the browser's own HLS.
-            const useHlsJs = \(hlsjs) && 'MediaSource' in window && !v.canPlayType('application/vnd.apple.mpegurl');
+            // hls.js (low-latency mode) where MSE exists and LiveRelay has a copy; else, or with
+            // ?native, the browser's own HLS (Safari on iPhone has no MSE).
+            const useHlsJs = \(hlsjs) && 'MediaSource' in window && !new URLSearchParams(location.search).has('native');
             if (useHlsJs) {
               const { t: attach } = await import('/assets/hls.mjs');
               window.hls = attach(v, src, () => v.play());

@@ -86,8 +86,12 @@ enum WallPage {
     }
 
     function painted(t, src, w, h, arrivalMs) {
-      if (t.canvas.width !== w || t.canvas.height !== h) { t.canvas.width = w; t.canvas.height = h; }
-      t.g.drawImage(src, 0, 0, w, h);
+      // Paint at the size the tile is shown (not larger than the picture): a wall of small
+      // tiles converts and scales far fewer pixels.
+      const shown = t.canvas.clientWidth * (window.devicePixelRatio || 1);
+      const cw = Math.max(16, Math.min(w, Math.round(shown) || w)), ch = Math.max(9, Math.round(h * cw / w));
+      if (t.canvas.width !== cw || t.canvas.height !== ch) { t.canvas.width = cw; t.canvas.height = ch; }
+      t.g.drawImage(src, 0, 0, cw, ch);
       const now = Date.now();
       t.painted++; t.fpsFrames++; t.lastPaint = performance.now(); t.lastPaintWall = now;
       if (t.painted % 5 === 1) { const hh = hashCanvas(t); if (hh !== t.lastHash) { t.changes++; t.lastHash = hh; } }
@@ -155,7 +159,7 @@ enum WallPage {
         t.waitKey = false;
       }
       // The page's own freshness: a decoder that falls behind skips to the next keyframe.
-      if (t.decoder.decodeQueueSize > 8) t.waitKey = true;
+      if (t.decoder.decodeQueueSize > 3) t.waitKey = true;
       if (t.waitKey && !key) { t.dropped++; return; }
       t.waitKey = false;
       if (t.arrivals.size > 64) t.arrivals.clear();

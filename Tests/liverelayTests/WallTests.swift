@@ -112,3 +112,78 @@ import Bench
         #expect((s["frames"] as? Int ?? 0) < (f["frames"] as? Int ?? 0), "\(s)")
     }
 }
+
+/// The public page of a stream with HLS and no preview (configs/hls-republish.yaml's shape):
+/// it plays in Chromium with hls.js, says what the stream is, and offers an embed snippet.
+@Suite(.serialized) struct WatchPageTests {
+    @Test func aStreamWithoutPreviewPlaysOnItsPublicPage() throws {
+        let (serve, port, dir) = try Servers.serve("""
+        streams:
+          pub:
+            source: testsrc://?size=320x180&fps=30&gop=30
+            title: "Council meeting"
+            description: "Live from the chamber"
+            preview: false
+            hls: {variant: lowLatency, segment_duration: 1s, part_duration: 200ms}
+
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        usleep(2_500_000)
+        // Without a preview, the stream's own page is the public page too: no broken image.
+        for path in ["/streams/pub/watch", "/streams/pub/"] {
+            let html = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)\(path)"], timeout: 10).stdout
+            #expect(html.contains("<video id=\"video\" data-stream=\"pub\"") && !html.contains("preview.mjpg"), "\(path): \(html.prefix(300))")
+            #expect(html.contains("Council meeting") && html.contains("Live from the chamber"))
+            #expect(html.contains("&lt;iframe src=\"//127.0.0.1:\(port)/streams/pub/watch\"") || html.contains("&lt;iframe src=&quot;//127.0.0.1:\(port)/streams/pub/watch&quot;"), "\(html)")
+        }
+        let hlsjs = FileManager.default.fileExists(atPath: "/var/lib/liverelay/assets/hls.mjs")
+        try #require(hlsjs, "scripts/setup.sh fetches hls.js into /var/lib/liverelay/assets")
+        let r = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "http://127.0.0.1:\(port)/streams/pub/watch",
+                                                      "--video", "video", "--seconds", "3"], timeout: 90)
+        let line = r.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
+        let j = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(r.stdout) \(r.stderr.suffix(300))")
+        #expect(j["started"] as? Bool == true && (j["advanced"] as? Double ?? 0) > 2, "\(j)")
+        #expect(j["hlsjs"] != nil, "played without hls.js: \(j)")
+        // And with the browser's own HLS player (?native).
+        let n = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "http://127.0.0.1:\(port)/streams/pub/watch?native",
+                                                      "--video", "video", "--seconds", "3"], timeout: 90)
+        let nline = n.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
+        let nj = try #require(try JSONSerialization.jsonObject(with: Data(nline.utf8)) as? [String: Any], "\(n.stdout) \(n.stderr.suffix(300))")
+        #expect(nj["started"] as? Bool == true && (nj["advanced"] as? Double ?? 0) > 2 && nj["hlsjs"] == nil, "\(nj)")
+    }
+}
+
+/// The wall's WebSocket is checked like every endpoint: credentials, the streams each user
+/// may read, and the page's origin (a page of another site gets no socket).
+@Suite(.serialized) struct WallAccessTests {
+    static func handshake(_ port: Int, _ extra: [String]) throws -> String {
+        let r = try ChildProcess.run("/usr/bin/curl", ["-s", "-i", "-N", "--max-time", "2", "-H", "Connection: Upgrade", "-H", "Upgrade: websocket",
+                                                       "-H", "Sec-WebSocket-Version: 13", "-H", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="]
+                                     + extra + ["http://127.0.0.1:\(port)/api/wall"], timeout: 10)
+        return r.stdout
+    }
+
+    @Test func theSocketChecksWhoAsksAndWhatTheyMayRead() throws {
+        let hash = try AccessTests.hash("ops-pass")
+        let (serve, port, dir) = try Servers.serve("""
+        auth:
+          users:
+            - {name: ops, password: "\(hash)", permissions: [{action: read, streams: "cam-*"}]}
+        streams:
+          cam-1: {source: "testsrc://?size=160x96&fps=10"}
+          lobby: {source: "testsrc://?size=160x96&fps=10"}
+
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let anonymous = try Self.handshake(port, [])
+        // Refused before the upgrade (the WebSocket upgrader answers a refusal with 400).
+        #expect(anonymous.hasPrefix("HTTP/1.1 4") && !anonymous.contains("cam-1"), "\(anonymous.prefix(200))")
+        let ops = try Self.handshake(port, ["-u", "ops:ops-pass"])
+        #expect(ops.hasPrefix("HTTP/1.1 101"), "\(ops.prefix(200))")
+        #expect(ops.contains("\"cam-1\"") && !ops.contains("lobby"), "the hello lists only readable streams: \(ops.suffix(400))")
+        let foreign = try Self.handshake(port, ["-u", "ops:ops-pass", "-H", "Origin: https://evil.example"])
+        #expect(foreign.hasPrefix("HTTP/1.1 4"), "\(foreign.prefix(200))")
+        let same = try Self.handshake(port, ["-u", "ops:ops-pass", "-H", "Origin: http://127.0.0.1:\(port)"])
+        #expect(same.hasPrefix("HTTP/1.1 101"), "\(same.prefix(200))")
+    }
+}
