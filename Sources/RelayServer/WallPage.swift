@@ -14,9 +14,12 @@ enum WallPage {
             let s = engine.hubs[name]!.currentStatus
             let n = OpsPage.escape(name)
             cards += """
-            <figure data-tile="\(n)"><a href="/streams/\(n)/"><canvas data-stream="\(n)" width="640" height="360"></canvas></a>
+            <figure data-tile="\(n)"><a href="/?only=\(n)"><canvas data-stream="\(n)" width="640" height="360"></canvas></a>
             <figcaption><b>\(OpsPage.escape(s.title ?? name))</b> · <span data-state="\(n)">\(OpsPage.escape(s.state.rawValue))</span>
-            <span data-why="\(n)"></span><br><small data-info="\(n)">connecting…</small></figcaption></figure>
+            <span data-why="\(n)"></span><br><small data-info="\(n)">connecting…</small>
+            <span class="single"> · <a href="/streams/\(n)/watch">public page</a> · freshness
+            <select data-policy="\(n)"><option value="max_age">max age 500 ms</option><option value="latest">newest only</option>
+            <option value="lossless">lossless</option></select></span></figcaption></figure>
             """
         }
         return """
@@ -29,6 +32,7 @@ enum WallPage {
         body.only #wall{display:block} body.only figure:not(.shown){display:none} body.only h1{display:none}
         figure{margin:0;background:#1b1b1b;padding:4px} canvas{width:100%;height:auto;background:#000;display:block}
         figcaption{font-size:13px;padding:2px} small{color:#aaa} .lost canvas{outline:3px solid #c33}
+        .single{display:none} body.only .single{display:inline} a{color:#8af}
         </style></head><body><h1>LiveRelay <a href="/previews">MJPEG grid</a> <a href="/api/streams">API</a></h1>
         <div id="wall">\(cards)</div>
         <script>
@@ -227,9 +231,22 @@ enum WallPage {
 
     function send(o) { if (wall.socket && wall.socket.readyState === 1) wall.socket.send(JSON.stringify(o)); }
 
+    // This viewer's own freshness (?freshness=latest|max_age|lossless&depth=N&max_age_ms=N, or
+    // the single view's selector): applies to its tiles only, never to the stream's other outputs.
+    function policy() {
+      const p = {};
+      for (const k of ['freshness', 'depth', 'max_age_ms', 'ordering']) if (params.get(k)) p[k] = /^[0-9]+$/.test(params.get(k)) ? +params.get(k) : params.get(k);
+      return Object.keys(p).length ? p : null;
+    }
+    for (const sel of document.querySelectorAll('select[data-policy]')) {
+      if (params.get('freshness')) sel.value = params.get('freshness');
+      sel.addEventListener('change', () => send({policy: sel.value === 'max_age' ? {freshness: 'max_age', max_age_ms: 500} : {freshness: sel.value}}));
+    }
+
     function sendWatch() {
       const watch = document.hidden ? [] : Object.values(wall.tiles).filter(t => t.visible).map(t => t.name);
-      send({watch, decoders: wall.decoders});
+      const p = policy();
+      send(p ? {watch, decoders: wall.decoders, policy: p} : {watch, decoders: wall.decoders});
     }
 
     // Only what is on screen is sent: tiles scrolled away and background tabs cost nothing.

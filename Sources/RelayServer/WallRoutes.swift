@@ -115,11 +115,12 @@ final class WallSession: Sendable {
             canDecode.withLock { $0 = Set(decoders.prefix(8).map { String($0.prefix(16)) }) }
         }
         if let patch = object["policy"] as? [String: Any] {
-            if case .success(let p) = PolicyPatch.apply(patch, to: policy.withLock { $0 }) {
+            switch PolicyPatch.apply(patch, to: policy.withLock { $0 }) {
+            case .success(let p):
                 policy.withLock { $0 = p }
                 for hub in engine.hubs.values { _ = (hub.output(named: feedName) as? VideoFeed)?.setPolicy(p) }
-            } else {
-                send(text: Self.json(["type": "error", "message": "policy: not applied"]))
+            case .failure(let e):
+                send(text: Self.json(["type": "error", "message": "policy: " + e.message]))
             }
         }
         if let watch = object["watch"] as? [String] {

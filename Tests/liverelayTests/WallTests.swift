@@ -187,3 +187,28 @@ import Bench
         #expect(same.hasPrefix("HTTP/1.1 101"), "\(same.prefix(200))")
     }
 }
+
+/// A wall viewer is an output of the stream like any other: listed by the API with the policy
+/// the viewer picked, and gone when the viewer leaves.
+@Suite(.serialized) struct WallViewerOutputTests {
+    @Test func aViewerPicksItsPolicyAndIsListedWhileItWatches() throws {
+        let (serve, port, dir) = try Servers.serve("streams:\n  cam: {source: \"testsrc://?size=160x96&fps=15&gop=15\"}\n")
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let client = try ChildProcess(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/wall_client.py").path, String(port), "cam",
+                                                      "--seconds", "4", "--policy", "{\"freshness\": \"latest\", \"depth\": 2}"])
+        defer { client.stop() }
+        #expect(client.waitFor("watching", timeout: 15), "\(client.stdout) \(client.stderr)")
+        func viewers() throws -> [[String: Any]] {
+            let r = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/api/streams/cam"], timeout: 10)
+            let j = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            return (j["sinks"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "viewer" }
+        }
+        let listed = try viewers()
+        #expect(listed.count == 1, "\(listed)")
+        #expect(listed.first?["freshness"] as? String == "latest" && listed.first?["depth"] as? Int == 2, "\(listed)")
+        #expect((listed.first?["delivered"] as? Int ?? 0) > 0, "\(listed)")
+        #expect(client.wait(timeout: 30))
+        usleep(500_000)
+        #expect(try viewers().isEmpty, "the viewer's output outlived its socket")
+    }
+}
