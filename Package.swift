@@ -71,9 +71,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "IngestServer",
+            dependencies: [
+                "Relay", "MediaCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "RelayServer",
             dependencies: [
-                "Relay",
+                "Relay", "IngestServer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),

@@ -48,7 +48,8 @@ public final class IngestSession: PacketSource {
         self.redactedURL = Redactor.redact(url)
         self.logger = logger
         let scheme = IngestSession.scheme(of: url)
-        self.isFile = scheme == "file" || scheme == nil
+        // A pipe (a publisher's media, handed over by LiveRelay's own ingest) is live, not a file.
+        self.isFile = (scheme == "file" || scheme == nil) && !url.hasPrefix("pipe:")
         guard let pkt = av_packet_alloc() else {
             throw IngestError(.failed, source: url, stage: "opening", detail: "out of memory")
         }

@@ -1,4 +1,5 @@
 public import Logging
+import Demux
 import Foundation
 
 /// Every configured stream with all of its outputs (preview, HLS with its directory and push,
@@ -7,6 +8,8 @@ import Foundation
 public final class RelayEngine: Sendable {
     public let configuration: Configuration
     public let hubs: [String: StreamHub]
+    /// Where publishers on the one-port ingest meet their streams.
+    public let publishPoints: PublishPoints
     /// Every stream's state changes, for subscribers (`/api/events`).
     public let events = StreamEventBus()
 
@@ -15,8 +18,16 @@ public final class RelayEngine: Sendable {
     ///   - captureAge: read on streams configured with `measure: true`.
     public init(configuration: Configuration, sources: SourceOpener = SourceOpener(), captureAge: CaptureAgeReader? = nil, logger: Logger) {
         self.configuration = configuration
+        let points = PublishPoints(streams: Set(configuration.publishStreams.map(\.name)))
+        publishPoints = points
         var hubs: [String: StreamHub] = [:]
         for s in configuration.streams {
+            // A publish stream opens by waiting for its publisher on the one-port ingest.
+            var sources = sources
+            let options = s.sourceOptions
+            sources.register(scheme: PublishPoints.scheme, open: { url, handle throws(IngestError) in
+                try points.open(url: url, options: options, interrupt: handle)
+            }, validate: { _ in nil })
             var l = logger
             l[metadataKey: "stream.name"] = "\(s.name)"
             let hub = StreamHub(name: s.name, source: s.source, title: s.title, sourceOptions: s.sourceOptions,

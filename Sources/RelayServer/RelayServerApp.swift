@@ -5,6 +5,8 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdHTTP2
 import HummingbirdWebSocket
+import IngestServer
+import Foundation
 import NIOCore
 import NIOSSL
 import UnixSignals
@@ -29,6 +31,10 @@ public enum RelayServerApp {
         let wsChannel = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: ws)
         let server: any Service
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: EngineService(engine: engine))]
+        if let rtmp = configuration.ingest.rtmp {
+            let ingest = RTMPIngestServer(settings: rtmp, configuration: configuration, points: engine.publishPoints, logger: logger)
+            services.append(.init(service: RTMPIngestService(server: ingest, settings: rtmp)))
+        }
         if let tls = configuration.tls {
             // HTTPS, with ALPN offering h2 and http/1.1; the certificate is re-read on SIGHUP.
             let certificates = try CertificateStore(tls)
@@ -68,5 +74,18 @@ struct EngineService: Service {
         engine.start()
         try? await gracefulShutdown()
         await engine.stop()
+    }
+}
+
+/// The one-port RTMP ingest, for as long as the server runs.
+struct RTMPIngestService: Service {
+    let server: RTMPIngestServer
+    let settings: IngestSettings.RTMPIngest
+    func run() async throws {
+        let port = try await server.start()
+        let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
+        FileHandle.standardOutput.write(Data("RTMP ingest listening on rtmp://\(host):\(port)/\(settings.app)/\n".utf8))
+        try? await gracefulShutdown()
+        await server.stop()
     }
 }

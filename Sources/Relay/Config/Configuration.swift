@@ -18,6 +18,8 @@ public struct Configuration: Sendable {
         public var name: String
         public var source: String
         public var title: String?
+        /// The key a publisher of this stream presents (`?key=`), on the one-port ingest.
+        public var publishKey: String?
         public var sourceOptions = SourceOptions()
         /// Two slice threads by default, as ffmpeg's own low-delay decode uses slice threads:
         /// measured under 2 % packet loss over RTSP/UDP, one thread (one slice context) left 63 %
@@ -53,6 +55,8 @@ public struct Configuration: Sendable {
     /// `server.limits`.
     public var limits = ServerLimits()
     public var streams: [Stream] = []
+    /// `ingest`: the one-port publish servers.
+    public var ingest = IngestSettings()
 
     public init() {}
 
@@ -86,7 +90,8 @@ public struct Configuration: Sendable {
         }
         let r = Reader(file: file)
         var config = Configuration()
-        let top = try r.mapping(root, "", allowed: ["server", "auth", "streams"])
+        let top = try r.mapping(root, "", allowed: ["server", "auth", "ingest", "streams"])
+        if let ingest = top["ingest"] { config.ingest = try ingestSettings(ingest, r) }
         if let server = top["server"] { try serverSettings(server, r, into: &config) }
         if let auth = top["auth"] { config.auth = try authSettings(auth, r) }
         guard let streamsNode = top["streams"] else { throw ConfigError(file: file, path: "streams", problem: "missing: at least one stream is needed") }
@@ -98,10 +103,20 @@ public struct Configuration: Sendable {
             }
             let m = try r.mapping(node, path, allowed: ["source", "transport", "hwaccel", "device", "decode_threads", "title", "listen", "realtime", "loop",
                                                         "open_timeout", "read_timeout", "preview", "hls",
-                                                        "record", "forward", "description", "keywords", "measure"])
+                                                        "record", "forward", "description", "keywords", "measure", "publish_key"])
             guard let src = m["source"] else { throw ConfigError(file: file, path: "\(path).source", problem: "missing") }
             var s = Stream(name: name, source: try r.string(src, "\(path).source"))
-            if let problem = sources.validate(url: s.source) { throw ConfigError(file: file, path: "\(path).source", problem: problem) }
+            // `publish`: fed by a publisher on the one-port ingest (ingest.rtmp).
+            if s.source == "publish" {
+                s.source = Configuration.publishURL(stream: name)
+            } else if let problem = sources.validate(url: s.source) {
+                throw ConfigError(file: file, path: "\(path).source", problem: problem)
+            }
+            if let k = m["publish_key"] {
+                s.publishKey = try r.string(k, "\(path).publish_key")
+                guard !s.publishKey!.isEmpty else { throw ConfigError(file: file, path: "\(path).publish_key", problem: "empty") }
+                Redactor.remember(secret: s.publishKey!)
+            }
             if let t = m["title"] { s.title = try r.string(t, "\(path).title") }
             if let t = m["description"] { s.description = try r.string(t, "\(path).description") }
             if let t = m["keywords"] { s.keywords = try r.strings(t, "\(path).keywords") }
@@ -150,6 +165,7 @@ public struct Configuration: Sendable {
             config.streams.append(s)
         }
         if config.streams.isEmpty { throw ConfigError(file: file, path: "streams", problem: "at least one stream is needed") }
+        try config.checkIngest(file: file)
         return config
     }
 

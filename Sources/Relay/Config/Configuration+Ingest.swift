@@ -1,0 +1,80 @@
+import Foundation
+import MediaCore
+import Yams
+
+/// `ingest`: LiveRelay's own publish ports, shared by many streams.
+///
+/// ```yaml
+/// ingest:
+///   rtmp: {listen: "0.0.0.0:1935", app: live, publish_key: "…"}
+/// streams:
+///   phone1: {source: publish, publish_key: "…"}     # rtmp://host:1935/live/phone1?key=…
+/// ```
+public struct IngestSettings: Sendable {
+    public var rtmp: RTMPIngest?
+
+    public struct RTMPIngest: Sendable {
+        public var host = "127.0.0.1"
+        public var port = 1935
+        /// The application part of publish URLs (`rtmp://host/APP/STREAM`).
+        public var app = "live"
+        /// A key every publisher may present (a stream's own `publish_key` also opens it).
+        public var publishKey: String?
+    }
+
+    public init() {}
+}
+
+extension Configuration {
+    /// What a stream whose `source` is `publish` is fed by: the one-port ingest servers.
+    public static func publishURL(stream: String) -> String { "publish://\(stream)" }
+
+    public var publishStreams: [Stream] { streams.filter { $0.source.hasPrefix("publish://") } }
+
+    static func ingestSettings(_ node: Node, _ r: Reader) throws(ConfigError) -> IngestSettings {
+        var settings = IngestSettings()
+        let m = try r.mapping(node, "ingest", allowed: ["rtmp"])
+        if let rtmp = m["rtmp"] {
+            let x = try r.mapping(rtmp, "ingest.rtmp", allowed: ["listen", "app", "publish_key"])
+            var s = IngestSettings.RTMPIngest()
+            guard let l = x["listen"] else { throw ConfigError(file: r.file, path: "ingest.rtmp.listen", problem: "missing (HOST:PORT)") }
+            let text = try r.string(l, "ingest.rtmp.listen")
+            guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+                throw ConfigError(file: r.file, path: "ingest.rtmp.listen", problem: "expected HOST:PORT, got \"\(text.prefix(100))\"")
+            }
+            s.host = String(text[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            s.port = port
+            if let a = x["app"] {
+                s.app = try r.string(a, "ingest.rtmp.app")
+                guard !s.app.isEmpty, s.app.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+                    throw ConfigError(file: r.file, path: "ingest.rtmp.app", problem: "letters, digits, - and _ only")
+                }
+            }
+            if let k = x["publish_key"] {
+                s.publishKey = try r.string(k, "ingest.rtmp.publish_key")
+                Redactor.remember(secret: s.publishKey!)
+            }
+            settings.rtmp = s
+        }
+        return settings
+    }
+
+    /// Publish streams need an ingest server; one bound beyond loopback needs a key for every
+    /// stream (a global one, the stream's own, or users allowed to publish).
+    func checkIngest(file: String) throws(ConfigError) {
+        let publish = publishStreams
+        guard let rtmp = ingest.rtmp else {
+            if let s = publish.first {
+                throw ConfigError(file: file, path: "streams.\(s.name).source", problem: "publish needs a publish port: set ingest.rtmp.listen")
+            }
+            return
+        }
+        if Self.isLoopback(host: rtmp.host) || rtmp.publishKey != nil { return }
+        let usersMayPublish = auth?.users.contains { u in u.permissions.contains { $0.action == .publish } } ?? false
+        if usersMayPublish { return }
+        if let open = publish.first(where: { $0.publishKey == nil }) {
+            throw ConfigError(file: file, path: "ingest.rtmp.publish_key",
+                              problem: "ingest.rtmp listens beyond loopback and stream \"\(open.name)\" has no publish_key: set ingest.rtmp.publish_key, the stream's publish_key, or users with the publish action")
+        }
+    }
+}
