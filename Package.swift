@@ -137,6 +137,7 @@ let package = Package(
         .testTarget(name: "DecodeTests", dependencies: ["Decode", "Demux", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "MuxTests", dependencies: ["Mux", "Decode", "Demux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "Decode", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "IngestServerTests", dependencies: ["IngestServer"], swiftSettings: swiftSettings),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "Relay", "TestSupport", .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "liverelayTests", dependencies: ["TestSupport", "Bench", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
     ]

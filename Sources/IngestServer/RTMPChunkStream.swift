@@ -134,6 +134,8 @@ struct RTMPChunkReader {
             }
             states[csid] = st
             guard states.count <= 64 else { throw Failure.badHeader("too many chunk streams") }
+            // Partial messages across all chunk streams stay bounded too.
+            guard states.values.reduce(0, { $0 + $1.payload.count }) <= Self.maxMessage * 2 else { throw Failure.tooLarge(Self.maxMessage * 2) }
         }
     }
 }

@@ -75,6 +75,13 @@ import TestSupport
         ("streams:\n  p:\n    source: \"srt://0.0.0.0:9000?mode=listener\"\n    listen: true", "streams.p.source: an SRT listener reachable beyond loopback needs a passphrase"),
         ("streams:\n  p:\n    source: udp://0.0.0.0:5000", "streams.p.source: a udp source that accepts pushes on 0.0.0.0"),
         ("streams:\n  p:\n    source: udp://:5000", "streams.p.source: a udp source that accepts pushes on every interface"),
+        // The one-port ingest.
+        ("streams:\n  p: {source: publish}", "streams.p.source: publish needs a publish port: set ingest.rtmp.listen"),
+        ("ingest:\n  rtmp: {app: live}\nstreams:\n  p: {source: publish}", "ingest.rtmp.listen: missing"),
+        ("ingest:\n  rtmp: {listen: 1935}\nstreams:\n  p: {source: publish}", "ingest.rtmp.listen: expected HOST:PORT"),
+        ("ingest:\n  rtmp: {listen: \"0.0.0.0:1935\"}\nstreams:\n  p: {source: publish}", "ingest.rtmp.publish_key: ingest.rtmp listens beyond loopback and stream \"p\" has no publish_key"),
+        ("ingest:\n  rtmp: {listen: \"127.0.0.1:1935\", app: \"a/b\"}\nstreams:\n  p: {source: publish}", "ingest.rtmp.app: letters, digits"),
+        ("ingest:\n  srt: {}\nstreams:\n  p: {source: publish}", "ingest.srt: unknown key"),
     ])
     func errorsNameTheKey(yaml: String, expected: String) {
         do {
@@ -84,6 +91,14 @@ import TestSupport
             #expect(error.description.hasPrefix("bad.yaml: "))
             #expect(error.description.contains(expected), "\(error.description)")
         }
+    }
+
+    @Test func aPublishPortBeyondLoopbackIsOpenedByKeys() throws {
+        let c = try Configuration.parse("ingest:\n  rtmp: {listen: \"0.0.0.0:1935\"}\nstreams:\n  p: {source: publish, publish_key: k1}\n  q: {source: publish, publish_key: k2}",
+                                        sources: TestSources.opener)
+        #expect(c.publishStreams.map(\.source) == ["publish://p", "publish://q"])
+        #expect(c.streams.first?.publishKey == "k1")
+        _ = try Configuration.parse("ingest:\n  rtmp: {listen: \"0.0.0.0:1935\", publish_key: g}\nstreams:\n  p: {source: publish}", sources: TestSources.opener)
     }
 
     @Test func aServerBeyondLoopbackNeedsAnAuthSection() throws {

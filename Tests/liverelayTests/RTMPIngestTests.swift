@@ -1,0 +1,83 @@
+import Testing
+import Foundation
+import TestSupport
+import Bench
+
+/// The one-port RTMP ingest with real publishers (ffmpeg's RTMP client, as OBS and phone apps
+/// speak it): many at once on one port, keys checked before any media, one publisher per stream,
+/// and a publisher that drops and returns resumes the same stream.
+@Suite(.serialized) struct RTMPIngestTests {
+    static func publisher(_ url: String, seconds: Int, extra: [String] = []) throws -> ChildProcess {
+        try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=15", "-t", String(seconds),
+                                             "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "15"] + extra + ["-f", "flv", url])
+    }
+
+    static func status(_ port: Int, _ stream: String) throws -> [String: Any] {
+        let r = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/api/streams/\(stream)"], timeout: 10)
+        let j = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(r.stdout)")
+        return try #require(j["stream"] as? [String: Any])
+    }
+
+    @Test func tenPublishersOnOnePortAndTheWrongKeyIsRefused() throws {
+        let rtmpPort = FreePort.tcp()
+        var yaml = "ingest:\n  rtmp: {listen: \"127.0.0.1:\(rtmpPort)\", publish_key: \"fleet-key\"}\nstreams:\n"
+        for i in 1...10 { yaml += "  phone\(i): {source: publish, preview: false}\n" }
+        yaml += "  own: {source: publish, publish_key: \"own-key\", preview: false}\n"
+        let (serve, port, dir) = try Servers.serve(yaml)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        #expect(serve.waitFor("RTMP ingest listening on rtmp://127.0.0.1:\(rtmpPort)/live/", timeout: 10), "\(serve.stdout)")
+        let base = "rtmp://127.0.0.1:\(rtmpPort)/live"
+        var publishers: [ChildProcess] = []
+        defer { for p in publishers { p.stop() } }
+        for i in 1...10 { publishers.append(try Self.publisher("\(base)/phone\(i)?key=fleet-key", seconds: 12)) }
+        // OBS style: server rtmp://host:port/live, stream key "own?key=…" — the stream's own key.
+        publishers.append(try Self.publisher("\(base)/own?key=own-key", seconds: 12))
+        usleep(4_000_000)
+        for i in 1...10 {
+            let s = try Self.status(port, "phone\(i)")
+            #expect(s["state"] as? String == "live" && s["codec"] as? String == "h264", "phone\(i): \(s)")
+        }
+        #expect(try Self.status(port, "own")["state"] as? String == "live")
+        // A wrong key, a stream's key used for another stream, an unknown stream, a second
+        // publisher of a live stream: each refused before any media, with the server's reason.
+        for (url, why) in [("\(base)/phone1x?key=fleet-key", "no such stream"), ("\(base)/phone2?key=wrong", "wrong or missing key"),
+                           ("\(base)/phone3?key=own-key", "wrong or missing key"), ("\(base)/phone4", "wrong or missing key"),
+                           ("\(base)/phone5?key=fleet-key", "already publishing")] {
+            let r = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=15", "-t", "3",
+                                                             "-c:v", "libx264", "-f", "flv", url], timeout: 30)
+            #expect(r.status != 0 && r.stderr.contains(why), "\(url): \(r.stderr)")
+            #expect(!r.stderr.contains("fleet-key") || url.contains("fleet-key"))
+        }
+        // The refused ones did not disturb the live ones.
+        #expect(try Self.status(port, "phone5")["state"] as? String == "live")
+        #expect(!serve.stdout.contains("fleet-key") && !serve.stderr.contains("fleet-key") && !serve.stderr.contains("own-key"), "a key reached the log")
+    }
+
+    @Test func aPublisherThatDropsAndReturnsResumesTheSameStream() throws {
+        let rtmpPort = FreePort.tcp()
+        let (serve, port, dir) = try Servers.serve("""
+        ingest:
+          rtmp: {listen: "127.0.0.1:\(rtmpPort)"}
+        streams:
+          bodycam: {source: publish, preview: {fps: 10}}
+
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        #expect(serve.waitFor("RTMP ingest listening", timeout: 10))
+        let url = "rtmp://127.0.0.1:\(rtmpPort)/live/bodycam"
+        // A viewer holds the preview open across the gap.
+        let viewer = try ChildProcess("/usr/bin/curl", ["-sN", "-o", dir.appendingPathComponent("v.mjpg").path, "--max-time", "14",
+                                                        "http://127.0.0.1:\(port)/streams/bodycam/preview.mjpg"])
+        defer { viewer.stop() }
+        let first = try Self.publisher(url, seconds: 3)
+        #expect(first.wait(timeout: 20))
+        usleep(1_000_000)
+        let second = try Self.publisher(url, seconds: 4)
+        defer { second.stop() }
+        usleep(2_500_000)
+        let s = try Self.status(port, "bodycam")
+        #expect(s["state"] as? String == "live", "\(s)")
+        #expect((s["connections"] as? Int ?? 0) >= 2, "the returning publisher resumed the same stream: \(s)")
+        #expect(viewer.exitStatus == nil, "the viewer was dropped across the publisher's gap")
+    }
+}
