@@ -10,6 +10,8 @@ public final class RelayEngine: Sendable {
     public let hubs: [String: StreamHub]
     /// Where publishers on the one-port ingest meet their streams.
     public let publishPoints: PublishPoints
+    /// HLS upload ingest (`PUT /ingest/{stream}/{file}`), into the same publish points.
+    public let hlsUploads: HLSUploads
     /// Every stream's state changes, for subscribers (`/api/events`).
     public let events = StreamEventBus()
 
@@ -20,6 +22,7 @@ public final class RelayEngine: Sendable {
         self.configuration = configuration
         let points = PublishPoints(streams: Set(configuration.publishStreams.map(\.name)))
         publishPoints = points
+        hlsUploads = HLSUploads(points: points)
         var hubs: [String: StreamHub] = [:]
         for s in configuration.streams {
             // A publish stream opens by waiting for its publisher on the one-port ingest.

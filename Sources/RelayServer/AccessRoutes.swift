@@ -28,6 +28,8 @@ struct AccessRequirement: Equatable {
             if method == .get { return AccessRequirement(action: .read, stream: stream, cors: true) }
             // Anything else on the API steers: PATCH a sink, and the run-time control to come.
             return AccessRequirement(action: .admin, stream: stream)
+        // HLS upload ingest: publishing, per stream.
+        case "ingest": return AccessRequirement(action: .publish, stream: parts.count >= 2 ? parts[1] : nil)
         case "streams":
             let stream = parts.count >= 2 ? parts[1] : nil
             let media = parts.count >= 3 && ["preview.mjpg", "snapshot.jpg", "hls", "watch"].contains(parts[2])

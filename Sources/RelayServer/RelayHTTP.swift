@@ -21,6 +21,7 @@ public enum RelayHTTP {
         let limits = ClientLimits(viewers: c.limits.viewersPerClient, blockingRequests: c.limits.blockingRequestsPerClient)
         PreviewRoutes.add(to: router, engine: engine, limits: limits)
         HLSRoutes.add(to: router, engine: engine, limits: limits)
+        IngestRoutes.add(to: router, engine: engine)
         let ws = Router(context: RelayRequestContext.self)
         ws.add(middleware: AccessMiddleware(access: access))
         WallRoutes.add(to: ws, engine: engine)

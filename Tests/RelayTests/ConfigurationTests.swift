@@ -76,7 +76,6 @@ import TestSupport
         ("streams:\n  p:\n    source: udp://0.0.0.0:5000", "streams.p.source: a udp source that accepts pushes on 0.0.0.0"),
         ("streams:\n  p:\n    source: udp://:5000", "streams.p.source: a udp source that accepts pushes on every interface"),
         // The one-port ingest.
-        ("streams:\n  p: {source: publish}", "streams.p.source: publish needs a publish port: set ingest.rtmp.listen"),
         ("ingest:\n  rtmp: {app: live}\nstreams:\n  p: {source: publish}", "ingest.rtmp.listen: missing"),
         ("ingest:\n  rtmp: {listen: 1935}\nstreams:\n  p: {source: publish}", "ingest.rtmp.listen: expected HOST:PORT"),
         ("ingest:\n  rtmp: {listen: \"0.0.0.0:1935\"}\nstreams:\n  p: {source: publish}", "ingest.rtmp.publish_key: ingest.rtmp listens beyond loopback and stream \"p\" has no publish_key"),

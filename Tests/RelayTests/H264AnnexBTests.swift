@@ -62,3 +62,13 @@ import TestSupport
         #expect(H264AnnexB(extradata: [1, 2, 3]).codec == nil)
     }
 }
+
+@Suite struct HLSUploadOrderTests {
+    @Test func segmentNumbersComeFromTheName() {
+        #expect(HLSUploads.sequence(of: "index12.ts") == 12)
+        #expect(HLSUploads.sequence(of: "cam-2_000345.m4s") == 345)
+        #expect(HLSUploads.sequence(of: "init.mp4") == nil)
+        #expect(HLSUploads.sequence(of: "segment.ts") == nil)
+        #expect(HLSUploads.sequence(of: "99999999999999999999999.ts") != nil)
+    }
+}

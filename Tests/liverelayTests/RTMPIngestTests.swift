@@ -81,3 +81,47 @@ import Bench
         #expect(viewer.exitStatus == nil, "the viewer was dropped across the publisher's gap")
     }
 }
+
+/// HLS upload ingest, as phone reporter apps and `ffmpeg -f hls -method PUT` publish: the
+/// uploaded segments become a stream like any other (here re-served as LL-HLS), only for users
+/// allowed to publish.
+@Suite(.serialized) struct HLSUploadTests {
+    @Test func uploadedSegmentsBecomeALiveStreamForPublishersOnly() throws {
+        let hash = try AccessTests.hash("phone-pass")
+        let (serve, port, dir) = try Servers.serve("""
+        server: {listen: "127.0.0.1:0"}
+        auth:
+          users:
+            - {name: phone, password: "\(hash)", permissions: [{action: publish, streams: "reporter"}, {action: read}]}
+          anonymous: [read]
+        streams:
+          reporter: {source: publish, preview: {fps: 10}, hls: {variant: lowLatency, segment_duration: 1s, part_duration: 200ms}}
+          other: {source: publish}
+
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        func upload(_ url: String, seconds: Int) throws -> ChildProcess {
+            try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30", "-t", String(seconds),
+                                                 "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-f", "hls", "-hls_time", "1", "-method", "PUT", url])
+        }
+        // Without credentials, or for a stream the user may not publish: refused (ffmpeg's hls
+        // muxer carries on past HTTP errors, so curl asks).
+        func put(_ user: [String], _ path: String) throws -> String {
+            try ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT", "--data-binary", "x"] + user
+                                 + ["http://127.0.0.1:\(port)\(path)"], timeout: 10).stdout
+        }
+        #expect(try put([], "/ingest/reporter/index0.ts") == "401")
+        #expect(try put(["-u", "phone:phone-pass"], "/ingest/other/index0.ts") == "403")
+        #expect(try put(["-u", "phone:phone-pass"], "/ingest/nosuch/index0.ts") == "403")
+        let phone = try upload("http://phone:phone-pass@127.0.0.1:\(port)/ingest/reporter/index.m3u8", seconds: 10)
+        defer { phone.stop() }
+        usleep(5_000_000)
+        let api = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/api/streams/reporter"], timeout: 10).stdout
+        #expect(api.contains("\"state\":\"live\"") && api.contains("\"codec\":\"h264\""), "\(api.prefix(400))")
+        // Re-served as LL-HLS: ffmpeg reads pictures from LiveRelay's playlist.
+        let r = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-i", "http://127.0.0.1:\(port)/streams/reporter/hls/index.m3u8",
+                                                         "-frames:v", "20", "-f", "null", "-"], timeout: 30)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!serve.stdout.contains("phone-pass") && !serve.stderr.contains("phone-pass"))
+    }
+}

@@ -63,12 +63,8 @@ extension Configuration {
     /// stream (a global one, the stream's own, or users allowed to publish).
     func checkIngest(file: String) throws(ConfigError) {
         let publish = publishStreams
-        guard let rtmp = ingest.rtmp else {
-            if let s = publish.first {
-                throw ConfigError(file: file, path: "streams.\(s.name).source", problem: "publish needs a publish port: set ingest.rtmp.listen")
-            }
-            return
-        }
+        // Without ingest.rtmp, publish streams take HLS uploads over HTTP (whose access rules apply).
+        guard let rtmp = ingest.rtmp else { return }
         if Self.isLoopback(host: rtmp.host) || rtmp.publishKey != nil { return }
         let usersMayPublish = auth?.users.contains { u in u.permissions.contains { $0.action == .publish } } ?? false
         if usersMayPublish { return }
