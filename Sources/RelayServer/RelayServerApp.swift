@@ -45,11 +45,18 @@ public enum RelayServerApp {
             let builder = HTTPServerBuilder { responder in
                 try SecureHTTPChannel(tls: tls,
                                       http1: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: wsResponder, configuration: wsChannel),
-                                      http2: HTTP2Channel(responder: responder, configuration: h2))
+                                      http2: HTTP2Channel(responder: responder, configuration: h2),
+                                      headDeadline: .milliseconds(Int64(limits.idleTimeout * 1000)))
             }
             server = Application(router: router, server: builder, configuration: appConfiguration, onServerRunning: onRunning, logger: logger)
         } else {
-            server = Application(router: router, server: .http1WebSocketUpgrade(webSocketRouter: wsRouter, configuration: wsChannel), configuration: appConfiguration,
+            let wsResponder = wsRouter.buildResponder()
+            let idle = TimeAmount.milliseconds(Int64(limits.idleTimeout * 1000))
+            let builder = HTTPServerBuilder { responder in
+                HeadDeadlineChannel(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: wsResponder, configuration: wsChannel),
+                                    timeout: idle)
+            }
+            server = Application(router: router, server: builder, configuration: appConfiguration,
                                  onServerRunning: onRunning, logger: logger)
         }
         let group = ServiceGroup(configuration: .init(

@@ -23,7 +23,11 @@ struct SecureHTTPChannel: ServerChildChannel {
     let http1: HTTP1WebSocketUpgradeChannel
     let http2: HTTP2Channel
 
-    init(tls: TLSConfiguration, http1: HTTP1WebSocketUpgradeChannel, http2: HTTP2Channel) throws {
+    /// The TLS handshake and first request head must come within this.
+    let headDeadline: TimeAmount
+
+    init(tls: TLSConfiguration, http1: HTTP1WebSocketUpgradeChannel, http2: HTTP2Channel, headDeadline: TimeAmount) throws {
+        self.headDeadline = headDeadline
         var tls = tls
         tls.applicationProtocols = ["h2", "http/1.1"]
         sslContext = try NIOSSLContext(configuration: tls)
@@ -34,6 +38,7 @@ struct SecureHTTPChannel: ServerChildChannel {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+            try channel.pipeline.syncOperations.addHandler(RequestHeadDeadline(timeout: headDeadline))
             let alpn = NIOTypedApplicationProtocolNegotiationHandler<Negotiated> { result in
                 switch result {
                 case .negotiated("h2"):
