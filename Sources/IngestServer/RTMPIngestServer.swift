@@ -13,18 +13,17 @@ import Synchronization
 /// refused; one that drops and returns resumes the same stream.
 public final class RTMPIngestServer: Sendable {
     let settings: IngestSettings.RTMPIngest
-    let streams: [String: Configuration.Stream]
-    let points: PublishPoints
+    let engine: RelayEngine
+    var points: PublishPoints { engine.publishPoints }
     let logger: Logger
     private let channel = Mutex<(any Channel)?>(nil)
     private let refusalCounts = Mutex<[String: Int]>([:])
     /// Publishers refused so far, by reason (`app`, `unknown_stream`, `key`, `busy`).
     public var refusals: [String: Int] { refusalCounts.withLock { $0 } }
 
-    public init(settings: IngestSettings.RTMPIngest, configuration: Configuration, points: PublishPoints, logger: Logger) {
+    public init(settings: IngestSettings.RTMPIngest, engine: RelayEngine, logger: Logger) {
         self.settings = settings
-        streams = Dictionary(uniqueKeysWithValues: configuration.streams.map { ($0.name, $0) })
-        self.points = points
+        self.engine = engine
         self.logger = logger
     }
 
@@ -192,7 +191,7 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
             let raw = args.count > 1 ? (args[1].string ?? "") : ""
             let (name, query) = Self.split(raw)
             let key = query["key"] ?? Self.split(tcURL).query["key"]
-            guard let s = server.streams[name], server.points.streams.contains(name) else {
+            guard let s = server.engine.settings(name), server.points.streams.contains(name) else {
                 server.refused("unknown_stream")
                 status(context, "error", "NetStream.Publish.BadName", "no such stream")
                 context.flush()

@@ -1,50 +1,172 @@
 public import Logging
 import Demux
 import Foundation
+import Synchronization
 
 /// Every configured stream with all of its outputs (preview, HLS with its directory and push,
 /// recording, forwards), wired here: the engine behind `liverelay serve`, embeddable in another
 /// Swift program without HTTP, and then missing nothing.
 public final class RelayEngine: Sendable {
+    /// The configuration the engine started with (server, auth, ingest settings; its streams as
+    /// they were then — `streams` has them as they are now).
     public let configuration: Configuration
-    public let hubs: [String: StreamHub]
+    private struct Live {
+        var hubs: [String: StreamHub] = [:]
+        var streams: [String: Configuration.Stream] = [:]
+        var running = false
+    }
+    private let live = Mutex(Live())
+    /// Serialises adding, replacing and removing streams.
+    private let changes = AsyncLock()
+    /// Every stream now, by name.
+    public var hubs: [String: StreamHub] { live.withLock { $0.hubs } }
+    /// A stream's settings now.
+    public func settings(_ stream: String) -> Configuration.Stream? { live.withLock { $0.streams[stream] } }
+    public var streams: [Configuration.Stream] { live.withLock { Array($0.streams.values) }.sorted { $0.name < $1.name } }
     /// Where publishers on the one-port ingest meet their streams.
     public let publishPoints: PublishPoints
     /// HLS upload ingest (`PUT /ingest/{stream}/{file}`), into the same publish points.
     public let hlsUploads: HLSUploads
     /// Every stream's state changes, for subscribers (`/api/events`).
     public let events = StreamEventBus()
+    private let sources: SourceOpener
+    private let captureAge: CaptureAgeReader?
+    private let logger: Logger
 
     /// - Parameters:
     ///   - sources: how URLs are opened (the program registers its own schemes, e.g. `testsrc`).
     ///   - captureAge: read on streams configured with `measure: true`.
     public init(configuration: Configuration, sources: SourceOpener = SourceOpener(), captureAge: CaptureAgeReader? = nil, logger: Logger) {
         self.configuration = configuration
+        self.sources = sources
+        self.captureAge = captureAge
+        self.logger = logger
         let points = PublishPoints(streams: Set(configuration.publishStreams.map(\.name)))
         publishPoints = points
         hlsUploads = HLSUploads(points: points)
-        var hubs: [String: StreamHub] = [:]
+        var l = Live()
         for s in configuration.streams {
-            // A publish stream opens by waiting for its publisher on the one-port ingest.
-            var sources = sources
-            let options = s.sourceOptions
-            sources.register(scheme: PublishPoints.scheme, open: { url, handle throws(IngestError) in
-                try points.open(url: url, options: options, interrupt: handle)
-            }, validate: { _ in nil })
-            var l = logger
-            l[metadataKey: "stream.name"] = "\(s.name)"
-            let hub = StreamHub(name: s.name, source: s.source, title: s.title, sourceOptions: s.sourceOptions,
-                                decoderOptions: s.decoderOptions, opener: sources, captureAge: s.measure ? captureAge : nil,
-                                events: events, logger: l)
-            hubs[s.name] = hub
-            // Each output registers itself with its hub.
-            if let p = s.preview { _ = PreviewService(hub: hub, settings: p) }
-            if let h = s.hls { _ = HLSSegmenter(hub: hub, settings: h, logger: l) }
-            if let r = s.record { _ = Recorder(hub: hub, settings: r, logger: l) }
-            for (i, destination) in s.forward.enumerated() { _ = Forwarder(hub: hub, index: i, destination: destination, logger: l) }
+            l.hubs[s.name] = makeHub(s)
+            l.streams[s.name] = s
         }
-        self.hubs = hubs
+        live.withLock { $0 = l }
     }
+
+    /// A stream's hub with its outputs, not started.
+    private func makeHub(_ s: Configuration.Stream) -> StreamHub {
+        // A publish stream opens by waiting for its publisher on the one-port ingest.
+        var sources = sources
+        let options = s.sourceOptions
+        let points = publishPoints
+        sources.register(scheme: PublishPoints.scheme, open: { url, handle throws(IngestError) in
+            try points.open(url: url, options: options, interrupt: handle)
+        }, validate: { _ in nil })
+        var l = logger
+        l[metadataKey: "stream.name"] = "\(s.name)"
+        let hub = StreamHub(name: s.name, source: s.source, title: s.title, sourceOptions: s.sourceOptions,
+                            decoderOptions: s.decoderOptions, opener: sources, captureAge: s.measure ? captureAge : nil,
+                            events: events, logger: l)
+        // Each output registers itself with its hub.
+        if let p = s.preview { _ = PreviewService(hub: hub, settings: p) }
+        if let h = s.hls { _ = HLSSegmenter(hub: hub, settings: h, logger: l) }
+        if let r = s.record { _ = Recorder(hub: hub, settings: r, logger: l) }
+        for (i, destination) in s.forward.enumerated() { _ = Forwarder(hub: hub, index: i, destination: destination, logger: l) }
+        return hub
+    }
+
+    public enum ChangeError: Error, Equatable, CustomStringConvertible {
+        case exists(String)
+        case unknown(String)
+        public var description: String {
+            switch self {
+            case .exists(let n): "stream \"\(n)\" exists"
+            case .unknown(let n): "unknown stream \"\(n)\""
+            }
+        }
+    }
+
+    /// Adds a stream at run time; it starts at once if the engine runs.
+    public func add(_ s: Configuration.Stream) async throws(ChangeError) {
+        await changes.lock()
+        defer { changes.unlock() }
+        try addLocked(s)
+    }
+
+    private func addLocked(_ s: Configuration.Stream) throws(ChangeError) {
+        if live.withLock({ $0.hubs[s.name] != nil }) { throw .exists(s.name) }
+        let hub = makeHub(s)
+        let running = live.withLock { l -> Bool in
+            l.hubs[s.name] = hub
+            l.streams[s.name] = s
+            return l.running
+        }
+        if s.source.hasPrefix("\(PublishPoints.scheme)://") { publishPoints.add(s.name) }
+        if running { Self.start(hub) }
+    }
+
+    /// Removes a stream: its ingest stops, its outputs finish (playlists end, recordings close).
+    public func remove(_ name: String) async throws(ChangeError) {
+        await changes.lock()
+        defer { changes.unlock() }
+        try await removeLocked(name)
+    }
+
+    private func removeLocked(_ name: String) async throws(ChangeError) {
+        guard let hub = live.withLock({ l -> StreamHub? in
+            l.streams[name] = nil
+            return l.hubs.removeValue(forKey: name)
+        }) else { throw .unknown(name) }
+        publishPoints.remove(name)
+        hlsUploads.end(name)
+        await hub.stop()
+        for o in hub.outputs { await o.stop() }
+    }
+
+    /// Replaces a stream's settings: the stream restarts with them (its viewers reconnect).
+    public func replace(_ s: Configuration.Stream) async throws(ChangeError) {
+        await changes.lock()
+        defer { changes.unlock() }
+        try await removeLocked(s.name)
+        try addLocked(s)
+    }
+
+    /// What a reload changed.
+    public struct Reload: Sendable, Equatable {
+        public var added: [String] = []
+        public var removed: [String] = []
+        public var changed: [String] = []
+        public var unchanged: [String] = []
+    }
+
+    /// Applies a newly read configuration's streams: only what changed. An unchanged stream keeps
+    /// its connection, its viewers and its HLS sequence. (Server, auth and ingest settings take a
+    /// restart.)
+    public func reload(_ new: Configuration) async -> Reload {
+        await changes.lock()
+        defer { changes.unlock() }
+        var r = Reload()
+        let current = live.withLock { $0.streams }
+        let wanted = Dictionary(uniqueKeysWithValues: new.streams.map { ($0.name, $0) })
+        for name in current.keys.sorted() where wanted[name] == nil {
+            try? await removeLocked(name)
+            r.removed.append(name)
+        }
+        for (name, s) in wanted.sorted(by: { $0.key < $1.key }) {
+            if let old = current[name] {
+                if Self.fingerprint(old) == Self.fingerprint(s) { r.unchanged.append(name); continue }
+                try? await removeLocked(name)
+                try? addLocked(s)
+                r.changed.append(name)
+            } else {
+                try? addLocked(s)
+                r.added.append(name)
+            }
+        }
+        return r
+    }
+
+    /// Two settings are the same stream when they print the same.
+    static func fingerprint(_ s: Configuration.Stream) -> String { String(reflecting: s) }
 
     /// The outputs of a stream of one type (e.g. `engine.outputs("cam", PreviewService.self)`).
     public func outputs<T>(_ stream: String, _ type: T.Type) -> [T] {
@@ -58,14 +180,21 @@ public final class RelayEngine: Sendable {
 
     /// Starts every output, then every ingest.
     public func start() {
-        for h in hubs.values { for o in h.outputs { o.start() } }
-        for h in hubs.values { h.start() }
+        let all = live.withLock { l -> [StreamHub] in l.running = true; return Array(l.hubs.values) }
+        for h in all { for o in h.outputs { o.start() } }
+        for h in all { h.start() }
+    }
+
+    private static func start(_ hub: StreamHub) {
+        for o in hub.outputs { o.start() }
+        hub.start()
     }
 
     /// Stops every stream (each ingest returns within its deadlines), then lets each output
     /// finish: every packet taken is segmented or recorded, playlists end. Suspends; blocks no
     /// thread.
     public func stop() async {
+        let hubs = live.withLock { l -> [String: StreamHub] in l.running = false; return l.hubs }
         await withTaskGroup(of: Void.self) { g in
             for h in hubs.values { g.addTask { await h.stop() } }
         }
@@ -80,5 +209,24 @@ public final class RelayEngine: Sendable {
     public func subscribe(stream: String, name: String, policy: SinkPolicy = .preview) -> FrameSubscription? {
         guard let hub = hubs[stream] else { return nil }
         return FrameSubscription(hub: hub, name: name, policy: policy)
+    }
+}
+
+extension RelayEngine {
+    /// A stream's settings from the API's JSON (the configuration's keys), checked as the
+    /// configuration file is: a problem names its key (`request: streams.cam.hls.variant: …`).
+    public func parseStream(name: String, json: [String: Any]) throws(ConfigError) -> Configuration.Stream {
+        guard JSONSerialization.isValidJSONObject(["streams": [name: json]]),
+              let data = try? JSONSerialization.data(withJSONObject: ["streams": [name: json]]),
+              let text = String(data: data, encoding: .utf8) else {
+            throw ConfigError(file: "request", path: "streams.\(name.prefix(100))", problem: "not a JSON object")
+        }
+        // JSON is YAML: the configuration's parser checks every key and value.
+        var parsed = try Configuration.parse(text, file: "request", sources: sources)
+        guard let s = parsed.streams.first else { throw ConfigError(file: "request", path: "streams", problem: "no stream") }
+        parsed.ingest = configuration.ingest
+        parsed.auth = configuration.auth
+        try parsed.checkIngest(file: "request")
+        return s
     }
 }

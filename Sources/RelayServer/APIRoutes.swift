@@ -12,7 +12,32 @@ enum APIRoutes {
     static func add(to router: Router<RelayRequestContext>, engine: RelayEngine) {
         router.get("/api/streams") { _, context in
             // Only the streams this client may read.
-            try HTTPResponses.json(engine.hubs.keys.sorted().filter(context.mayRead).compactMap { engine.hubs[$0].map { StreamView(hub: $0, engine: engine) } })
+            let hubs = engine.hubs
+            return try HTTPResponses.json(hubs.keys.sorted().filter(context.mayRead).compactMap { hubs[$0].map { StreamView(hub: $0, engine: engine) } })
+        }
+        // Streams made, replaced and removed at run time (admin only where auth is on): the
+        // configuration's keys as JSON, checked as the file is.
+        router.post("/api/streams") { request, _ in
+            let (object, problem) = try await body(request)
+            guard var object else { return try HTTPResponses.jsonError(.badRequest, problem) }
+            guard let name = object.removeValue(forKey: "name") as? String else { return try HTTPResponses.jsonError(.badRequest, "name: missing") }
+            return try await change(engine, name: name, object: object, replace: false)
+        }
+        router.put("/api/streams/:name") { request, context in
+            let name = try context.parameters.require("name")
+            let (object, problem) = try await body(request)
+            guard var object else { return try HTTPResponses.jsonError(.badRequest, problem) }
+            if let n = object.removeValue(forKey: "name"), n as? String != name { return try HTTPResponses.jsonError(.badRequest, "name: differs from the URL's") }
+            return try await change(engine, name: name, object: object, replace: true)
+        }
+        router.delete("/api/streams/:name") { _, context in
+            let name = try context.parameters.require("name")
+            do throws(RelayEngine.ChangeError) {
+                try await engine.remove(name)
+                return Response(status: .noContent)
+            } catch {
+                return try HTTPResponses.jsonError(.notFound, error.description)
+            }
         }
         // Server-sent events: every state change of the streams this client may read.
         router.get("/api/events") { _, context in
@@ -60,5 +85,29 @@ enum APIRoutes {
             if case .failure(let error) = outcome { return try HTTPResponses.jsonError(error.conflict ? .conflict : .badRequest, error.message) }
             return try HTTPResponses.json(StreamView(hub: hub, engine: engine))
         }
+    }
+
+    static func body(_ request: Request) async throws -> ([String: Any]?, String) {
+        let data = try await request.body.collect(upTo: 256 * 1024)
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(data.readableBytesView))) as? [String: Any] else {
+            return (nil, "expected a JSON object with the configuration's stream keys")
+        }
+        return (object, "")
+    }
+
+    static func change(_ engine: RelayEngine, name: String, object: [String: Any], replace: Bool) async throws -> Response {
+        let stream: Configuration.Stream
+        do throws(ConfigError) {
+            stream = try engine.parseStream(name: name, json: object)
+        } catch {
+            return try HTTPResponses.jsonError(.badRequest, error.description)
+        }
+        do throws(RelayEngine.ChangeError) {
+            if replace && engine.hubs[name] != nil { try await engine.replace(stream) } else { try await engine.add(stream) }
+        } catch {
+            return try HTTPResponses.jsonError(.conflict, error.description)
+        }
+        guard let hub = engine.hubs[name] else { return try HTTPResponses.jsonError(.conflict, "stream \"\(name)\" was removed meanwhile") }
+        return try HTTPResponses.json(StreamView(hub: hub, engine: engine), status: replace ? .ok : .created)
     }
 }

@@ -10,8 +10,9 @@ enum OpsPage {
 
     static func render(engine: RelayEngine, visible: (String) -> Bool = { _ in true }) -> String {
         var cards = ""
-        for name in engine.hubs.keys.sorted() where visible(name) {
-            let s = engine.hubs[name]!.currentStatus
+        let hubs = engine.hubs
+        for (name, hub) in hubs.sorted(by: { $0.key < $1.key }) where visible(name) {
+            let s = hub.currentStatus
             let n = escape(name)
             cards += """
             <figure><a href="/streams/\(n)/"><img src="/streams/\(n)/preview.mjpg" alt="\(n)" width="480"></a>

@@ -13,7 +13,10 @@ import UnixSignals
 
 /// Runs the engine and its HTTP server until SIGINT/SIGTERM, then stops both gracefully.
 public enum RelayServerApp {
+    /// - Parameter reload: reads the configuration again (on SIGHUP: streams added, removed or
+    ///   changed are applied; unchanged ones keep running).
     public static func run(configuration: Configuration, sources: SourceOpener = SourceOpener(), captureAge: CaptureAgeReader? = nil,
+                           reload: (@Sendable () throws -> Configuration)? = nil,
                            logger: Logger, onListening: @escaping @Sendable (Int) -> Void) async throws {
         let engine = RelayEngine(configuration: configuration, sources: sources, captureAge: captureAge, logger: logger)
         let metrics = RelayMetrics()
@@ -31,8 +34,9 @@ public enum RelayServerApp {
         let wsChannel = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: ws)
         let server: any Service
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: EngineService(engine: engine))]
+        if let reload { services.append(.init(service: ConfigReloadService(engine: engine, read: reload, logger: logger))) }
         if let rtmp = configuration.ingest.rtmp {
-            let ingest = RTMPIngestServer(settings: rtmp, configuration: configuration, points: engine.publishPoints, logger: logger)
+            let ingest = RTMPIngestServer(settings: rtmp, engine: engine, logger: logger)
             services.append(.init(service: RTMPIngestService(server: ingest, settings: rtmp)))
         }
         if let tls = configuration.tls {
@@ -94,5 +98,27 @@ struct RTMPIngestService: Service {
         FileHandle.standardOutput.write(Data("RTMP ingest listening on rtmp://\(host):\(port)/\(settings.app)/\n".utf8))
         try? await gracefulShutdown()
         await server.stop()
+    }
+}
+
+/// Reads the configuration again on SIGHUP and applies its streams: only what changed.
+struct ConfigReloadService: Service {
+    let engine: RelayEngine
+    let read: @Sendable () throws -> Configuration
+    let logger: Logger
+
+    func run() async throws {
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        try? await cancelWhenGracefulShutdown {
+            for await _ in hangups {
+                do {
+                    let r = await engine.reload(try read())
+                    logger.notice("configuration reloaded", metadata: ["added": "\(r.added)", "removed": "\(r.removed)",
+                                                                      "changed": "\(r.changed)", "unchanged": "\(r.unchanged.count)"])
+                } catch {
+                    logger.error("configuration not reloaded; the running one stays", metadata: ["error": "\(error)"])
+                }
+            }
+        }
     }
 }

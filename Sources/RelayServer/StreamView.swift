@@ -11,7 +11,7 @@ struct StreamMeta: Encodable {
     var hls: String?
 
     init?(engine: RelayEngine, name: String) {
-        guard let s = engine.configuration.streams.first(where: { $0.name == name }) else { return nil }
+        guard let s = engine.settings(name) else { return nil }
         self.name = name
         title = s.title
         description = s.description

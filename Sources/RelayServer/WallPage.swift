@@ -10,8 +10,9 @@ import Relay
 enum WallPage {
     static func render(engine: RelayEngine, visible: (String) -> Bool = { _ in true }) -> String {
         var cards = ""
-        for name in engine.hubs.keys.sorted() where visible(name) {
-            let s = engine.hubs[name]!.currentStatus
+        let hubs = engine.hubs
+        for (name, hub) in hubs.sorted(by: { $0.key < $1.key }) where visible(name) {
+            let s = hub.currentStatus
             let n = OpsPage.escape(name)
             cards += """
             <figure data-tile="\(n)"><a href="/?only=\(n)"><canvas data-stream="\(n)" width="640" height="360"></canvas></a>

@@ -233,8 +233,9 @@ final class WallSession: Sendable {
     }
 
     private func sendHello() async {
-        let list: [[String: Any]] = streams.map { name in
-            let s = engine.hubs[name]!.currentStatus
+        let hubs = engine.hubs
+        let list: [[String: Any]] = streams.compactMap { name in
+            guard let s = hubs[name]?.currentStatus else { return nil }
             var d: [String: Any] = ["name": name, "slot": slot(name)!, "title": s.title ?? name, "state": s.state.rawValue,
                                     "preview": engine.preview(name) != nil, "hls": engine.hls(name) != nil]
             if let c = s.codec { d["codec"] = c }

@@ -60,7 +60,14 @@ struct ServeCommand: AsyncParsableCommand {
     func serve(_ configuration: Configuration, logger: Logger) async throws {
         let c = configuration
         let scheme = c.tls == nil ? "http" : "https"
-        try await RelayServerApp.run(configuration: configuration, sources: .liverelay, captureAge: StampedSource.captureAge, logger: logger) { port in
+        let file = config, listen = listen
+        let reload: @Sendable () throws -> Configuration = {
+            var c = try Configuration.load(file: file, sources: .liverelay)
+            if let listen { try c.setListen(listen, file: "--listen") }
+            try c.validateExposure(file: file)
+            return c
+        }
+        try await RelayServerApp.run(configuration: configuration, sources: .liverelay, captureAge: StampedSource.captureAge, reload: reload, logger: logger) { port in
             let host = c.listenHost == "0.0.0.0" ? "127.0.0.1" : c.listenHost
             var text = "LiveRelay listening on \(scheme)://\(host):\(port)/\n"
             for s in c.streams where s.preview != nil {

@@ -21,11 +21,21 @@ public final class PublishPoints: Sendable {
         var live: Set<String> = []
     }
     private let state = Mutex(State())
-    /// The streams that take publishers (`source: publish`).
-    public let streams: Set<String>
+    private let names: Mutex<Set<String>>
+    /// The streams that take publishers (`source: publish`), now.
+    public var streams: Set<String> { names.withLock { $0 } }
 
     public init(streams: Set<String>) {
-        self.streams = streams
+        names = Mutex(streams)
+    }
+
+    /// A publish stream added at run time.
+    public func add(_ stream: String) { names.withLock { _ = $0.insert(stream) } }
+
+    /// A publish stream removed: a waiting read end is closed.
+    public func remove(_ stream: String) {
+        names.withLock { _ = $0.remove(stream) }
+        if let fd = state.withLock({ $0.ready.removeValue(forKey: stream) }) { close(fd) }
     }
 
     public enum Refusal: Error, Equatable {
@@ -37,7 +47,7 @@ public final class PublishPoints: Sendable {
     /// A publisher for `stream` was accepted: the file descriptor to write its media to (the
     /// caller closes it when the publisher leaves, then calls `end`).
     public func begin(_ stream: String) -> Result<Int32, Refusal> {
-        guard streams.contains(stream) else { return .failure(.unknownStream) }
+        guard names.withLock({ $0.contains(stream) }) else { return .failure(.unknownStream) }
         var fds: [Int32] = [0, 0]
         return state.withLock { s in
             guard !s.live.contains(stream) else { return .failure(.alreadyPublishing) }

@@ -1,0 +1,86 @@
+import Testing
+import Foundation
+import TestSupport
+import Bench
+
+/// Streams made, replaced and removed while the server runs: by the API, and by a SIGHUP that
+/// re-reads the configuration and applies only what changed.
+@Suite(.serialized) struct RuntimeStreamsTests {
+    static func curl(_ args: [String]) throws -> (code: String, body: String) {
+        let r = try ChildProcess.run("/usr/bin/curl", ["-s", "-w", "\n%{http_code}"] + args, timeout: 20)
+        let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        return (String(lines.last ?? ""), lines.dropLast().joined(separator: "\n"))
+    }
+
+    static func state(_ port: Int, _ name: String) throws -> [String: Any]? {
+        let r = try curl(["http://127.0.0.1:\(port)/api/streams/\(name)"])
+        guard r.code == "200" else { return nil }
+        return (try JSONSerialization.jsonObject(with: Data(r.body.utf8)) as? [String: Any])?["stream"] as? [String: Any]
+    }
+
+    @Test func theAPIAddsReplacesAndRemovesStreams() throws {
+        let (serve, port, dir) = try Servers.serve("streams:\n  a: {source: \"testsrc://?size=160x96&fps=10\", preview: false}\n")
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let api = "http://127.0.0.1:\(port)/api/streams"
+        let json = ["-H", "Content-Type: application/json", "-X"]
+        let added = try Self.curl(json + ["POST", "--data", #"{"name": "b", "source": "testsrc://?size=160x96&fps=10", "hls": {"variant": "mpegts"}}"#, api])
+        #expect(added.code == "201", "\(added)")
+        usleep(2_500_000)
+        #expect(try Self.state(port, "b")?["state"] as? String == "live")
+        let playlist = try Self.curl(["\(api.replacingOccurrences(of: "/api/streams", with: "/streams"))/b/hls/index.m3u8"])
+        #expect(playlist.code == "200" && playlist.body.contains("#EXTINF"), "\(playlist)")
+        // Checked as the file is: the problem names its key.
+        let bad = try Self.curl(json + ["POST", "--data", #"{"name": "c", "source": "testsrc://", "hls": {"variant": "dash"}}"#, api])
+        #expect(bad.code == "400" && bad.body.contains("streams.c.hls.variant"), "\(bad)")
+        #expect(try Self.curl(json + ["POST", "--data", #"{"name": "b", "source": "testsrc://"}"#, api]).code == "409")
+        #expect(try Self.curl(json + ["POST", "--data", #"{"source": "testsrc://"}"#, api]).code == "400")
+        // Replaced: the new settings take effect.
+        let replaced = try Self.curl(json + ["PUT", "--data", #"{"source": "testsrc://?size=320x180&fps=10", "title": "Lobby"}"#, "\(api)/b"])
+        #expect(replaced.code == "200" && replaced.body.contains("Lobby"), "\(replaced)")
+        // Removed: gone from the API; the other stream never noticed.
+        #expect(try Self.curl(["-X", "DELETE", "\(api)/b"]).code == "204")
+        #expect(try Self.state(port, "b") == nil)
+        #expect(try Self.curl(["-X", "DELETE", "\(api)/b"]).code == "404")
+        #expect(try Self.state(port, "a")?["connections"] as? Int == 1)
+    }
+
+    @Test func sighupAppliesOnlyWhatChanged() throws {
+        let (serve, port, dir) = try Servers.serve("""
+        streams:
+          keep: {source: "testsrc://?size=160x96&fps=15&gop=15", preview: {fps: 10}, hls: {variant: mpegts, segment_duration: 1s}}
+          drop: {source: "testsrc://?size=160x96&fps=10", preview: false}
+
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        usleep(3_000_000)
+        // A viewer of the unchanged stream, held across the reload.
+        let viewer = try ChildProcess("/usr/bin/curl", ["-sN", "-o", "/dev/null", "--max-time", "12", "http://127.0.0.1:\(port)/streams/keep/preview.mjpg"])
+        defer { viewer.stop() }
+        func sequence() throws -> Int {
+            let p = try Self.curl(["http://127.0.0.1:\(port)/streams/keep/hls/index.m3u8"]).body
+            let line = p.split(separator: "\n").first { $0.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") } ?? ""
+            return Int(line.split(separator: ":").last ?? "") ?? -1
+        }
+        let before = try sequence()
+        try """
+        streams:
+          keep: {source: "testsrc://?size=160x96&fps=15&gop=15", preview: {fps: 10}, hls: {variant: mpegts, segment_duration: 1s}}
+          new: {source: "testsrc://?size=160x96&fps=10", preview: false}
+
+        """.write(to: dir.appendingPathComponent("config.yaml"), atomically: true, encoding: .utf8)
+        kill(serve.process.processIdentifier, SIGHUP)
+        usleep(3_000_000)
+        #expect(try Self.state(port, "new")?["state"] as? String == "live")
+        #expect(try Self.state(port, "drop") == nil)
+        let keep = try #require(try Self.state(port, "keep"))
+        #expect(keep["connections"] as? Int == 1, "the unchanged stream reconnected: \(keep)")
+        #expect(try sequence() >= before && before >= 0, "its HLS sequence went back")
+        #expect(viewer.exitStatus == nil, "its viewer was dropped")
+        // A broken file changes nothing and says why.
+        try "streams: [".write(to: dir.appendingPathComponent("config.yaml"), atomically: true, encoding: .utf8)
+        kill(serve.process.processIdentifier, SIGHUP)
+        usleep(1_000_000)
+        #expect(try Self.state(port, "new")?["state"] as? String == "live")
+        #expect(serve.stderr.contains("configuration not reloaded") || serve.stdout.contains("configuration not reloaded"), "\(serve.stderr.suffix(500))")
+    }
+}
