@@ -191,6 +191,10 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
             let raw = args.count > 1 ? (args[1].string ?? "") : ""
             let (name, query) = Self.split(raw)
             let key = query["key"] ?? Self.split(tcURL).query["key"]
+            if server.engine.settings(name) == nil && server.settings.autoCreate {
+                try autoCreate(name, key: key, context)
+                return
+            }
             guard let s = server.engine.settings(name), server.points.streams.contains(name) else {
                 server.refused("unknown_stream")
                 status(context, "error", "NetStream.Publish.BadName", "no such stream")
@@ -203,6 +207,44 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
                 context.flush()
                 throw Refused(description: "wrong or missing key for \(name)")
             }
+            try begin(name, context)
+        case "deleteStream":
+            finish()
+        default:
+            break
+        }
+    }
+
+    /// A publish to a stream that does not exist yet: made from `ingest.defaults` (the global key
+    /// is the credential), then the publish goes on as for any stream.
+    private func autoCreate(_ name: String, key: String?, _ context: ChannelHandlerContext) throws {
+        guard !name.isEmpty, name.count <= 64, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            server.refused("bad_name")
+            status(context, "error", "NetStream.Publish.BadName", "stream names may use letters, digits, - and _ only")
+            context.flush()
+            throw Refused(description: "bad stream name")
+        }
+        if let global = server.settings.publishKey, !(key.map { RTMPIngestServer.constantTimeEqual(global, $0) } ?? false) {
+            server.refused("key")
+            status(context, "error", "NetStream.Publish.BadName", "wrong or missing key")
+            context.flush()
+            throw Refused(description: "wrong or missing key for a new stream")
+        }
+        let settings = server.engine.configuration.ingest.autoCreated(name)
+        let engine = server.engine
+        let loop = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        Task {
+            // Made once: a concurrent first publish of the same name finds it made.
+            try? await engine.add(settings)
+            loop.eventLoop.execute {
+                let (session, context) = loop.value
+                do { try session.begin(name, context) } catch { context.close(promise: nil) }
+                context.flush()
+            }
+        }
+    }
+
+    private func begin(_ name: String, _ context: ChannelHandlerContext) throws {
             switch server.points.begin(name) {
             case .failure(.alreadyPublishing):
                 server.refused("busy")
@@ -222,11 +264,6 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
                 server.logger.info("rtmp ingest: publishing", metadata: ["stream": "\(name)"])
                 status(context, "status", "NetStream.Publish.Start", "\(name) is now published")
             }
-        case "deleteStream":
-            finish()
-        default:
-            break
-        }
     }
 
     /// `name?k=v&…` → name and query (values not percent-decoded beyond `+`).

@@ -81,6 +81,9 @@ import TestSupport
         ("ingest:\n  rtmp: {listen: \"0.0.0.0:1935\"}\nstreams:\n  p: {source: publish}", "ingest.rtmp.publish_key: ingest.rtmp listens beyond loopback and stream \"p\" has no publish_key"),
         ("ingest:\n  rtmp: {listen: \"127.0.0.1:1935\", app: \"a/b\"}\nstreams:\n  p: {source: publish}", "ingest.rtmp.app: letters, digits"),
         ("ingest:\n  srt: {}\nstreams:\n  p: {source: publish}", "ingest.srt: unknown key"),
+        ("ingest:\n  rtmp: {listen: \"0.0.0.0:1935\", auto_create: true}\nstreams:\n  p: {source: publish, publish_key: k}", "ingest.rtmp.publish_key: ingest.rtmp.auto_create beyond loopback"),
+        ("ingest:\n  rtmp: {listen: \"127.0.0.1:1935\"}\n  defaults: {hls: {variant: dash}}\nstreams:\n  p: {source: publish}", "ingest.defaults.hls.variant: expected mpegts"),
+        ("ingest:\n  defaults: {source: x}\nstreams:\n  p: {source: publish}", "ingest.defaults.source: not allowed"),
     ])
     func errorsNameTheKey(yaml: String, expected: String) {
         do {

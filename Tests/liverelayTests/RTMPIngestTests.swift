@@ -14,8 +14,8 @@ import Bench
 
     static func status(_ port: Int, _ stream: String) throws -> [String: Any] {
         let r = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/api/streams/\(stream)"], timeout: 10)
-        let j = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(r.stdout)")
-        return try #require(j["stream"] as? [String: Any])
+        let j = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        return j?["stream"] as? [String: Any] ?? [:]
     }
 
     @Test func tenPublishersOnOnePortAndTheWrongKeyIsRefused() throws {
@@ -51,6 +51,32 @@ import Bench
         // The refused ones did not disturb the live ones.
         #expect(try Self.status(port, "phone5")["state"] as? String == "live")
         #expect(!serve.stdout.contains("fleet-key") && !serve.stderr.contains("fleet-key") && !serve.stderr.contains("own-key"), "a key reached the log")
+    }
+
+    @Test func aFirstPublishCreatesItsStreamFromTheDefaults() throws {
+        let rtmpPort = FreePort.tcp()
+        let (serve, port, dir) = try Servers.serve("""
+        ingest:
+          rtmp: {listen: "127.0.0.1:\(rtmpPort)", publish_key: "fleet-key", auto_create: true}
+          defaults: {preview: false, hls: {variant: mpegts, segment_duration: 1s}}
+        streams:
+          fixed: {source: "testsrc://?size=160x96&fps=10", preview: false}
+
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        #expect(serve.waitFor("RTMP ingest listening", timeout: 10))
+        let base = "rtmp://127.0.0.1:\(rtmpPort)/live"
+        let wrong = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=15", "-t", "2",
+                                                             "-c:v", "libx264", "-f", "flv", "\(base)/newcam?key=nope"], timeout: 30)
+        #expect(wrong.status != 0 && wrong.stderr.contains("wrong or missing key"), "\(wrong.stderr)")
+        #expect(try Self.status(port, "newcam")["state"] == nil, "a refused publisher made a stream")
+        let publisher = try Self.publisher("\(base)/reporter7?key=fleet-key", seconds: 8)
+        defer { publisher.stop() }
+        usleep(4_500_000)
+        let s = try Self.status(port, "reporter7")
+        #expect(s["state"] as? String == "live", "\(s)")
+        let playlist = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/streams/reporter7/hls/index.m3u8"], timeout: 10).stdout
+        #expect(playlist.contains("#EXTINF"), "the defaults' HLS is missing: \(playlist)")
     }
 
     @Test func aPublisherThatDropsAndReturnsResumesTheSameStream() throws {

@@ -20,6 +20,20 @@ public struct IngestSettings: Sendable {
         public var app = "live"
         /// A key every publisher may present (a stream's own `publish_key` also opens it).
         public var publishKey: String?
+        /// A publish to an unknown stream name creates the stream (outputs from `ingest.defaults`).
+        public var autoCreate = false
+    }
+
+    /// `ingest.defaults`: a stream's keys (no `source`) for streams created on first publish.
+    public var defaults: Configuration.Stream?
+
+    /// The settings of a stream created by its first publisher.
+    public func autoCreated(_ name: String) -> Configuration.Stream {
+        var s = defaults ?? Configuration.Stream(name: name, source: "")
+        s.name = name
+        s.source = Configuration.publishURL(stream: name)
+        s.publishKey = nil
+        return s
     }
 
     public init() {}
@@ -33,9 +47,9 @@ extension Configuration {
 
     static func ingestSettings(_ node: Node, _ r: Reader) throws(ConfigError) -> IngestSettings {
         var settings = IngestSettings()
-        let m = try r.mapping(node, "ingest", allowed: ["rtmp"])
+        let m = try r.mapping(node, "ingest", allowed: ["rtmp", "defaults"])
         if let rtmp = m["rtmp"] {
-            let x = try r.mapping(rtmp, "ingest.rtmp", allowed: ["listen", "app", "publish_key"])
+            let x = try r.mapping(rtmp, "ingest.rtmp", allowed: ["listen", "app", "publish_key", "auto_create"])
             var s = IngestSettings.RTMPIngest()
             guard let l = x["listen"] else { throw ConfigError(file: r.file, path: "ingest.rtmp.listen", problem: "missing (HOST:PORT)") }
             let text = try r.string(l, "ingest.rtmp.listen")
@@ -54,6 +68,7 @@ extension Configuration {
                 s.publishKey = try r.string(k, "ingest.rtmp.publish_key")
                 Redactor.remember(secret: s.publishKey!)
             }
+            if let a = x["auto_create"] { s.autoCreate = try r.bool(a, "ingest.rtmp.auto_create") }
             settings.rtmp = s
         }
         return settings
@@ -66,6 +81,10 @@ extension Configuration {
         // Without ingest.rtmp, publish streams take HLS uploads over HTTP (whose access rules apply).
         guard let rtmp = ingest.rtmp else { return }
         if Self.isLoopback(host: rtmp.host) || rtmp.publishKey != nil { return }
+        if rtmp.autoCreate {
+            throw ConfigError(file: file, path: "ingest.rtmp.publish_key",
+                              problem: "ingest.rtmp.auto_create beyond loopback needs ingest.rtmp.publish_key (anyone could make streams)")
+        }
         let usersMayPublish = auth?.users.contains { u in u.permissions.contains { $0.action == .publish } } ?? false
         if usersMayPublish { return }
         if let open = publish.first(where: { $0.publishKey == nil }) {

@@ -91,7 +91,23 @@ public struct Configuration: Sendable {
         let r = Reader(file: file)
         var config = Configuration()
         let top = try r.mapping(root, "", allowed: ["server", "auth", "ingest", "streams"])
-        if let ingest = top["ingest"] { config.ingest = try ingestSettings(ingest, r) }
+        if let ingest = top["ingest"] {
+            config.ingest = try ingestSettings(ingest, r)
+            // Defaults for streams made by their first publisher: a stream's keys, checked as one.
+            if case .mapping(let m) = ingest, let d = m["defaults"] {
+                let dm = try r.mapping(d, "ingest.defaults", allowed: nil)
+                if dm["source"] != nil { throw ConfigError(file: file, path: "ingest.defaults.source", problem: "not allowed: streams made on publish take their publisher") }
+                var one = Node.mapping(Node.Mapping([]))
+                if case .mapping(var mm) = d { mm[Node("source")] = Node("publish"); one = .mapping(mm) }
+                let wrapped = Node.mapping(Node.Mapping([(Node("streams"), Node.mapping(Node.Mapping([(Node("defaults"), one)])))]))
+                let text = (try? Yams.serialize(node: wrapped)) ?? ""
+                do {
+                    config.ingest.defaults = try parse(text, file: file, sources: sources).streams.first
+                } catch {
+                    throw ConfigError(file: file, path: error.path.replacingOccurrences(of: "streams.defaults", with: "ingest.defaults"), problem: error.problem)
+                }
+            }
+        }
         if let server = top["server"] { try serverSettings(server, r, into: &config) }
         if let auth = top["auth"] { config.auth = try authSettings(auth, r) }
         guard let streamsNode = top["streams"] else { throw ConfigError(file: file, path: "streams", problem: "missing: at least one stream is needed") }
