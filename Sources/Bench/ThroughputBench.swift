@@ -35,7 +35,7 @@ public struct ThroughputBenchmark {
         guard !counts.isEmpty, counts.allSatisfy({ $0 > 0 && $0 <= 512 }) else { throw BenchError("--streams: expected counts such as 1,8,32") }
         guard (1...20).contains(repeats) else { throw BenchError("--repeats: expected 1 to 20") }
         let kinds = sources.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        guard !kinds.isEmpty, kinds.allSatisfy({ $0 == "file" || $0 == "rtmp" }) else { throw BenchError("--sources: expected file, rtmp or file,rtmp") }
+        guard !kinds.isEmpty, kinds.allSatisfy({ ["file", "rtmp", "push"].contains($0) }) else { throw BenchError("--sources: expected file, rtmp, push or a list of them") }
         let outDir = URL(fileURLWithPath: out, isDirectory: true)
         let work = outDir.appendingPathComponent("throughput-work")
         try? FileManager.default.removeItem(at: work)
@@ -55,7 +55,7 @@ public struct ThroughputBenchmark {
         md += "CPU: the scheduler's run time of every thread over the window (/proc/PID/task/*/schedstat, nanoseconds). The remux rows run LiveRelay and the N ffmpeg processes at the same time, measured over the same window\(repeats > 1 ? ", \(repeats) runs per point (median shown)" : "").\n\n"
         var notes: [String] = []
         var rtmp: RTMPServer?
-        if kinds.contains("rtmp") {
+        if kinds.contains("rtmp") || kinds.contains("push") {
             if RTMPServer.isInstalled {
                 rtmp = try RTMPServer(work: work)
             } else {
@@ -69,12 +69,25 @@ public struct ThroughputBenchmark {
         if rtmp != nil {
             md += "\nrtmp rows: N `ffmpeg -re -c copy -f flv` publishers push the file into nginx-rtmp; LiveRelay and N `ffmpeg -i rtmp://… -c copy -f hls` pull the same N streams over the same window (the publishers and nginx are not counted). Packets arrive one by one from the network: every relay wakes per packet.\n"
         }
+        if rtmp != nil && kinds.contains("push") {
+            md += "\npush rows: N `ffmpeg -re -c copy -f flv` publishers push the file to LiveRelay's one-port RTMP ingest (`source: publish`, HLS out), and N more push it into nginx-rtmp, pulled by N `ffmpeg -i rtmp://… -c copy -f hls`: the peer column counts nginx and the N ffmpeg processes (the publishers are not counted).\n"
+        }
         md += "\n| streams | path | CPU % total | CPU % per stream | RSS MiB total | RSS MiB per stream | LiveRelay / ffmpeg CPU per stream | drops | speed |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n"
         print(md, terminator: "")
         var published = 0
         for n in counts {
             var rows: [String] = []
             for kind in kinds where kind == "file" || rtmp != nil {
+                if kind == "push", let rtmp {
+                    let (ours, theirs) = try measurePush(me: me, input: input, n: n, rtmp: rtmp, first: published, work: work, fps: fps)
+                    published += n
+                    let ratio = theirs.cpu > 0 ? ours.cpu / theirs.cpu : 0
+                    rows += [
+                        "| \(n) | LiveRelay one-port RTMP ingest → HLS (one process, N publishers) | \(f(ours.cpu)) | \(f(ours.cpu / Double(n))) | \(f(ours.rss)) | \(f(ours.rss / Double(n))) | \(String(format: "%.2f", ratio)) | \(ours.drops) | \(String(format: "%.2f", ours.speed)) |",
+                        "| \(n) | nginx-rtmp + ffmpeg -i rtmp:// -c copy -f hls (\(n) processes, same window) | \(f(theirs.cpu)) | \(f(theirs.cpu / Double(n))) | \(f(theirs.rss)) | \(f(theirs.rss / Double(n))) | | | |",
+                    ]
+                    continue
+                }
                 // LiveRelay (one process, N streams, remux to HLS in memory) and ffmpeg (N
                 // processes, `-c copy -f hls`) run at the same time and are measured over the
                 // same window: whatever else the machine does weighs on both alike.
@@ -214,6 +227,30 @@ public struct ThroughputBenchmark {
         // Network readers probe their input first: give them time before the window.
         if !realtime { Thread.sleep(forTimeInterval: 2) }
         let m = measureWindow(serve: serve, port: port, n: inputs.count, decode: false, fps: fps, peers: procs)
+        return (m.ours, m.peers)
+    }
+
+    /// N publishers into LiveRelay's one-port ingest and N into nginx-rtmp (pulled by N ffmpeg
+    /// HLS remuxers), measured over the same window.
+    func measurePush(me: String, input: String, n: Int, rtmp: RTMPServer, first: Int, work: URL, fps: Double) throws -> (ours: Measure, theirs: (cpu: Double, rss: Double)) {
+        let ingestPort = LatencyRun.freePort()
+        var yaml = "ingest:\n  rtmp: {listen: \"127.0.0.1:\(ingestPort)\"}\nstreams:\n"
+        for i in 0..<n { yaml += "  s\(i): {source: publish, preview: false, hls: {variant: mpegts, segment_duration: 2s}}\n" }
+        let config = work.appendingPathComponent("serve-push-\(n).yaml")
+        try yaml.write(to: config, atomically: true, encoding: .utf8)
+        let port = LatencyRun.freePort()
+        let serve = try ChildProcess(name: "serve", me, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)"])
+        defer { serve.stop() }
+        guard serve.waitFor("RTMP ingest listening", timeout: 30) else { throw BenchError("serve did not start: \(serve.stderr.suffix(300))") }
+        let ours = try rtmp.publish(input, to: (0..<n).map { "rtmp://127.0.0.1:\(ingestPort)/live/s\($0)" })
+        defer { for p in ours { p.stop() } }
+        let names = (0..<n).map { "rtmp://127.0.0.1:\(rtmp.port)/live/push\(first + $0)" }
+        let theirs = try rtmp.publish(input, to: names)
+        defer { for p in theirs { p.stop() } }
+        let pulls = try startFFmpeg(inputs: names, realtime: false, work: work)
+        defer { for p in pulls { p.stop() } }
+        Thread.sleep(forTimeInterval: 2)
+        let m = measureWindow(serve: serve, port: port, n: n, decode: false, fps: fps, peers: pulls + [rtmp.process])
         return (m.ours, m.peers)
     }
 
