@@ -72,3 +72,16 @@ import TestSupport
         #expect(HLSUploads.sequence(of: "99999999999999999999999.ts") != nil)
     }
 }
+
+@Suite struct H264PictureTests {
+    @Test func onlySlicesArePictures() {
+        let annexB = H264AnnexB(extradata: [])
+        #expect(annexB.hasPicture([0, 0, 0, 1, 0x65, 1, 2]))          // IDR slice
+        #expect(annexB.hasPicture([0, 0, 1, 0x09, 0x10, 0, 0, 1, 0x41, 7]))  // AUD + slice
+        #expect(!annexB.hasPicture([0, 0, 0, 1, 0x06, 5, 1]))         // SEI only: 'missing picture in access unit'
+        #expect(!annexB.hasPicture([]))
+        let avcc = H264AnnexB(extradata: [1, 0x64, 0, 0x28, 0xFF, 0xE0, 0])
+        #expect(avcc.hasPicture([0, 0, 0, 2, 0x41, 9]))
+        #expect(!avcc.hasPicture([0, 0, 0, 2, 0x09, 0x10]))
+    }
+}

@@ -106,6 +106,14 @@ private final class Work {
     var lowLatency: Bool { settings.variant == .lowLatency }
 
     func process(_ item: RelayPacket) {
+        // A video packet with no picture in it (a source cut mid-frame can leave a few bytes of
+        // parameter sets or SEI): no player decodes it, so no segment carries it.
+        if item.packet.size < 256, item.packet.streamIndex == item.epoch.videoIndex,
+           let info = item.epoch.stream(item.packet.streamIndex), info.parameters.isH264,
+           !H264AnnexB(extradata: info.parameters.extradata).hasPicture(item.packet.data) {
+            queue.dropTaken(.corrupt)
+            return
+        }
         // The queue dropped packets (this sink fell behind): a gap, then a keyframe.
         if queue.takeDiscontinuity() { timeline.restart() }
         guard let at = timeline.place(item) else { return }

@@ -70,6 +70,12 @@ public struct H264AnnexB: Sendable {
         return out
     }
 
+    /// Whether a packet carries a coded picture (a slice NAL unit, types 1–5).
+    public func hasPicture(_ data: [UInt8]) -> Bool {
+        let units = lengthSize.map { Self.lengthPrefixedRanges(data, size: $0) } ?? Self.annexBRanges(data)
+        return units.contains { !$0.isEmpty && (1...5).contains(data[$0.lowerBound] & 0x1F) }
+    }
+
     private mutating func learn(_ unit: [UInt8]) {
         switch unit.first.map({ $0 & 0x1F }) {
         case 7:
