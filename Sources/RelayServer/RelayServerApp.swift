@@ -32,6 +32,7 @@ public enum RelayServerApp {
         // The wall's socket: frames up to 8 MiB (a keyframe in one frame), pinged every 15 s.
         let ws = WebSocketServerConfiguration(maxFrameSize: 8 << 20, autoPing: .enabled(timePeriod: .seconds(15)))
         let wsChannel = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: ws)
+        let connections = ConnectionCount(limit: limits.connections)
         let server: any Service
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: EngineService(engine: engine))]
         if let reload { services.append(.init(service: ConfigReloadService(engine: engine, read: reload, logger: logger))) }
@@ -47,10 +48,12 @@ public enum RelayServerApp {
             let tls = try certificates.serverConfiguration()
             let wsResponder = wsRouter.buildResponder()
             let builder = HTTPServerBuilder { responder in
-                try SecureHTTPChannel(tls: tls,
+                var channel = try SecureHTTPChannel(tls: tls,
                                       http1: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: wsResponder, configuration: wsChannel),
                                       http2: HTTP2Channel(responder: responder, configuration: h2),
                                       headDeadline: .milliseconds(Int64(limits.idleTimeout * 1000)))
+                channel.count = connections
+                return channel
             }
             server = Application(router: router, server: builder, configuration: appConfiguration, onServerRunning: onRunning, logger: logger)
         } else {
@@ -58,7 +61,7 @@ public enum RelayServerApp {
             let idle = TimeAmount.milliseconds(Int64(limits.idleTimeout * 1000))
             let builder = HTTPServerBuilder { responder in
                 HeadDeadlineChannel(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: wsResponder, configuration: wsChannel),
-                                    timeout: idle)
+                                    timeout: idle, count: connections)
             }
             server = Application(router: router, server: builder, configuration: appConfiguration,
                                  onServerRunning: onRunning, logger: logger)

@@ -1,6 +1,7 @@
 import HummingbirdCore
 import Logging
 import NIOCore
+import Synchronization
 
 /// Closes a connection that has not sent a whole request head within `timeout`: idle
 /// connections and slowloris clients. Hummingbird's WebSocket-upgradable HTTP/1.1 channel
@@ -59,12 +60,38 @@ final class RequestHeadDeadline: ChannelInboundHandler, RemovableChannelHandler 
     }
 }
 
-/// An HTTP child channel with `RequestHeadDeadline` in front.
+/// Connections open now, all clients together: beyond `limit`, a new one is closed at once.
+final class ConnectionCount: Sendable {
+    let limit: Int
+    private let open = Atomic<Int>(0)
+    private let refused = Atomic<Int>(0)
+    init(limit: Int) { self.limit = limit }
+    var current: Int { open.load(ordering: .relaxed) }
+    var refusedSoFar: Int { refused.load(ordering: .relaxed) }
+
+    /// Counts the channel while it is open; false (and nothing counted) when full.
+    func admit(_ channel: any Channel) -> Bool {
+        if open.add(1, ordering: .relaxed).newValue > limit {
+            open.subtract(1, ordering: .relaxed)
+            refused.add(1, ordering: .relaxed)
+            return false
+        }
+        channel.closeFuture.whenComplete { _ in self.open.subtract(1, ordering: .relaxed) }
+        return true
+    }
+}
+
+/// An HTTP child channel with the global connection cap and `RequestHeadDeadline` in front.
 struct HeadDeadlineChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let inner: Inner
     let timeout: TimeAmount
+    let count: ConnectionCount?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Inner.Value> {
+        if let count, !count.admit(channel) {
+            channel.close(promise: nil)
+            return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
+        }
         do {
             try channel.pipeline.syncOperations.addHandler(RequestHeadDeadline(timeout: timeout))
         } catch {

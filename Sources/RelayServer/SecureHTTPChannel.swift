@@ -35,8 +35,15 @@ struct SecureHTTPChannel: ServerChildChannel {
         self.http2 = http2
     }
 
+    /// The global connection cap.
+    var count: ConnectionCount? = nil
+
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        channel.eventLoop.makeCompletedFuture {
+        if let count, !count.admit(channel) {
+            channel.close(promise: nil)
+            return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
+        }
+        return channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
             try channel.pipeline.syncOperations.addHandler(RequestHeadDeadline(timeout: headDeadline))
             let alpn = NIOTypedApplicationProtocolNegotiationHandler<Negotiated> { result in

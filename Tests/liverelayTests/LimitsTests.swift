@@ -65,4 +65,26 @@ import TestSupport
         let again = try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "2", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/streams/cam/preview.mjpg"], timeout: 10)
         #expect(again.stdout == "200", "\(again.stdout)")
     }
+
+    /// The global cap: beyond `server.limits.connections` open at once, new connections are
+    /// closed as they come; as the others close, the server answers again.
+    @Test func connectionsBeyondTheGlobalCapAreClosed() throws {
+        let (serve, port, dir) = try Servers.serve("server:\n  limits: {connections: 20, idle_timeout: 30s}\nstreams:\n  cam: {source: \"testsrc://?size=160x96&fps=5\", preview: false}\n")
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let holder = try ChildProcess(Servers.python, ["-c", """
+        import socket, time
+        s = [socket.create_connection(("127.0.0.1", \(port))) for _ in range(20)]
+        print("holding", flush=True)
+        time.sleep(6)
+        """])
+        defer { holder.stop() }
+        #expect(holder.waitFor("holding", timeout: 10))
+        usleep(300_000)
+        let full = try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "3", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/healthz"], timeout: 10)
+        #expect(full.stdout == "000", "answered beyond the cap: \(full.stdout)")
+        #expect(holder.wait(timeout: 20))
+        usleep(500_000)
+        let free = try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "3", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/healthz"], timeout: 10)
+        #expect(free.stdout == "200", "\(free.stdout)")
+    }
 }

@@ -13,6 +13,9 @@ public struct ServerLimits: Sendable, Hashable {
     public var viewersPerClient = 32
     /// LL-HLS blocking playlist requests one client address may have waiting.
     public var blockingRequestsPerClient = 64
+    /// HTTP connections open at once, all clients together; more are closed as they come
+    /// (what is left for sources, recordings and HLS files is never given to clients).
+    public var connections = 4096
     public init() {}
 }
 
@@ -54,7 +57,8 @@ extension Configuration {
     static func serverSettings(_ node: Node, _ r: Reader, into config: inout Configuration) throws(ConfigError) {
         let s = try r.mapping(node, "server", allowed: ["listen", "tls", "allowed_hosts", "limits"])
         if let l = s["limits"] {
-            let m = try r.mapping(l, "server.limits", allowed: ["idle_timeout", "write_stall_timeout", "per_client"])
+            let m = try r.mapping(l, "server.limits", allowed: ["idle_timeout", "write_stall_timeout", "per_client", "connections"])
+            if let v = m["connections"] { config.limits.connections = Int(try r.number(v, "server.limits.connections", 1...1_000_000)) }
             if let v = m["idle_timeout"] { config.limits.idleTimeout = try r.duration(v, "server.limits.idle_timeout", 1...3600) }
             if let v = m["write_stall_timeout"] { config.limits.writeStallTimeout = try r.duration(v, "server.limits.write_stall_timeout", 1...3600) }
             if let pc = m["per_client"] {
