@@ -14,7 +14,10 @@ enum Assets {
 /// The pages: the operations page, one stream's viewer, a stream's metadata.
 enum PageRoutes {
     static func add(to router: Router<RelayRequestContext>, engine: RelayEngine) {
-        router.get("/") { _, context in HTTPResponses.html(WallPage.render(engine: engine, visible: context.mayRead)) }
+        router.get("/") { _, context in
+            HTTPResponses.html(WallPage.render(engine: engine, visible: context.mayRead,
+                                               admin: { context.identity?.may(.admin, stream: $0) ?? true }))
+        }
         // The plain grid: one MJPEG <img> per stream (no WebSocket, no WebCodecs needed).
         router.get("/previews") { _, context in HTTPResponses.html(OpsPage.render(engine: engine, visible: context.mayRead)) }
         router.get("/streams/:name") { request, context in

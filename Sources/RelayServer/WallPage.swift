@@ -8,7 +8,9 @@ import Relay
 /// visible page are sent. Every tile's canvas carries `data-stream`; `window.wall` holds the
 /// tiles' counters for tests and the bench. `?only=NAME` shows one stream, full size.
 enum WallPage {
-    static func render(engine: RelayEngine, visible: (String) -> Bool = { _ in true }) -> String {
+    /// - Parameter admin: whether the client may steer a stream's outputs (the single view then
+    ///   offers their policy switches).
+    static func render(engine: RelayEngine, visible: (String) -> Bool = { _ in true }, admin: (String) -> Bool = { _ in false }) -> String {
         var cards = ""
         let hubs = engine.hubs
         for (name, hub) in hubs.sorted(by: { $0.key < $1.key }) where visible(name) {
@@ -20,7 +22,7 @@ enum WallPage {
             <span data-why="\(n)"></span><br><small data-info="\(n)">connecting…</small>
             <span class="single"> · <a href="/streams/\(n)/watch">public page</a> · freshness
             <select data-policy="\(n)"><option value="max_age">max age 500 ms</option><option value="latest">newest only</option>
-            <option value="lossless">lossless</option></select></span></figcaption></figure>
+            <option value="lossless">lossless</option></select>\(admin(name) ? " · <span data-admin=\"\(n)\"></span>" : "")</span></figcaption></figure>
             """
         }
         return """
@@ -242,6 +244,26 @@ enum WallPage {
     for (const sel of document.querySelectorAll('select[data-policy]')) {
       if (params.get('freshness')) sel.value = params.get('freshness');
       sel.addEventListener('change', () => send({policy: sel.value === 'max_age' ? {freshness: 'max_age', max_age_ms: 500} : {freshness: sel.value}}));
+    }
+
+    // Admins, in the single view: each output's freshness, switched for everyone (PATCH).
+    for (const el of document.querySelectorAll('[data-admin]')) {
+      if (!only || el.dataset.admin !== only) continue;
+      fetch('/api/streams/' + encodeURIComponent(only)).then(r => r.json()).then(v => {
+        for (const sink of v.sinks.filter(s => s.kind !== 'viewer' && s.kind !== 'decode')) {
+          const label = document.createElement('label'); label.textContent = ' ' + sink.name + ' ';
+          const sel = document.createElement('select'); sel.dataset.sink = sink.name;
+          for (const f of ['latest', 'max_age', 'lossless']) { const o = document.createElement('option'); o.value = o.textContent = f; sel.append(o); }
+          sel.value = sink.freshness;
+          sel.addEventListener('change', async () => {
+            const r = await fetch(`/api/streams/${encodeURIComponent(only)}/sinks/${encodeURIComponent(sink.name)}`,
+                                  {method: 'PATCH', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({freshness: sel.value})});
+            sel.title = r.ok ? 'applied' : (await r.json()).error || r.statusText;
+            if (!r.ok) sel.value = sink.freshness; else sink.freshness = sel.value;
+          });
+          label.append(sel); el.append(label);
+        }
+      });
     }
 
     function sendWatch() {

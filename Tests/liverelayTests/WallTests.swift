@@ -212,3 +212,41 @@ import Bench
         #expect(try viewers().isEmpty, "the viewer's output outlived its socket")
     }
 }
+
+/// The single view (`/?only=NAME`) of an admin switches the stream's outputs' freshness, and
+/// says why when an output refuses.
+@Suite(.serialized) struct SingleViewTests {
+    @Test func anAdminSwitchesAnOutputsFreshnessFromTheSingleView() throws {
+        let (serve, port, dir) = try Servers.serve("streams:\n  cam: {source: \"testsrc://?size=160x96&fps=10\", hls: {variant: mpegts}}\n")
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let script = """
+        import json, time, sys
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+        o = webdriver.ChromeOptions()
+        for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"): o.add_argument(a)
+        o.binary_location = "/usr/bin/chromium"
+        d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=o)
+        try:
+            d.get("http://127.0.0.1:\(port)/?only=cam")
+            for _ in range(50):
+                if d.execute_script("return !!document.querySelector('select[data-sink=hls]')"): break
+                time.sleep(0.1)
+            def pick(v):
+                d.execute_script("const s = document.querySelector('select[data-sink=hls]'); s.value = arguments[0]; s.dispatchEvent(new Event('change'))", v)
+                time.sleep(1)
+                return d.execute_script("const s = document.querySelector('select[data-sink=hls]'); return [s.value, s.title]")
+            print(json.dumps({"latest": pick("latest"), "lossless": pick("lossless")}))
+        finally:
+            d.quit()
+        """
+        let r = try ChildProcess.run(Servers.python, ["-c", script], timeout: 60)
+        let j = try #require(try JSONSerialization.jsonObject(with: Data((r.stdout.split(separator: "\n").last ?? "").utf8)) as? [String: [String]], "\(r.stdout) \(r.stderr.suffix(400))")
+        // Classic HLS batches a keyframe interval: `latest` is refused, the selector goes back and says why.
+        #expect(j["latest"]?.first != "latest" && (j["latest"]?.last ?? "").contains("latest"), "\(j)")
+        #expect(j["lossless"] == ["lossless", "applied"], "\(j)")
+        let api = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/api/streams/cam"], timeout: 10).stdout
+        #expect(api.contains("\"freshness\":\"lossless\",\"kind\":\"hls\"") || api.range(of: #""kind":"hls"[^}]*"freshness":"lossless""#, options: .regularExpression) != nil
+                || api.range(of: #""freshness":"lossless"[^}]*"kind":"hls""#, options: .regularExpression) != nil, "\(api.prefix(600))")
+    }
+}
