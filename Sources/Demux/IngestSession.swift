@@ -272,8 +272,15 @@ public final class IngestSession: PacketSource {
                 let t = scratch.pointee.dts != noTimestamp ? scratch.pointee.dts : scratch.pointee.pts
                 if t != noTimestamp { lastEnd[index] = max(lastEnd[index] ?? .min, Timestamps.add(t, max(scratch.pointee.duration, 1))) }
             }
+            // RTSP: once a sender report came, pts 0 is `start_time_realtime` on the sender's clock.
+            let realtime = ctx.pointee.start_time_realtime
+            let pts = scratch.pointee.pts
             do {
-                return try Packet(movingFrom: scratch, timeBase: timeBase, mediaType: mediaType, arrivalNanos: arrival)
+                let p = try Packet(movingFrom: scratch, timeBase: timeBase, mediaType: mediaType, arrivalNanos: arrival)
+                if realtime != noTimestamp && realtime > 0 && pts != noTimestamp && timeBase.denominator > 0 {
+                    p.senderWallMicros = realtime &+ Int64((Double(pts) * Double(timeBase.numerator) / Double(timeBase.denominator) * 1_000_000).rounded())
+                }
+                return p
             } catch {
                 throw IngestError(.failed, source: url, stage: "reading", detail: error.description, underlying: error)
             }

@@ -16,6 +16,9 @@ public final class Packet: @unchecked Sendable {
     public package(set) var arrivalNanos: UInt64
     /// What kind of elementary stream the packet belongs to.
     public let mediaType: MediaType
+    /// The sender's wall-clock time of this packet's presentation, in microseconds since the
+    /// Unix epoch, where the source says it (RTSP: RTCP sender reports); nil otherwise.
+    public package(set) var senderWallMicros: Int64?
 
     /// Takes ownership of the references in `scratch`, leaving it blank for the next read.
     package init(movingFrom scratch: UnsafeMutablePointer<AVPacket>, timeBase: TimeBase, mediaType: MediaType, arrivalNanos: UInt64) throws(FFmpegError) {

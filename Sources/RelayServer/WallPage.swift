@@ -92,7 +92,7 @@ enum WallPage {
       let h = 0; for (let i = 0; i < d.length; i += 7) h = (h * 31 + d[i]) >>> 0; return h;
     }
 
-    function painted(t, src, w, h, arrivalMs) {
+    function painted(t, src, w, h, arrivalMs, senderClock) {
       // Paint at the size the tile is shown (not larger than the picture): a wall of small
       // tiles converts and scales far fewer pixels.
       const shown = t.canvas.clientWidth * (window.devicePixelRatio || 1);
@@ -115,7 +115,13 @@ enum WallPage {
         }
         else if (!t.stamped && ++t.stampTries > 30) t.stamped = false;
       }
-      if (latency === null && arrivalMs && t.stamped !== true) { latency = now - arrivalMs; t.latencyKind = 'arrival → screen'; }
+      // Without a stamp: capture → screen on the sender's clock (RTSP sender reports), else
+      // arrival at LiveRelay → screen; each labelled.
+      if (latency === null && arrivalMs && t.stamped !== true) {
+        const kind = senderClock ? 'capture → screen (sender clock)' : 'arrival → screen';
+        if (kind !== t.latencyKind) t.latency = [];
+        latency = now - arrivalMs; t.latencyKind = kind;
+      }
       if (latency !== null) { t.latency.push(latency); if (t.latency.length > 120) t.latency.shift(); }
       if (t.lostSince && t.state === 'live') setLost(t, null);
     }
@@ -160,7 +166,7 @@ enum WallPage {
         t.codec = codec;
         t.decoder = new VideoDecoder({
           output: frame => { const a = t.arrivals.get(frame.timestamp); t.arrivals.delete(frame.timestamp);
-                             painted(t, frame, frame.displayWidth, frame.displayHeight, a); frame.close(); },
+                             painted(t, frame, frame.displayWidth, frame.displayHeight, a && a[0], a && a[1]); frame.close(); },
           error: e => fallback(t, 'decoder: ' + e.message)});
         try { t.decoder.configure({codec, optimizeForLatency: true}); } catch (e) { fallback(t, 'configure: ' + e.message); return; }
         t.waitKey = false;
@@ -170,7 +176,7 @@ enum WallPage {
       if (t.waitKey && !key) { t.dropped++; return; }
       t.waitKey = false;
       if (t.arrivals.size > 64) t.arrivals.clear();
-      t.arrivals.set(ts, arrivalMs);
+      t.arrivals.set(ts, [arrivalMs, (flags & 8) !== 0]);
       t.frames++;
       try { t.decoder.decode(new EncodedVideoChunk({type: key ? 'key' : 'delta', timestamp: ts, data: payload})); }
       catch (e) { fallback(t, 'decode: ' + e.message); }

@@ -22,7 +22,8 @@ import Synchronization
 /// Server → client (text): `hello` (the streams and their slots), `path` (which path a tile
 /// takes and why), `event` (stream up/down), `stats` (each second: per-tile sent, drops).
 /// Server → client (binary): a 21-byte header — kind (1 H.264, 2 JPEG), flags (1 key,
-/// 2 restart, 4 slate), slot (UInt16), arrival wall-clock ms (Float64), timestamp µs (Int64),
+/// 2 restart, 4 slate, 8 the time is the sender's capture time), slot (UInt16), arrival (or
+/// with flag 8 capture) wall-clock ms (Float64), timestamp µs (Int64),
 /// codec length — then the codec string and the payload.
 enum WallRoutes {
     static let path = "/api/wall"
@@ -192,8 +193,9 @@ final class WallSession: Sendable {
                     Task { self.switchTo(name, .jpeg, why: "\(codec) is not H.264: JPEG from the preview") }
                     return
                 case .chunk(let c):
-                    let flags: UInt8 = (c.isKeyframe ? 1 : 0) | (c.restart ? 2 : 0)
-                    let frame = Self.frame(kind: 1, flags: flags, slot: slot, arrivalNanos: c.arrivalNanos,
+                    // Flag 8: the time field is the sender's capture time (RTCP), not arrival here.
+                    let flags: UInt8 = (c.isKeyframe ? 1 : 0) | (c.restart ? 2 : 0) | (c.senderWallMillis != nil ? 8 : 0)
+                    let frame = Self.frame(kind: 1, flags: flags, slot: slot, arrivalNanos: c.arrivalNanos, wallMillis: c.senderWallMillis,
                                            timestamp: c.timestampMicros, codec: c.codec, payload: c.data)
                     let began = ContinuousClock.now
                     do { try await outbound.write(.binary(frame)) } catch { return }
@@ -291,13 +293,13 @@ final class WallSession: Sendable {
         (try? JSONSerialization.data(withJSONObject: object)).flatMap { String(data: $0, encoding: .utf8) } ?? "{}"
     }
 
-    static func frame(kind: UInt8, flags: UInt8, slot: Int, arrivalNanos: UInt64, timestamp: Int64, codec: String, payload: [UInt8]) -> ByteBuffer {
+    static func frame(kind: UInt8, flags: UInt8, slot: Int, arrivalNanos: UInt64, wallMillis: Double? = nil, timestamp: Int64, codec: String, payload: [UInt8]) -> ByteBuffer {
         let codecBytes = Array(codec.utf8.prefix(255))
         var b = ByteBufferAllocator().buffer(capacity: 21 + codecBytes.count + payload.count)
         b.writeInteger(kind)
         b.writeInteger(flags)
         b.writeInteger(UInt16(clamping: slot))
-        b.writeInteger(Self.wallMillis(arrivalNanos).bitPattern)
+        b.writeInteger((wallMillis ?? Self.wallMillis(arrivalNanos)).bitPattern)
         b.writeInteger(timestamp)
         b.writeInteger(UInt8(codecBytes.count))
         b.writeBytes(codecBytes)

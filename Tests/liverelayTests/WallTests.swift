@@ -74,6 +74,11 @@ import Bench
         let t01 = try #require(tiles["t01"])
         #expect(t01["latency_kind"] as? String == "capture → screen", "\(t01)")
         #expect((t01["latency_p50"] as? Double ?? 1e9) < 1000, "\(t01)")
+        // The RTSP camera has no stamp: its tile measures from the sender's clock (RTCP sender
+        // reports), which a wrong clock base would put hours off.
+        let cam = try #require(tiles["cam"])
+        #expect(cam["latency_kind"] as? String == "capture → screen (sender clock)", "\(cam)")
+        #expect((0..<1000).contains(cam["latency_p50"] as? Double ?? -1), "\(cam)")
         _ = camera
     }
 

@@ -16,6 +16,8 @@ public struct VideoChunk: Sendable {
     public let height: Int
     /// The decoder starts over here: a new connection to the source (parameters may differ).
     public let restart: Bool
+    /// When the sender says the picture was taken (RTSP sender reports), Unix milliseconds.
+    public let senderWallMillis: Double?
 }
 
 /// One viewer's copy of a stream's H.264, neither decoded nor re-encoded: what the ops wall sends
@@ -107,7 +109,8 @@ public final class VideoFeed: StreamOutput, Sendable {
             let pts = p.packet.pts ?? p.packet.dts ?? 0
             let micros = Int64((Double(pts) * Double(tb.numerator) / Double(max(1, tb.denominator)) * 1_000_000).rounded())
             return (VideoChunk(data: data, isKeyframe: keyframe, timestampMicros: micros, arrivalNanos: p.arrivalNanos,
-                               codec: codec, width: info.width, height: info.height, restart: restart), false)
+                               codec: codec, width: info.width, height: info.height, restart: restart,
+                               senderWallMillis: p.packet.senderWallMicros.map { Double($0) / 1000 }), false)
         }
         if out.1 { queue.dropTaken(.resync) }
         return out.0.map { .chunk($0) }
