@@ -84,3 +84,23 @@ import Bench
         #expect(serve.stderr.contains("configuration not reloaded") || serve.stdout.contains("configuration not reloaded"), "\(serve.stderr.suffix(500))")
     }
 }
+
+/// A publish stream removed while its publisher pushes: the publisher is dropped, the server
+/// lives on (a write into a pipe whose reader left must not raise SIGPIPE).
+@Suite(.serialized) struct RemovedUnderAPublisherTests {
+    @Test func removingALiveRTMPStreamDropsItsPublisherAndNothingElse() throws {
+        let rtmpPort = FreePort.tcp()
+        let (serve, port, dir) = try Servers.serve("ingest:\n  rtmp: {listen: \"127.0.0.1:\(rtmpPort)\"}\nstreams:\n  phone: {source: publish, preview: false}\n  other: {source: \"testsrc://?size=160x96&fps=10\", preview: false}\n")
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        #expect(serve.waitFor("RTMP ingest listening", timeout: 10))
+        let publisher = try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30", "-t", "20",
+                                                             "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-f", "flv", "rtmp://127.0.0.1:\(rtmpPort)/live/phone"])
+        defer { publisher.stop() }
+        usleep(3_000_000)
+        #expect(try RuntimeStreamsTests.state(port, "phone")?["state"] as? String == "live")
+        #expect(try RuntimeStreamsTests.curl(["-X", "DELETE", "http://127.0.0.1:\(port)/api/streams/phone"]).code == "204")
+        #expect(publisher.wait(timeout: 15), "the publisher of a removed stream was not dropped")
+        #expect(serve.exitStatus == nil, "the server died: \(serve.stderr.suffix(300))")
+        #expect(try RuntimeStreamsTests.state(port, "other")?["state"] as? String == "live")
+    }
+}
