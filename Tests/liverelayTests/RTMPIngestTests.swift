@@ -139,7 +139,7 @@ import Bench
         #expect(try put([], "/ingest/reporter/index0.ts") == "401")
         #expect(try put(["-u", "phone:phone-pass"], "/ingest/other/index0.ts") == "403")
         #expect(try put(["-u", "phone:phone-pass"], "/ingest/nosuch/index0.ts") == "403")
-        let phone = try upload("http://phone:phone-pass@127.0.0.1:\(port)/ingest/reporter/index.m3u8", seconds: 10)
+        let phone = try upload("http://phone:phone-pass@127.0.0.1:\(port)/ingest/reporter/index.m3u8", seconds: 16)
         defer { phone.stop() }
         usleep(5_000_000)
         let api = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/api/streams/reporter"], timeout: 10).stdout
@@ -148,6 +148,12 @@ import Bench
         let r = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-i", "http://127.0.0.1:\(port)/streams/reporter/hls/index.m3u8",
                                                          "-frames:v", "20", "-f", "null", "-"], timeout: 30)
         #expect(r.status == 0, "\(r.stderr)")
+        // And hls.js (low-latency mode) plays it on the stream's public page.
+        let page = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path,
+                                                         "http://127.0.0.1:\(port)/streams/reporter/watch", "--video", "video", "--seconds", "2"], timeout: 60)
+        let line = page.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
+        let j = (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? [:]
+        #expect(j["started"] as? Bool == true && (j["advanced"] as? Double ?? 0) > 1 && j["hlsjs"] != nil, "\(page.stdout) \(page.stderr.suffix(300))")
         #expect(!serve.stdout.contains("phone-pass") && !serve.stderr.contains("phone-pass"))
     }
 }

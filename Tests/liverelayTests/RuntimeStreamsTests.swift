@@ -62,6 +62,7 @@ import Bench
             return Int(line.split(separator: ":").last ?? "") ?? -1
         }
         let before = try sequence()
+        let sinceBefore = try #require(try Self.state(port, "keep")?["since"] as? String)
         try """
         streams:
           keep: {source: "testsrc://?size=160x96&fps=15&gop=15", preview: {fps: 10}, hls: {variant: mpegts, segment_duration: 1s}}
@@ -74,6 +75,7 @@ import Bench
         #expect(try Self.state(port, "drop") == nil)
         let keep = try #require(try Self.state(port, "keep"))
         #expect(keep["connections"] as? Int == 1, "the unchanged stream reconnected: \(keep)")
+        #expect(keep["since"] as? String == sinceBefore, "its since moved: \(keep)")
         #expect(try sequence() >= before && before >= 0, "its HLS sequence went back")
         #expect(viewer.exitStatus == nil, "its viewer was dropped")
         // A broken file changes nothing and says why.
