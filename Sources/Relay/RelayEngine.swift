@@ -68,7 +68,7 @@ public final class RelayEngine: Sendable {
         l[metadataKey: "stream.name"] = "\(s.name)"
         let hub = StreamHub(name: s.name, source: s.source, title: s.title, sourceOptions: s.sourceOptions,
                             decoderOptions: s.decoderOptions, opener: sources, captureAge: s.measure ? captureAge : nil,
-                            events: events, logger: l)
+                            events: events, onDemandIdle: s.onDemandIdle, logger: l)
         // Each output registers itself with its hub.
         if let p = s.preview { _ = PreviewService(hub: hub, settings: p) }
         if let h = s.hls { _ = HLSSegmenter(hub: hub, settings: h, logger: l) }

@@ -11,6 +11,8 @@ enum HLSRoutes {
             let name = try context.parameters.require("name")
             let file = try context.parameters.require("file")
             guard let hls = engine.hls(name) else { return try HTTPResponses.jsonError(.notFound, "unknown stream or no HLS \"\(name)\"") }
+            // An on-demand source connects for its players (the first request waits for a segment).
+            engine.hubs[name]?.demand()
             // A blocking playlist request waits up to three target durations: capped per client.
             let blocking = file == "index.m3u8" && request.uri.queryParameters["_HLS_msn"] != nil
             let client = AccessMiddleware.clientKey(context.remoteAddress)

@@ -84,6 +84,8 @@ import TestSupport
         ("ingest:\n  rtmp: {listen: \"0.0.0.0:1935\", auto_create: true}\nstreams:\n  p: {source: publish, publish_key: k}", "ingest.rtmp.publish_key: ingest.rtmp.auto_create beyond loopback"),
         ("ingest:\n  rtmp: {listen: \"127.0.0.1:1935\"}\n  defaults: {hls: {variant: dash}}\nstreams:\n  p: {source: publish}", "ingest.defaults.hls.variant: expected mpegts"),
         ("ingest:\n  defaults: {source: x}\nstreams:\n  p: {source: publish}", "ingest.defaults.source: not allowed"),
+        ("streams:\n  c: {source: testsrc://, on_demand_idle: 5s}", "streams.c.on_demand_idle: needs on_demand: true"),
+        ("streams:\n  p: {source: publish, on_demand: true}", "streams.p.on_demand: a publish stream"),
     ])
     func errorsNameTheKey(yaml: String, expected: String) {
         do {

@@ -106,3 +106,37 @@ import Bench
         #expect(try RuntimeStreamsTests.state(port, "other")?["state"] as? String == "live")
     }
 }
+
+/// On-demand pull sources: connected only while something consumes them, closed when idle, and
+/// the first client of each kind gets a picture or a playlist, not an error or the slate.
+@Suite(.serialized) struct OnDemandTests {
+    @Test func theFirstClientSucceedsAndAnIdleSourceIsClosed() throws {
+        let camera = try Servers.RTSP()
+        let (serve, port, dir) = try Servers.serve("""
+        streams:
+          cam: {source: "\(camera.url())", transport: tcp, on_demand: true, on_demand_idle: 2s, preview: {fps: 10}}
+          hlscam: {source: "\(camera.url())", transport: tcp, on_demand: true, preview: false, hls: {variant: mpegts, segment_duration: 1s}}
+
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        usleep(1_500_000)
+        let idle = try #require(try RuntimeStreamsTests.state(port, "cam"))
+        #expect(idle["state"] as? String == "idle" && (idle["connections"] as? Int ?? 0) == 0, "connected with nobody watching: \(idle)")
+        // The first snapshot waits for the first picture.
+        let shot = dir.appendingPathComponent("first.jpg").path
+        let first = try ChildProcess.run("/usr/bin/curl", ["-s", "-D", "-", "-o", shot, "--max-time", "10", "http://127.0.0.1:\(port)/streams/cam/snapshot.jpg"], timeout: 15)
+        #expect(first.stdout.hasPrefix("HTTP/1.1 200") && first.stdout.lowercased().contains("image/jpeg") && !first.stdout.contains("X-LiveRelay-Signal"), "\(first.stdout)")
+        let size = (try? FileManager.default.attributesOfItem(atPath: shot)[.size] as? Int) ?? 0
+        #expect(size > 1000)
+        #expect(try RuntimeStreamsTests.state(port, "cam")?["state"] as? String == "live")
+        // Nobody asks for 2 s: closed again.
+        usleep(4_000_000)
+        #expect(try RuntimeStreamsTests.state(port, "cam")?["state"] as? String == "idle")
+        let again = try ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "http://127.0.0.1:\(port)/streams/cam/snapshot.jpg"], timeout: 15)
+        #expect(again.stdout == "200")
+        #expect(try RuntimeStreamsTests.state(port, "cam")?["connections"] as? Int == 2)
+        // A player's first playlist request waits for the first segment.
+        let playlist = try RuntimeStreamsTests.curl(["--max-time", "15", "http://127.0.0.1:\(port)/streams/hlscam/hls/index.m3u8"])
+        #expect(playlist.code == "200" && playlist.body.contains("#EXTINF"), "\(playlist)")
+    }
+}

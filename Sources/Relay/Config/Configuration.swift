@@ -20,6 +20,9 @@ public struct Configuration: Sendable {
         public var title: String?
         /// The key a publisher of this stream presents (`?key=`), on the one-port ingest.
         public var publishKey: String?
+        /// `on_demand`: connect only while something consumes the stream; closed after
+        /// `on_demand_idle` seconds (default 10) without.
+        public var onDemandIdle: Double?
         public var sourceOptions = SourceOptions()
         /// Two slice threads by default, as ffmpeg's own low-delay decode uses slice threads:
         /// measured under 2 % packet loss over RTSP/UDP, one thread (one slice context) left 63 %
@@ -119,7 +122,8 @@ public struct Configuration: Sendable {
             }
             let m = try r.mapping(node, path, allowed: ["source", "transport", "hwaccel", "device", "decode_threads", "title", "listen", "realtime", "loop",
                                                         "open_timeout", "read_timeout", "preview", "hls",
-                                                        "record", "forward", "description", "keywords", "measure", "publish_key"])
+                                                        "record", "forward", "description", "keywords", "measure", "publish_key",
+                                                        "on_demand", "on_demand_idle"])
             guard let src = m["source"] else { throw ConfigError(file: file, path: "\(path).source", problem: "missing") }
             var s = Stream(name: name, source: try r.string(src, "\(path).source"))
             // `publish`: fed by a publisher on the one-port ingest (ingest.rtmp).
@@ -127,6 +131,16 @@ public struct Configuration: Sendable {
                 s.source = Configuration.publishURL(stream: name)
             } else if let problem = sources.validate(url: s.source) {
                 throw ConfigError(file: file, path: "\(path).source", problem: problem)
+            }
+            if let o = m["on_demand"], try r.bool(o, "\(path).on_demand") {
+                guard !s.source.hasPrefix("publish://") else {
+                    throw ConfigError(file: file, path: "\(path).on_demand", problem: "a publish stream is fed when its publisher comes; on_demand is for pulled sources")
+                }
+                s.onDemandIdle = 10
+            }
+            if let t = m["on_demand_idle"] {
+                guard s.onDemandIdle != nil else { throw ConfigError(file: file, path: "\(path).on_demand_idle", problem: "needs on_demand: true") }
+                s.onDemandIdle = try r.duration(t, "\(path).on_demand_idle", 1...86_400)
             }
             if let k = m["publish_key"] {
                 s.publishKey = try r.string(k, "\(path).publish_key")

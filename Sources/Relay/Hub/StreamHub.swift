@@ -41,10 +41,21 @@ public final class StreamHub: Sendable {
     private let pacing = PacingHint()
     /// Serialises output changes and the pacing update that follows each.
     private let outputChange = Mutex(())
+    /// On-demand sources: connected only while something consumes the stream, closed after
+    /// this many idle seconds; nil: always connected.
+    public let onDemandIdle: Double?
+    private let lastDemand = Atomic<UInt64>(0)
+    /// Started (by the engine) and not stopped: on-demand ingest may run.
+    private let running = Atomic<Bool>(false)
+    /// Connections of earlier on-demand sessions: generations keep counting across them.
+    private let generationBase = Atomic<Int>(0)
+    private let lastGeneration = Atomic<Int>(0)
 
     public init(name: String, source: String, title: String? = nil, sourceOptions: SourceOptions = SourceOptions(),
                 decoderOptions: DecoderOptions = DecoderOptions(), opener: SourceOpener = SourceOpener(),
-                captureAge: CaptureAgeReader? = nil, events: StreamEventBus? = nil, backoff: Backoff = Backoff(), decodeSlowdown: Double = 0, logger: Logger) {
+                captureAge: CaptureAgeReader? = nil, events: StreamEventBus? = nil, backoff: Backoff = Backoff(), decodeSlowdown: Double = 0,
+                onDemandIdle: Double? = nil, logger: Logger) {
+        self.onDemandIdle = onDemandIdle
         self.events = events
         self.name = name
         self.sourceURL = source
@@ -55,7 +66,9 @@ public final class StreamHub: Sendable {
         self.backoff = backoff
         self.logger = logger
         decode = DecodeStage(streamName: name, options: decoderOptions, slowdown: decodeSlowdown, logger: logger)
-        status = Mutex(StreamStatus(name: name, title: title, source: Redactor.redact(source)))
+        var initial = StreamStatus(name: name, title: title, source: Redactor.redact(source))
+        if onDemandIdle != nil { initial.state = .idle }
+        status = Mutex(initial)
     }
 
     // MARK: outputs
@@ -137,6 +150,50 @@ public final class StreamHub: Sendable {
     // MARK: running
 
     public func start() {
+        running.store(true, ordering: .releasing)
+        guard let idle = onDemandIdle else { startIngest(); return }
+        // On demand: connect at the first demand; a watcher closes the source when idle.
+        let t = Thread { [weak self] in
+            while let self, self.running.load(ordering: .acquiring) {
+                Thread.sleep(forTimeInterval: min(0.5, idle / 4))
+                let quiet = MonotonicClock.nanoseconds() &- self.lastDemand.load(ordering: .relaxed) > UInt64(idle * 1e9)
+                if quiet && self.supervisor.withLock({ $0 != nil }) { self.suspendIngest() }
+            }
+        }
+        t.name = "on-demand:\(name)"
+        t.start()
+    }
+
+    /// Something consumes the stream (a viewer, a snapshot, a playlist request): an on-demand
+    /// source connects now if it is not connected.
+    public func demand() {
+        guard onDemandIdle != nil else { return }
+        lastDemand.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
+        guard running.load(ordering: .acquiring) else { return }
+        if supervisor.withLock({ $0 == nil }) {
+            logger.info("on-demand source: connecting")
+            startIngest()
+        }
+    }
+
+    /// Closes an idle on-demand source; outputs stay, waiting for the next demand.
+    private func suspendIngest() {
+        let sup = supervisor.withLock { s -> SourceSupervisor? in let x = s; s = nil; return x }
+        guard let sup else { return }
+        logger.info("on-demand source: idle, disconnecting")
+        _ = generationBase.add(lastGeneration.load(ordering: .relaxed), ordering: .relaxed)
+        lastGeneration.store(0, ordering: .relaxed)
+        Task {
+            await sup.stop(timeout: 5)
+            self.status.withLock { s in
+                s.state = .idle
+                s.since = Date()
+                s.signalLostSince = nil
+            }
+        }
+    }
+
+    private func startIngest() {
         let options = sourceOptions
         let url = sourceURL
         let pacing = pacing
@@ -145,13 +202,18 @@ public final class StreamHub: Sendable {
                                    reachability: Reachability(url: url, listen: options.listen), logger: logger,
                                    factory: { handle in try opener.open(url: url, options: options, interruptHandle: handle, pacing: pacing) },
                                    onEvent: { [weak self] e in self?.handle(e) })
-        supervisor.withLock { $0 = sup }
-        sup.start()
+        let started = supervisor.withLock { s -> Bool in
+            guard s == nil else { return false }
+            s = sup
+            return true
+        }
+        if started { sup.start() }
     }
 
     /// Stops the ingest thread (within the source's deadlines), then the decode stage, and ends
     /// every queue: each output then finishes what it took.
     public func stop() async {
+        running.store(false, ordering: .releasing)
         let sup = supervisor.withLock { s -> SourceSupervisor? in let x = s; s = nil; return x }
         await sup?.stop(timeout: 5)
         await decode.stop()
@@ -177,7 +239,10 @@ public final class StreamHub: Sendable {
 
     private func handle(_ event: SourceEvent) {
         switch event {
-        case .opened(let streams, _, let generation):
+        case .opened(let streams, _, let sessionGeneration):
+            // On-demand sessions keep counting connections (and epochs stay distinct).
+            lastGeneration.store(sessionGeneration, ordering: .relaxed)
+            let generation = generationBase.load(ordering: .relaxed) + sessionGeneration
             ingest.reset(streams: streams, generation: generation)
             // A new connection restarts the timestamps: ordering starts afresh in every queue
             // (the decode stage restarts its frame queues when it sees the new epoch).

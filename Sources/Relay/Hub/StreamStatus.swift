@@ -8,6 +8,8 @@ public enum StreamState: String, Sendable, Hashable, Codable {
     case live
     case reconnecting
     case stopped
+    /// An on-demand source with nobody consuming it: not connected.
+    case idle
 
     init(_ s: SourceState) {
         switch s {

@@ -38,6 +38,7 @@ public final class FrameSubscription: StreamOutput, AsyncSequence, Sendable {
 
     /// The next frame, waiting for one; nil once the subscription or the stream ended.
     public func next() async -> Frame? {
+        hub.demand()
         while true {
             if let f = queue.pop(timeout: 0) { return f }
             if queue.isClosed { return nil }

@@ -75,10 +75,21 @@ public final class PreviewService: StreamOutput, Sendable {
     public func snapshot(timeout: Double) async -> PreviewImage? {
         let now = MonotonicClock.nanoseconds()
         lastDemand.store(now, ordering: .relaxed)
+        hub.demand()
         let cur = current
-        if let cur, cur.isSlate || now &- cur.arrivalNanos < 1_000_000_000 { return cur }
+        // An on-demand source is connecting for this request: wait for its first picture
+        // rather than answer with the slate.
+        let onDemand = hub.onDemandIdle != nil
+        if let cur, (cur.isSlate && !onDemand) || (!cur.isSlate && now &- cur.arrivalNanos < 1_000_000_000) { return cur }
         let next: PreviewImage?? = await withTaskGroup(of: PreviewImage??.self) { g in
-            g.addTask { .some(await self.next(after: cur?.sequence ?? 0)) }
+            g.addTask {
+                var after = cur?.sequence ?? 0
+                while true {
+                    guard let image = await self.next(after: after) else { return .some(nil) }
+                    if !image.isSlate || !onDemand { return .some(image) }
+                    after = image.sequence
+                }
+            }
             g.addTask { try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9)); return .none }
             let first = await g.next() ?? .none
             g.cancelAll()
@@ -103,6 +114,7 @@ public final class PreviewService: StreamOutput, Sendable {
     /// The next image newer than `sequence`, waiting for it; nil when the preview stops.
     public func next(after sequence: UInt64) async -> PreviewImage? {
         lastDemand.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
+        hub.demand()
         let id = nextWaiter.add(1, ordering: .relaxed).newValue
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<PreviewImage?, Never>) in
@@ -148,6 +160,8 @@ public final class PreviewService: StreamOutput, Sendable {
             guard let frame = queue.pop(timeout: 0.25) else {
                 // No pictures for a while and the source is not live: show a slate, once a second.
                 let s = hub.currentStatus
+                // An idle on-demand source is not lost: nobody watches, nothing to show.
+                if s.state == .idle { continue }
                 if s.state != .live || MonotonicClock.nanoseconds() - lastFrameAt > 3_000_000_000 {
                     if !slateShown || MonotonicClock.nanoseconds() - lastEmit > 1_000_000_000 {
                         let size = settings.withLock { ($0.width ?? 640, $0.height ?? 360) }

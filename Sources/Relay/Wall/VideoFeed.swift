@@ -79,6 +79,7 @@ public final class VideoFeed: StreamOutput, Sendable {
 
     /// The next access unit, waiting for one; nil once the feed or the stream ended.
     public func next() async -> Item? {
+        hub.demand()
         while true {
             while let p = queue.pop(timeout: 0) {
                 if let item = convert(p) { return item }
