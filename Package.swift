@@ -111,7 +111,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "liverelay-fuzz",
-            dependencies: ["Relay", "MediaCore", "Demux", "StampedSource"],
+            dependencies: ["Relay", "MediaCore", "Demux", "StampedSource", "IngestServer"],
             path: "Sources/Fuzz",
             swiftSettings: swiftSettings
         ),

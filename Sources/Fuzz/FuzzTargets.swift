@@ -3,11 +3,12 @@ import MediaCore
 import Relay
 import StampedSource
 import Demux
+import IngestServer
 
 /// What the fuzzers feed: input from a config file or the network that must never crash the
 /// process. Each target takes arbitrary bytes.
 enum FuzzTargets {
-    static let names = ["config", "url", "hls", "timeline"]
+    static let names = ["config", "url", "hls", "timeline", "rtmp", "demux"]
 
     static func run(_ target: String, _ bytes: [UInt8]) {
         _ = silenced
@@ -30,6 +31,10 @@ enum FuzzTargets {
             _ = HLSStore.parsePart(head)
         case "timeline":
             timeline(bytes)
+        case "rtmp":
+            RTMPFuzzing.feed(bytes)
+        case "demux":
+            demux(bytes)
         default:
             break
         }
@@ -51,6 +56,23 @@ enum FuzzTargets {
         while let p = try? source.readPacket() { out.append(p) }
         return (out, IngestEpoch(generation: 1, streams: source.streams))
     }()
+
+    /// Bytes as a source: libavformat through IngestSession (probe, open, read every packet),
+    /// the path a publisher's or a camera's bytes take. Bounded by packets and deadlines.
+    static func demux(_ bytes: [UInt8]) {
+        let path = NSTemporaryDirectory() + "liverelay-fuzz-demux-\(getpid())"
+        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { return }
+        defer { unlink(path) }
+        var o = SourceOptions()
+        o.openTimeout = 2
+        o.readTimeout = 2
+        guard let session = try? IngestSession(url: path, options: o) else { return }
+        var n = 0
+        while n < 500, let p = try? session.readPacket() {
+            _ = p.data.count
+            n += 1
+        }
+    }
 
     static func timeline(_ bytes: [UInt8]) {
         guard let (packets, epoch) = packets, !packets.isEmpty else { return }

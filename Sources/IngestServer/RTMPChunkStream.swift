@@ -101,6 +101,9 @@ struct RTMPChunkReader {
                 st.length = be(h + 3, 3)
                 st.typeID = UInt8(byte(h + 6))
                 guard st.length <= Self.maxMessage else { throw Failure.tooLarge(st.length) }
+                // A new message header in the middle of a message: the partial one is abandoned
+                // (found by fuzzing: a shorter length under a longer partial payload).
+                st.payload = []
             }
             if fmt == 0 { st.streamID = UInt32(byte(h + 7)) | UInt32(byte(h + 8)) << 8 | UInt32(byte(h + 9)) << 16 | UInt32(byte(h + 10)) << 24 }
             var pos = h + headerSize
@@ -158,4 +161,26 @@ enum RTMPChunkWriter {
     }
 
     static func u32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+}
+
+/// The RTMP parsers as fuzz targets see them: bytes from a publisher, after a valid handshake
+/// when the first byte is even (so that fuzzing reaches the chunk stream), AMF0 decoded from
+/// every message, and the FLV header rule. Never traps; errors end the "connection".
+public enum RTMPFuzzing {
+    public static func feed(_ bytes: [UInt8]) {
+        var r = RTMPChunkReader()
+        var input = bytes
+        if let first = bytes.first, first & 1 == 0 {
+            input = [3] + [UInt8](repeating: 0, count: 1536) + [UInt8](repeating: 0, count: 1536) + bytes.dropFirst()
+        }
+        var i = 0
+        var step = 1
+        while i < input.count {
+            let n = min(input.count - i, step)
+            guard let (_, messages) = try? r.feed(input[i..<i + n]) else { return }
+            for m in messages { _ = try? AMF0.decodeAll(m.payload) }
+            i += n
+            step = step % 997 + 37
+        }
+    }
 }

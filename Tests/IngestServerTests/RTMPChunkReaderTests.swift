@@ -65,4 +65,17 @@ import Testing
         for _ in 0..<100 { deep += [0, 1, 0x61, 3] }
         #expect(throws: AMF0.DecodeError.self) { try AMF0.decodeAll(deep) }
     }
+
+    /// Found by the rtmp fuzz target: a type-1 header with a shorter length arriving while a
+    /// longer message is half read on the same chunk stream trapped on a negative range.
+    @Test func aNewHeaderMidMessageStartsANewMessage() throws {
+        var r = RTMPChunkReader()
+        try handshake(&r)
+        let long = RTMPChunkWriter.chunks(csid: 6, typeID: 9, streamID: 1, timestamp: 0, payload: [UInt8](repeating: 1, count: 300), chunkSize: 128)
+        _ = try r.feed(long.prefix(12 + 128))                // the first chunk of three
+        // Type 1 on the same chunk stream: delta 40, length 10, type 9.
+        let short: [UInt8] = [0x46, 0, 0, 40, 0, 0, 10, 9] + [UInt8](repeating: 2, count: 10)
+        let m = try r.feed(short).messages
+        #expect(m.count == 1 && m.first?.payload == [UInt8](repeating: 2, count: 10))
+    }
 }
