@@ -55,24 +55,3 @@ final class CertificateStore: Sendable {
         return c
     }
 }
-
-/// Re-reads the certificate on SIGHUP until shutdown.
-struct CertificateReloadService: Service {
-    let store: CertificateStore
-    let logger: Logger
-
-    func run() async throws {
-        let hangups = await UnixSignalsSequence(trapping: .sighup)
-        // Ends with the server: cancelled on graceful shutdown, which ends the signal loop.
-        try? await cancelWhenGracefulShutdown {
-            for await _ in hangups {
-                do {
-                    try store.reload()
-                    logger.info("tls: certificate reloaded", metadata: ["cert": "\(store.settings.certificate)"])
-                } catch {
-                    logger.error("tls: certificate not reloaded; the previous one stays", metadata: ["error": "\(error)"])
-                }
-            }
-        }
-    }
-}

@@ -35,7 +35,19 @@ public enum RelayServerApp {
         let connections = ConnectionCount(limit: limits.connections)
         let server: any Service
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: EngineService(engine: engine))]
-        if let reload { services.append(.init(service: ConfigReloadService(engine: engine, read: reload, logger: logger))) }
+        // SIGHUP: the configuration's streams (applied where changed) and the certificate.
+        var onHangup: [@Sendable () async -> Void] = []
+        if let reload {
+            onHangup.append {
+                do {
+                    let r = await engine.reload(try reload())
+                    logger.notice("configuration reloaded", metadata: ["added": "\(r.added)", "removed": "\(r.removed)",
+                                                                      "changed": "\(r.changed)", "unchanged": "\(r.unchanged.count)"])
+                } catch {
+                    logger.error("configuration not reloaded; the running one stays", metadata: ["error": "\(error)"])
+                }
+            }
+        }
         if let rtmp = configuration.ingest.rtmp {
             let ingest = RTMPIngestServer(settings: rtmp, engine: engine, logger: logger)
             services.append(.init(service: RTMPIngestService(server: ingest, settings: rtmp)))
@@ -43,7 +55,14 @@ public enum RelayServerApp {
         if let tls = configuration.tls {
             // HTTPS, with ALPN offering h2 and http/1.1; the certificate is re-read on SIGHUP.
             let certificates = try CertificateStore(tls)
-            services.append(.init(service: CertificateReloadService(store: certificates, logger: logger)))
+            onHangup.append {
+                do {
+                    try certificates.reload()
+                    logger.info("tls: certificate reloaded", metadata: ["cert": "\(certificates.settings.certificate)"])
+                } catch {
+                    logger.error("tls: certificate not reloaded; the previous one stays", metadata: ["error": "\(error)"])
+                }
+            }
             let h2 = HTTP2UpgradeChannel.Configuration(idleTimeout: .milliseconds(Int64(limits.idleTimeout * 1000)), streamConfiguration: http1)
             let tls = try certificates.serverConfiguration()
             let wsResponder = wsRouter.buildResponder()
@@ -66,6 +85,7 @@ public enum RelayServerApp {
             server = Application(router: router, server: builder, configuration: appConfiguration,
                                  onServerRunning: onRunning, logger: logger)
         }
+        if !onHangup.isEmpty { services.append(.init(service: HangupService(actions: onHangup))) }
         let group = ServiceGroup(configuration: .init(
             services: services + [.init(service: server)],
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -104,23 +124,16 @@ struct RTMPIngestService: Service {
     }
 }
 
-/// Reads the configuration again on SIGHUP and applies its streams: only what changed.
-struct ConfigReloadService: Service {
-    let engine: RelayEngine
-    let read: @Sendable () throws -> Configuration
-    let logger: Logger
+/// Runs every action on each SIGHUP, in order, until shutdown.
+struct HangupService: Service {
+    let actions: [@Sendable () async -> Void]
 
     func run() async throws {
         let hangups = await UnixSignalsSequence(trapping: .sighup)
+        // Ends with the server: cancelled on graceful shutdown, which ends the signal loop.
         try? await cancelWhenGracefulShutdown {
             for await _ in hangups {
-                do {
-                    let r = await engine.reload(try read())
-                    logger.notice("configuration reloaded", metadata: ["added": "\(r.added)", "removed": "\(r.removed)",
-                                                                      "changed": "\(r.changed)", "unchanged": "\(r.unchanged.count)"])
-                } catch {
-                    logger.error("configuration not reloaded; the running one stays", metadata: ["error": "\(error)"])
-                }
+                for action in actions { await action() }
             }
         }
     }

@@ -78,6 +78,9 @@ final class WallSession: Sendable {
     private let policy = Mutex<SinkPolicy>(VideoFeed.defaultPolicy)
     /// Streams whose page decoder failed: JPEG from now on.
     private let fellBack = Mutex<Set<String>>([])
+    /// Text messages, written in the order they were made by one task (stream events must not
+    /// overtake each other); small and few, so unbounded is fine.
+    private let texts = AsyncStream<String>.makeStream()
 
     init(engine: RelayEngine, outbound: WebSocketOutboundWriter, context: RelayRequestContext) {
         id = Self.nextID.add(1, ordering: .relaxed).newValue
@@ -91,6 +94,9 @@ final class WallSession: Sendable {
 
     func run(inbound: WebSocketInboundStream) async {
         await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await text in self.texts.stream { try? await self.outbound.write(.text(text)) }
+            }
             group.addTask { await self.sendHello() }
             group.addTask { await self.forwardEvents() }
             group.addTask { await self.sendStats() }
@@ -100,6 +106,7 @@ final class WallSession: Sendable {
                     handle(text)
                 }
             } catch {}
+            texts.continuation.finish()
             group.cancelAll()
         }
         stopAll()
@@ -283,10 +290,9 @@ final class WallSession: Sendable {
         }
     }
 
-    /// Text messages are small and rare: written from their own task, never holding a tile up.
+    /// Text messages are small and rare: queued for the text writer, never holding a tile up.
     private func send(text: String) {
-        let out = outbound
-        Task { try? await out.write(.text(text)) }
+        texts.continuation.yield(text)
     }
 
     static func json(_ object: [String: Any]) -> String {

@@ -263,26 +263,16 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
     }
 
     /// Drops everything queued (counted under `reason`) and, for a packet sink, resumes at the
-    /// next keyframe: what a sink does when it comes back after being away.
-    public func discardAll(_ reason: DropReason) {
+    /// next keyframe: what a sink does when it comes back after being away. `always`: resume at
+    /// the next keyframe even when nothing was queued (a consumer that learnt it is behind, as a
+    /// viewer whose socket backed up).
+    public func discardAll(_ reason: DropReason, always: Bool = false) {
         state.withLock { s in
             let n = s.items.count + s.reorder.count
             s.items.removeAll()
             s.reorder.removeAll()
             for _ in 0..<n { s.stats.drop(reason) }
-            if n > 0 { s.resync() }
-        }
-    }
-
-    /// Drops everything queued and whatever follows up to the next keyframe, counted under
-    /// `reason`: a consumer that learnt it is behind (a viewer whose socket backed up).
-    public func skipToKeyframe(_ reason: DropReason) {
-        state.withLock { s in
-            let n = s.items.count + s.reorder.count
-            s.items.removeAll()
-            s.reorder.removeAll()
-            for _ in 0..<n { s.stats.drop(reason) }
-            if s.policy.keyframeResync { s.awaitingKeyframe = true }
+            if n > 0 || always { s.resync() }
         }
     }
 

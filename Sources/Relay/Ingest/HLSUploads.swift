@@ -126,8 +126,6 @@ public final class HLSUploads: Sendable {
         }
     }
 
-    public func isPublishing(_ stream: String) -> Bool { sessions.withLock { $0[stream] != nil } }
-
     /// The last run of digits in a file name: its media sequence number.
     public static func sequence(of file: String) -> Int? {
         let base = file.split(separator: ".").dropLast().joined(separator: ".")

@@ -21,6 +21,9 @@ public final class PublishPoints: Sendable {
         var live: Set<String> = []
     }
     private let state = Mutex(State())
+    /// Wakes waiting openers when a publisher arrives (they also look at their interrupt handle
+    /// every 200 ms), instead of each polling.
+    private let arrived = NSCondition()
     private let names: Mutex<Set<String>>
     /// The streams that take publishers (`source: publish`), now.
     public var streams: Set<String> { names.withLock { $0 } }
@@ -49,7 +52,7 @@ public final class PublishPoints: Sendable {
     public func begin(_ stream: String) -> Result<Int32, Refusal> {
         guard names.withLock({ $0.contains(stream) }) else { return .failure(.unknownStream) }
         var fds: [Int32] = [0, 0]
-        return state.withLock { s in
+        let result: Result<Int32, Refusal> = state.withLock { s in
             guard !s.live.contains(stream) else { return .failure(.alreadyPublishing) }
             guard pipe(&fds) == 0 else { return .failure(.pipe(errno)) }
             _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
@@ -61,6 +64,8 @@ public final class PublishPoints: Sendable {
             s.live.insert(stream)
             return .success(fds[1])
         }
+        if case .success = result { arrived.lock(); arrived.broadcast(); arrived.unlock() }
+        return result
     }
 
     /// The publisher of `stream` left (its write end is closed).
@@ -87,7 +92,9 @@ public final class PublishPoints: Sendable {
                     throw error
                 }
             }
-            usleep(20_000)
+            arrived.lock()
+            if state.withLock({ $0.ready[stream] == nil }) { _ = arrived.wait(until: Date().addingTimeInterval(0.2)) }
+            arrived.unlock()
         }
     }
 }

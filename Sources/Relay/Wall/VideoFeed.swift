@@ -72,7 +72,7 @@ public final class VideoFeed: StreamOutput, Sendable {
     public func stop() async { queue.close() }
 
     /// The viewer's connection backed up: skip to the next keyframe (counted `slow_viewer`).
-    public func viewerFellBehind() { queue.skipToKeyframe(.slowViewer) }
+    public func viewerFellBehind() { queue.discardAll(.slowViewer, always: true) }
 
     /// Ends the feed: `next` returns nil, and the stream forgets the viewer.
     public func cancel() { hub.removeOutput(name) }
