@@ -81,9 +81,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "RTSPServer",
+            dependencies: [
+                "Relay", "Mux", "MediaCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "RelayServer",
             dependencies: [
-                "Relay", "IngestServer",
+                "Relay", "IngestServer", "RTSPServer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),

@@ -10,13 +10,18 @@
 """
 import argparse, base64, json, select, socket, sys, time
 
+def readable(sock, timeout):
+    """poll, not select: a thousand sockets take descriptors beyond select's 1024."""
+    p = select.poll()
+    p.register(sock, select.POLLIN | select.POLLHUP | select.POLLERR)
+    return bool(p.poll(timeout * 1000))
+
 def closed(sock):
     """True when the peer closed (or reset) the connection; drains what is buffered."""
     sock.setblocking(False)
     try:
         while True:
-            r, _, _ = select.select([sock], [], [], 0.2)
-            if not r:
+            if not readable(sock, 0.2):
                 return False
             data = sock.recv(65536)
             if not data:
@@ -60,8 +65,7 @@ def stalled(a):
     result = False
     s.setblocking(False)
     while time.time() < end:
-        r, _, _ = select.select([s], [], [], 0.2)
-        if not r:
+        if not readable(s, 0.2):
             continue
         try:
             data = s.recv(1 << 20)

@@ -127,17 +127,7 @@ public final class FragmentMuxer {
         }
         pendingHeaders = false
         defer { av_packet_unref(scratch) }
-        if let ps = parameterSets[out], packet.isKeyframe, !packet.withUnsafeAVPacket({ AnnexB.hasParameterSets($0, hevc: ps.hevc) }) {
-            let size = packet.size
-            try ffcheck(av_new_packet(scratch, Int32(ps.sets.count + size)), "av_new_packet")
-            ps.sets.withUnsafeBufferPointer { scratch.pointee.data.update(from: $0.baseAddress!, count: ps.sets.count) }
-            packet.withUnsafeAVPacket { src in
-                if let d = src.pointee.data { (scratch.pointee.data + ps.sets.count).update(from: d, count: size) }
-                _ = av_packet_copy_props(scratch, src)
-            }
-        } else {
-            try ffcheck(packet.withUnsafeAVPacket { av_packet_ref(scratch, $0) }, "av_packet_ref")
-        }
+        try AnnexB.reference(packet, into: scratch, parameterSets: parameterSets[out])
         let us = av_make_q(1, 1_000_000), tb = outTimeBases[out]
         scratch.pointee.stream_index = Int32(out)
         scratch.pointee.pts = pts.map { av_rescale_q($0, us, tb) } ?? lr_nopts_value()
@@ -168,6 +158,23 @@ extension FragmentMuxer: Sendable {}
 enum AnnexB {
     static func startsWithStartCode(_ b: [UInt8]) -> Bool {
         b.count > 4 && b[0] == 0 && b[1] == 0 && (b[2] == 1 || (b[2] == 0 && b[3] == 1))
+    }
+
+    /// References `packet` in `scratch`; a keyframe without parameter sets gets `parameterSets`
+    /// (Annex B) in front, in a copy.
+    static func reference(_ packet: Packet, into scratch: UnsafeMutablePointer<AVPacket>,
+                          parameterSets ps: (sets: [UInt8], hevc: Bool)?) throws(FFmpegError) {
+        if let ps, packet.isKeyframe, !packet.withUnsafeAVPacket({ hasParameterSets($0, hevc: ps.hevc) }) {
+            let size = packet.size
+            try ffcheck(av_new_packet(scratch, Int32(ps.sets.count + size)), "av_new_packet")
+            ps.sets.withUnsafeBufferPointer { scratch.pointee.data.update(from: $0.baseAddress!, count: ps.sets.count) }
+            packet.withUnsafeAVPacket { src in
+                if let d = src.pointee.data { (scratch.pointee.data + ps.sets.count).update(from: d, count: size) }
+                _ = av_packet_copy_props(scratch, src)
+            }
+        } else {
+            try ffcheck(packet.withUnsafeAVPacket { av_packet_ref(scratch, $0) }, "av_packet_ref")
+        }
     }
 
     /// True when the packet carries a sequence parameter set (H.264 type 7, HEVC type 33).

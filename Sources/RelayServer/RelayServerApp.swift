@@ -6,6 +6,7 @@ import HummingbirdCore
 import HummingbirdHTTP2
 import HummingbirdWebSocket
 import IngestServer
+import RTSPServer
 import Foundation
 import NIOCore
 import NIOSSL
@@ -51,6 +52,11 @@ public enum RelayServerApp {
         if let rtmp = configuration.ingest.rtmp {
             let ingest = RTMPIngestServer(settings: rtmp, engine: engine, logger: logger)
             services.append(.init(service: RTMPIngestService(server: ingest, settings: rtmp)))
+        }
+        if let rtsp = configuration.rtsp, let access = metrics.access {
+            let rtspServer = RTSPServer(engine: engine, host: rtsp.host, port: rtsp.port, maxConnections: limits.connections,
+                                        stallTimeout: limits.writeStallTimeout, logger: logger, authorize: access.rtspAuthorizer)
+            services.append(.init(service: RTSPService(server: rtspServer)))
         }
         if let tls = configuration.tls {
             // HTTPS, with ALPN offering h2 and http/1.1; the certificate is re-read on SIGHUP.
@@ -119,6 +125,18 @@ struct RTMPIngestService: Service {
         let port = try await server.start()
         let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
         FileHandle.standardOutput.write(Data("RTMP ingest listening on rtmp://\(host):\(port)/\(settings.app)/\n".utf8))
+        try? await gracefulShutdown()
+        await server.stop()
+    }
+}
+
+/// The RTSP server (`server.rtsp.listen`), for as long as the server runs.
+struct RTSPService: Service {
+    let server: RTSPServer
+    func run() async throws {
+        let port = try await server.start()
+        let host = server.host.contains(":") ? "[\(server.host)]" : server.host
+        FileHandle.standardOutput.write(Data("RTSP server listening on rtsp://\(host):\(port)/\n".utf8))
         try? await gracefulShutdown()
         await server.stop()
     }

@@ -52,10 +52,18 @@ extension Configuration {
         if !listensOnLoopbackOnly && auth == nil {
             throw ConfigError(file: file, path: "auth", problem: "server.listen \(listenHost):\(listenPort) is reachable beyond loopback: add an auth section (users, or anonymous: [read] to open reading on purpose)")
         }
+        if let rtsp, !Self.isLoopback(host: rtsp.host), auth == nil {
+            throw ConfigError(file: file, path: "auth", problem: "server.rtsp.listen \(rtsp.host):\(rtsp.port) is reachable beyond loopback: add an auth section (users, or anonymous: [read] to open reading on purpose)")
+        }
     }
 
     static func serverSettings(_ node: Node, _ r: Reader, into config: inout Configuration) throws(ConfigError) {
-        let s = try r.mapping(node, "server", allowed: ["listen", "tls", "allowed_hosts", "limits"])
+        let s = try r.mapping(node, "server", allowed: ["listen", "tls", "allowed_hosts", "limits", "rtsp"])
+        if let rtsp = s["rtsp"] {
+            let m = try r.mapping(rtsp, "server.rtsp", allowed: ["listen"])
+            guard let l = m["listen"] else { throw ConfigError(file: r.file, path: "server.rtsp.listen", problem: "missing (HOST:PORT)") }
+            config.rtsp = try Configuration.hostPort(try r.string(l, "server.rtsp.listen"), path: "server.rtsp.listen", file: r.file)
+        }
         if let l = s["limits"] {
             let m = try r.mapping(l, "server.limits", allowed: ["idle_timeout", "write_stall_timeout", "per_client", "connections"])
             if let v = m["connections"] { config.limits.connections = Int(try r.number(v, "server.limits.connections", 1...1_000_000)) }

@@ -52,12 +52,7 @@ extension Configuration {
             let x = try r.mapping(rtmp, "ingest.rtmp", allowed: ["listen", "app", "publish_key", "auto_create"])
             var s = IngestSettings.RTMPIngest()
             guard let l = x["listen"] else { throw ConfigError(file: r.file, path: "ingest.rtmp.listen", problem: "missing (HOST:PORT)") }
-            let text = try r.string(l, "ingest.rtmp.listen")
-            guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
-                throw ConfigError(file: r.file, path: "ingest.rtmp.listen", problem: "expected HOST:PORT, got \"\(text.prefix(100))\"")
-            }
-            s.host = String(text[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-            s.port = port
+            (s.host, s.port) = try Configuration.hostPort(try r.string(l, "ingest.rtmp.listen"), path: "ingest.rtmp.listen", file: r.file)
             if let a = x["app"] {
                 s.app = try r.string(a, "ingest.rtmp.app")
                 guard !s.app.isEmpty, s.app.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {

@@ -60,16 +60,22 @@ public struct Configuration: Sendable {
     public var streams: [Stream] = []
     /// `ingest`: the one-port publish servers.
     public var ingest = IngestSettings()
+    /// `server.rtsp.listen`: every stream re-served at `rtsp://HOST:PORT/{stream}`; nil: off.
+    public var rtsp: (host: String, port: Int)?
 
     public init() {}
 
     /// Sets `server.listen` from `HOST:PORT`.
     public mutating func setListen(_ text: String, file: String) throws(ConfigError) {
+        (listenHost, listenPort) = try Self.hostPort(text, path: "server.listen", file: file)
+    }
+
+    /// `HOST:PORT` (`[::1]:8554` too) of a listen key; the error names the key.
+    static func hostPort(_ text: String, path: String, file: String) throws(ConfigError) -> (host: String, port: Int) {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
-            throw ConfigError(file: file, path: "server.listen", problem: "expected HOST:PORT, got \"\(text)\"")
+            throw ConfigError(file: file, path: path, problem: "expected HOST:PORT, got \"\(text.prefix(100))\"")
         }
-        listenHost = String(text[..<colon])
-        listenPort = port
+        return (String(text[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port)
     }
 
     public static func load(file: String, sources: SourceOpener = SourceOpener()) throws(ConfigError) -> Configuration {

@@ -32,6 +32,9 @@ public final class StreamHub: Sendable {
     private let registry = Mutex<[any StreamOutput]>([])
     private let status: Mutex<StreamStatus>
     private let ingest = IngestState()
+    /// The streams of the latest connection (kept while reconnecting): what a session
+    /// description is made from before any packet.
+    private let lastEpoch = Mutex<IngestEpoch?>(nil)
     private let fps = RateMeter()
     private let sourceOptions: SourceOptions
     private let opener: SourceOpener
@@ -220,6 +223,9 @@ public final class StreamHub: Sendable {
         for q in packetQueues.withLock({ $0.all }) { q.close() }
     }
 
+    /// The latest connection's streams; nil before the first.
+    public var latestEpoch: IngestEpoch? { lastEpoch.withLock { $0 } }
+
     public var currentStatus: StreamStatus {
         var s = status.withLock { $0 }
         s.fpsIn = fps.rate()
@@ -244,6 +250,7 @@ public final class StreamHub: Sendable {
             lastGeneration.store(sessionGeneration, ordering: .relaxed)
             let generation = generationBase.load(ordering: .relaxed) + sessionGeneration
             ingest.reset(streams: streams, generation: generation)
+            lastEpoch.withLock { $0 = ingest.epoch }
             // A new connection restarts the timestamps: ordering starts afresh in every queue
             // (the decode stage restarts its frame queues when it sees the new epoch).
             for q in packetQueues.withLock({ $0.all }) { q.restartTimeline() }

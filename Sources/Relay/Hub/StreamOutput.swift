@@ -13,6 +13,8 @@ public enum OutputKind: String, Sendable, Hashable, Codable, CaseIterable {
     case forward
     /// One viewer's packets, sent on undecoded (a tile of the ops wall).
     case viewer
+    /// One RTSP client's packets, cut into RTP.
+    case rtsp
 }
 
 /// Where an output stands.

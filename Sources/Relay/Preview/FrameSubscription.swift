@@ -39,11 +39,7 @@ public final class FrameSubscription: StreamOutput, AsyncSequence, Sendable {
     /// The next frame, waiting for one; nil once the subscription or the stream ended.
     public func next() async -> Frame? {
         hub.demand()
-        while true {
-            if let f = queue.pop(timeout: 0) { return f }
-            if queue.isClosed { return nil }
-            await signal.wait()
-        }
+        return await queue.next(signal: signal)
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
@@ -76,6 +72,18 @@ public final class FrameSubscription: StreamOutput, AsyncSequence, Sendable {
                 }
                 if now { c.resume() }
             }
+        }
+    }
+}
+
+extension SinkQueue {
+    /// The next item for an async consumer, waiting on `signal` (which the queue's `notify`
+    /// fires); nil once the queue is closed.
+    func next(signal: FrameSubscription.Signal) async -> Item? {
+        while true {
+            if let item = pop(timeout: 0) { return item }
+            if isClosed { return nil }
+            await signal.wait()
         }
     }
 }

@@ -80,13 +80,10 @@ public final class VideoFeed: StreamOutput, Sendable {
     /// The next access unit, waiting for one; nil once the feed or the stream ended.
     public func next() async -> Item? {
         hub.demand()
-        while true {
-            while let p = queue.pop(timeout: 0) {
-                if let item = convert(p) { return item }
-            }
-            if queue.isClosed { return nil }
-            await signal.wait()
+        while let p = await queue.next(signal: signal) {
+            if let item = convert(p) { return item }
         }
+        return nil
     }
 
     private func convert(_ p: RelayPacket) -> Item? {

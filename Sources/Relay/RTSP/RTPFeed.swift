@@ -1,0 +1,113 @@
+public import MediaCore
+public import Mux
+import Synchronization
+
+/// What an RTSP client is told before it plays: the session description and its tracks.
+public struct RTSPDescription: Sendable {
+    public let sdp: String
+    public let tracks: [RTPPacketizer.Track]
+    /// Tracks of the source left out (no RTP payload format for their codec).
+    public let skipped: [String]
+}
+
+/// One RTSP client's copy of a stream, cut into RTP by FFmpeg's packetizers: an output like any
+/// other (kind `rtsp`, listed by the API, drops counted) with its own bounded queue and policy,
+/// so a client that falls behind skips to the next keyframe and never slows the stream or
+/// another client. Timestamps run on one continuous timeline across source reconnects; a
+/// reconnect that changes the tracks ends the session (the client describes again).
+public final class RTPFeed: StreamOutput, @unchecked Sendable {
+    // Safety: `packetizer` and `timeline` are used only by `next()`, which one task calls at a
+    // time (the session's sender); everything else is immutable or behind the queue's lock.
+
+    /// An RTSP client gets at most a second of backlog; older packets go, up to a keyframe.
+    public static let defaultPolicy = SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 1000))
+
+    public let name: String
+    public let kind = OutputKind.rtsp
+    public let queue: SinkQueue<RelayPacket>
+    public let description: RTSPDescription
+    private let hub: StreamHub
+    private let signal: FrameSubscription.Signal
+    private let packetizer: RTPPacketizer
+    private let timeline = PacketTimeline()
+    private let layout: [String]
+    private let errors = Atomic<Int>(0)
+    private let ended = Atomic<Bool>(false)
+
+    /// The session description of `hub`'s latest connection; nil before its first.
+    public static func describe(_ hub: StreamHub) throws(FFmpegError) -> RTSPDescription? {
+        guard let epoch = hub.latestEpoch else { return nil }
+        let p = try RTPPacketizer(streams: epoch.streams, title: hub.title ?? hub.name)
+        return RTSPDescription(sdp: p.sdp, tracks: p.tracks, skipped: p.skipped)
+    }
+
+    /// A feed of `hub` for one client, registered as output `name`; its description is that of
+    /// the stream's latest connection. Nil before the stream's first connection.
+    public static func attach(hub: StreamHub, name: String, policy: SinkPolicy = defaultPolicy) throws(FFmpegError) -> RTPFeed? {
+        guard let epoch = hub.latestEpoch else { return nil }
+        let p = try RTPPacketizer(streams: epoch.streams, title: hub.title ?? hub.name)
+        return RTPFeed(hub: hub, name: name, packetizer: p, layout: Self.layout(epoch), policy: policy)
+    }
+
+    private init(hub: StreamHub, name: String, packetizer: RTPPacketizer, layout: [String], policy: SinkPolicy) {
+        self.hub = hub
+        self.name = name
+        self.packetizer = packetizer
+        self.layout = layout
+        description = RTSPDescription(sdp: packetizer.sdp, tracks: packetizer.tracks, skipped: packetizer.skipped)
+        let signal = FrameSubscription.Signal()
+        self.signal = signal
+        queue = hub.addPacketQueue(name, policy: policy, notify: { signal.fire() })
+        hub.register(self)
+    }
+
+    /// What must stay the same for the session's tracks to carry a new connection.
+    private static func layout(_ epoch: IngestEpoch) -> [String] {
+        epoch.streams.map { "\($0.index):\($0.codecName)" }
+    }
+
+    public var status: OutputStatus {
+        var s = OutputStatus(name: name, kind: kind, state: queue.isClosed ? .stopped : .running, queue: queue)
+        s.errors = errors.load(ordering: .relaxed)
+        return s
+    }
+
+    public func setPolicy(_ policy: SinkPolicy) -> Bool {
+        var p = policy
+        p.keyframeResync = true
+        queue.setPolicy(p)
+        return true
+    }
+
+    public func start() {}
+    public func stop() async { queue.close() }
+
+    /// Ends the feed: the stream forgets the client.
+    public func cancel() { hub.removeOutput(name) }
+
+    /// The client's connection backed up: skip to the next keyframe (counted `slow_viewer`).
+    public func clientFellBehind() { queue.discardAll(.slowViewer, always: true) }
+
+    /// The next packet's RTP packets (and any RTCP sender report before them), waiting for one;
+    /// nil once the feed or the stream ended, or the source came back with other tracks.
+    public func next() async -> [RTPPacketizer.Datagram]? {
+        hub.demand()
+        while !ended.load(ordering: .relaxed), let p = await queue.next(signal: signal) {
+            if queue.takeDiscontinuity() { timeline.restart() }
+            guard let at = timeline.place(p) else { continue }
+            if at.newEpoch && Self.layout(at.epoch) != layout {
+                ended.store(true, ordering: .relaxed)
+                return nil
+            }
+            do {
+                let out = try packetizer.packetize(at.packet, pts: at.pts, dts: at.dts)
+                if !out.isEmpty { return out }
+            } catch {
+                errors.add(1, ordering: .relaxed)
+                queue.dropTaken(.resync)
+                timeline.restart()
+            }
+        }
+        return nil
+    }
+}
