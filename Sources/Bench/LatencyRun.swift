@@ -80,6 +80,7 @@ final class LatencyRun {
         guard fm.fileExists(atPath: "/usr/bin/ffmpeg") else { throw BenchError("ffmpeg is not installed: run scripts/setup.sh") }
 
         var serveStreams = ""
+        var serveHeader = ""
         var scenarios: [Scenario] = []
         let servePort = Self.freePort()
         let relay = "http://127.0.0.1:\(servePort)/streams"
@@ -97,6 +98,15 @@ final class LatencyRun {
             serveStreams += "  cam_udp:\n    source: \(cam)\n    transport: udp\n    measure: true\n    \(preview)\n"
             scenarios.append(Scenario(name: "floor-rtsp-udp", path: "camera → ffmpeg (RTSP/UDP, nobuffer)", input: nobuffer + ["-rtsp_transport", "udp", "-i", cam], relay: nil, warmup: 3))
             scenarios.append(Scenario(name: "liverelay-preview-rtsp-udp", path: "camera → LiveRelay (RTSP/UDP) → MJPEG → ffmpeg", input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/cam_udp/preview.mjpg"], relay: "serve", warmup: 3))
+            // The re-serve hop: the same camera read back from LiveRelay's own RTSP server.
+            let rtspOut = Self.freePort()
+            serveHeader += "server:\n  rtsp: {listen: \"127.0.0.1:\(rtspOut)\"}\n"
+            scenarios.append(Scenario(name: "liverelay-rtsp-out-udp", path: "camera → LiveRelay (RTSP/UDP) → LiveRelay RTSP server → ffmpeg (RTSP/UDP, nobuffer)",
+                                      input: nobuffer + ["-rtsp_transport", "udp", "-i", "rtsp://127.0.0.1:\(rtspOut)/cam_udp"], relay: "serve", warmup: 3))
+            if !parallel {
+                scenarios.append(Scenario(name: "liverelay-rtsp-out-tcp", path: "camera → LiveRelay (RTSP/UDP) → LiveRelay RTSP server → ffmpeg (RTSP/TCP, nobuffer)",
+                                          input: nobuffer + ["-rtsp_transport", "tcp", "-i", "rtsp://127.0.0.1:\(rtspOut)/cam_udp"], relay: "serve", warmup: 3))
+            }
             // The ops wall: sixteen camera tiles in one page (the stamped one and fifteen more
             // sessions of the same camera), H.264 over one WebSocket to WebCodecs; the stamped
             // tile's canvas is read.
@@ -185,7 +195,7 @@ final class LatencyRun {
         guard !scenarios.isEmpty else { throw BenchError("no scenario to run") }
 
         let config = work.appendingPathComponent("serve.yaml")
-        try "streams:\n\(serveStreams)".write(to: config, atomically: true, encoding: .utf8)
+        try "\(serveHeader)streams:\n\(serveStreams)".write(to: config, atomically: true, encoding: .utf8)
         _ = try start("serve", me, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(servePort)"], ready: "listening on")
         print("bench: \(scenarios.count) scenarios, \(Int(seconds)) s each\(parallel ? ", side by side" : ""); \(width)x\(height) at \(fps) fps, GOP \(gop)")
         Thread.sleep(forTimeInterval: 3) // sources live, first HLS segments cut

@@ -21,10 +21,16 @@ public final class RTMPIngestServer: Sendable {
     /// Publishers refused so far, by reason (`app`, `unknown_stream`, `key`, `busy`).
     public var refusals: [String: Int] { refusalCounts.withLock { $0 } }
 
-    public init(settings: IngestSettings.RTMPIngest, engine: RelayEngine, logger: Logger) {
+    /// Checks `?user=…&pass=…` publish credentials against the `auth` section's users with the
+    /// `publish` action on the stream (the client's address counts failed logins); nil: no users.
+    public typealias PublishAuthorizer = @Sendable (_ user: String, _ password: String, _ stream: String, _ client: String) async -> Bool
+    let authorizeUser: PublishAuthorizer?
+
+    public init(settings: IngestSettings.RTMPIngest, engine: RelayEngine, logger: Logger, authorizeUser: PublishAuthorizer? = nil) {
         self.settings = settings
         self.engine = engine
         self.logger = logger
+        self.authorizeUser = authorizeUser
     }
 
     /// Binds and starts accepting; returns the bound port.
@@ -51,11 +57,15 @@ public final class RTMPIngestServer: Sendable {
 
     func refused(_ reason: String) { refusalCounts.withLock { $0[reason, default: 0] += 1 } }
 
-    /// Whether `key` opens `stream`: the global key or the stream's own; with neither set (a
-    /// loopback-only port), anyone may publish.
+    /// Whether `key` opens `stream`: the global key or the stream's own. With neither set,
+    /// anyone may publish on a server without an `auth` section (then a loopback-only port) or
+    /// where `auth.anonymous` grants publish; otherwise a user must (`?user=…&pass=…`).
     func mayPublish(_ stream: Configuration.Stream, key: String?) -> Bool {
         let accepted = [settings.publishKey, stream.publishKey].compactMap { $0 }
-        if accepted.isEmpty { return true }
+        if accepted.isEmpty {
+            guard let auth = engine.configuration.auth else { return true }
+            return auth.anonymous.contains { $0.grants(.publish, stream: stream.name) }
+        }
         guard let key else { return false }
         return accepted.contains { Self.constantTimeEqual($0, key) }
     }
@@ -201,18 +211,44 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
                 context.flush()
                 throw Refused(description: "publish to an unknown stream")
             }
-            guard server.mayPublish(s, key: key) else {
-                server.refused("key")
-                status(context, "error", "NetStream.Publish.BadName", "wrong or missing key")
-                context.flush()
-                throw Refused(description: "wrong or missing key for \(name)")
+            if server.mayPublish(s, key: key) {
+                try begin(name, context)
+                return
             }
-            try begin(name, context)
+            // A user with the publish permission instead of a key: ?user=…&pass=… (bcrypt, off
+            // the event loop); media sent meanwhile is dropped, as before any publish.
+            let tc = Self.split(tcURL).query
+            if let check = server.authorizeUser, let user = query["user"] ?? tc["user"], let pass = query["pass"] ?? tc["pass"] {
+                let client = context.remoteAddress?.ipAddress ?? "unknown"
+                let loop = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                Task {
+                    let ok = await check(user, pass, name, client)
+                    loop.eventLoop.execute {
+                        let (session, context) = loop.value
+                        do {
+                            guard ok else { try session.refuseKey(name, context) }
+                            try session.begin(name, context)
+                        } catch {
+                            context.close(promise: nil)
+                        }
+                        context.flush()
+                    }
+                }
+                return
+            }
+            try refuseKey(name, context)
         case "deleteStream":
             finish()
         default:
             break
         }
+    }
+
+    private func refuseKey(_ name: String, _ context: ChannelHandlerContext) throws -> Never {
+        server.refused("key")
+        status(context, "error", "NetStream.Publish.BadName", "wrong or missing key")
+        context.flush()
+        throw Refused(description: "wrong or missing key for \(name)")
     }
 
     /// A publish to a stream that does not exist yet: made from `ingest.defaults` (the global key

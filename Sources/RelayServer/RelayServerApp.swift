@@ -50,7 +50,7 @@ public enum RelayServerApp {
             }
         }
         if let rtmp = configuration.ingest.rtmp {
-            let ingest = RTMPIngestServer(settings: rtmp, engine: engine, logger: logger)
+            let ingest = RTMPIngestServer(settings: rtmp, engine: engine, logger: logger, authorizeUser: metrics.access?.publishAuthorizer)
             services.append(.init(service: RTMPIngestService(server: ingest, settings: rtmp)))
         }
         if let rtsp = configuration.rtsp, let access = metrics.access {

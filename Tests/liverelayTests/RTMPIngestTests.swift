@@ -156,4 +156,44 @@ import Bench
         #expect(j["started"] as? Bool == true && (j["advanced"] as? Double ?? 0) > 1 && j["hlsjs"] != nil, "\(page.stdout) \(page.stderr.suffix(300))")
         #expect(!serve.stdout.contains("phone-pass") && !serve.stderr.contains("phone-pass"))
     }
+
+    /// Users instead of keys: `?user=…&pass=…` opens a stream for a user with the publish
+    /// permission on it; a reader, a wrong password or nothing is refused, and a stream with no
+    /// key of its own is not open to anyone once there are users.
+    @Test func aUserWithThePublishPermissionPublishesWithoutAKey() throws {
+        let rtmpPort = FreePort.tcp()
+        let h = try ["pub": "pub-secret-77", "viewer": "viewer-secret-88"].mapValues { try AccessTests.hash($0) }
+        let (serve, port, dir) = try Servers.serve("""
+        auth:
+          users:
+            - {name: pub, password: "\(h["pub"]!)", permissions: [{action: publish, streams: "phone*"}]}
+            - {name: viewer, password: "\(h["viewer"]!)", permissions: [read]}
+          anonymous: [read]
+        ingest:
+          rtmp: {listen: "127.0.0.1:\(rtmpPort)"}
+        streams:
+          phone1: {source: publish, preview: false}
+          phone2: {source: publish, preview: false}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        #expect(serve.waitFor("RTMP ingest listening", timeout: 10))
+        let base = "rtmp://127.0.0.1:\(rtmpPort)/live"
+        for (url, why) in [("\(base)/phone2", "wrong or missing key"), ("\(base)/phone2?user=viewer&pass=viewer-secret-88", "wrong or missing key"),
+                           ("\(base)/phone2?user=pub&pass=nope", "wrong or missing key")] {
+            let r = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=15", "-t", "3",
+                                                             "-c:v", "libx264", "-f", "flv", url], timeout: 30)
+            #expect(r.status != 0 && r.stderr.contains(why), "\(url): \(r.stderr)")
+        }
+        let publisher = try RTMPIngestTests.publisher("\(base)/phone1?user=pub&pass=pub-secret-77", seconds: 10)
+        defer { publisher.stop() }
+        var state = ""
+        let end = Date().addingTimeInterval(10)
+        while Date() < end && state != "live" {
+            usleep(300_000)
+            state = try RTMPIngestTests.status(port, "phone1")["state"] as? String ?? ""
+        }
+        #expect(state == "live")
+        #expect(try RTMPIngestTests.status(port, "phone2")["state"] as? String != "live")
+        #expect(!serve.stdout.contains("pub-secret-77") && !serve.stderr.contains("pub-secret-77"), "a password reached the log")
+    }
 }
