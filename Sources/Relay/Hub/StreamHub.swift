@@ -32,6 +32,8 @@ public final class StreamHub: Sendable {
     private let registry = Mutex<[any StreamOutput]>([])
     private let status: Mutex<StreamStatus>
     private let ingest = IngestState()
+    /// RTSP `transport: auto`: TCP once UDP media stopped mid-session (kept across reconnects).
+    private let transportMemory: TransportMemory
     /// The streams of the latest connection (kept while reconnecting): what a session
     /// description is made from before any packet.
     private let lastEpoch = Mutex<IngestEpoch?>(nil)
@@ -69,6 +71,7 @@ public final class StreamHub: Sendable {
         self.backoff = backoff
         self.logger = logger
         decode = DecodeStage(streamName: name, options: decoderOptions, slowdown: decodeSlowdown, logger: logger)
+        transportMemory = TransportMemory(logger: logger)
         var initial = StreamStatus(name: name, title: title, source: Redactor.redact(source))
         if onDemandIdle != nil { initial.state = .idle }
         status = Mutex(initial)
@@ -201,9 +204,15 @@ public final class StreamHub: Sendable {
         let url = sourceURL
         let pacing = pacing
         let opener = opener
+        let transports = transportMemory
+        let reachability = Reachability(url: url, listen: options.listen)
         let sup = SourceSupervisor(name: name, backoff: backoff, reconnectAtEnd: !SourceOpener.isFile(url: url) || options.loop,
-                                   reachability: Reachability(url: url, listen: options.listen), logger: logger,
-                                   factory: { handle in try opener.open(url: url, options: options, interruptHandle: handle, pacing: pacing) },
+                                   reachability: reachability, logger: logger,
+                                   factory: { handle in
+                                       let o = transports.options(options, url: url)
+                                       return transports.watch(try opener.open(url: url, options: o, interruptHandle: handle, pacing: pacing),
+                                                               options: o, reachability: reachability)
+                                   },
                                    onEvent: { [weak self] e in self?.handle(e) })
         let started = supervisor.withLock { s -> Bool in
             guard s == nil else { return false }
@@ -235,6 +244,7 @@ public final class StreamHub: Sendable {
         s.fallbackReason = d.fallbackReason
         s.decodeCounters = d.counters
         s.arrivalToDecoded = decode.arrivalToDecoded.summary
+        if transportMemory.usesTCP { s.transportFallback = "tcp" }
         if sourceOptions.realtime && SourceOpener.isFile(url: sourceURL) {
             s.pacing = pacing.releasesAtKeyframes ? "keyframes" : "packets"
         }

@@ -45,6 +45,8 @@ public struct StreamStatus: Sendable, Codable {
     /// A realtime file's pacing: `packets` (each when due) or `keyframes` (a keyframe interval
     /// together when its keyframe is due: nothing consumes sooner). Nil for other sources.
     public var pacing: String?
+    /// RTSP: `tcp` once UDP media stopped mid-session and the source moved to TCP; nil otherwise.
+    public var transportFallback: String?
 
     init(name: String, title: String?, source: String) {
         self.name = name
