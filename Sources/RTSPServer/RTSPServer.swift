@@ -402,7 +402,7 @@ final class RTSPClient: @unchecked Sendable {
                 let timer = channel.eventLoop.scheduleTask(in: stall) { channel.close(promise: nil) }
                 do { try await last.get() } catch { timer.cancel(); break }
                 timer.cancel()
-                if MonotonicClock.nanoseconds() - t0 > 100_000_000 { feed.clientFellBehind() }
+                if MonotonicClock.nanoseconds() - t0 > 100_000_000 { feed.fellBehind() }
             }
             // The stream ended or came back with other tracks: the client starts over.
             if !Task.isCancelled { channel.close(promise: nil) }

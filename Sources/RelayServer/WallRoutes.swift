@@ -209,7 +209,7 @@ final class WallSession: Sendable {
                     counters.sent(bytes: frame.readableBytes)
                     // A write that had to wait this long means the connection is backed up:
                     // the next picture this viewer gets is the next keyframe.
-                    if ContinuousClock.now - began > Self.backedUp { feed.viewerFellBehind() }
+                    if ContinuousClock.now - began > Self.backedUp { feed.fellBehind() }
                 }
         }
     }

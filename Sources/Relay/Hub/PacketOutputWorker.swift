@@ -52,9 +52,7 @@ public class PacketOutputWorker: StreamOutput, @unchecked Sendable {
 
     /// Packet outputs keep their resynchronisation at keyframes whatever the policy says.
     public func setPolicy(_ policy: SinkPolicy) -> Bool {
-        var p = policy
-        p.keyframeResync = true
-        queue.setPolicy(p)
+        queue.setPacketPolicy(policy)
         return true
     }
 

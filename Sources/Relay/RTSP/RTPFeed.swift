@@ -15,19 +15,15 @@ public struct RTSPDescription: Sendable {
 /// so a client that falls behind skips to the next keyframe and never slows the stream or
 /// another client. Timestamps run on one continuous timeline across source reconnects; a
 /// reconnect that changes the tracks ends the session (the client describes again).
-public final class RTPFeed: StreamOutput, @unchecked Sendable {
+public final class RTPFeed: PacketFeed, StreamOutput, @unchecked Sendable {
     // Safety: `packetizer` and `timeline` are used only by `next()`, which one task calls at a
     // time (the session's sender); everything else is immutable or behind the queue's lock.
 
     /// An RTSP client gets at most a second of backlog; older packets go, up to a keyframe.
     public static let defaultPolicy = SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 1000))
 
-    public let name: String
     public let kind = OutputKind.rtsp
-    public let queue: SinkQueue<RelayPacket>
     public let description: RTSPDescription
-    private let hub: StreamHub
-    private let signal: FrameSubscription.Signal
     private let packetizer: RTPPacketizer
     private let timeline = PacketTimeline()
     private let layout: [String]
@@ -50,14 +46,10 @@ public final class RTPFeed: StreamOutput, @unchecked Sendable {
     }
 
     private init(hub: StreamHub, name: String, packetizer: RTPPacketizer, layout: [String], policy: SinkPolicy) {
-        self.hub = hub
-        self.name = name
         self.packetizer = packetizer
         self.layout = layout
         description = RTSPDescription(sdp: packetizer.sdp, tracks: packetizer.tracks, skipped: packetizer.skipped)
-        let signal = FrameSubscription.Signal()
-        self.signal = signal
-        queue = hub.addPacketQueue(name, policy: policy, notify: { signal.fire() })
+        super.init(hub: hub, name: name, policy: policy)
         hub.register(self)
     }
 
@@ -72,27 +64,10 @@ public final class RTPFeed: StreamOutput, @unchecked Sendable {
         return s
     }
 
-    public func setPolicy(_ policy: SinkPolicy) -> Bool {
-        var p = policy
-        p.keyframeResync = true
-        queue.setPolicy(p)
-        return true
-    }
-
-    public func start() {}
-    public func stop() async { queue.close() }
-
-    /// Ends the feed: the stream forgets the client.
-    public func cancel() { hub.removeOutput(name) }
-
-    /// The client's connection backed up: skip to the next keyframe (counted `slow_viewer`).
-    public func clientFellBehind() { queue.discardAll(.slowViewer, always: true) }
-
     /// The next packet's RTP packets (and any RTCP sender report before them), waiting for one;
     /// nil once the feed or the stream ended, or the source came back with other tracks.
     public func next() async -> [RTPPacketizer.Datagram]? {
-        hub.demand()
-        while !ended.load(ordering: .relaxed), let p = await queue.next(signal: signal) {
+        while !ended.load(ordering: .relaxed), let p = await take() {
             if queue.takeDiscontinuity() { timeline.restart() }
             guard let at = timeline.place(p) else { continue }
             if at.newEpoch && Self.layout(at.epoch) != layout {

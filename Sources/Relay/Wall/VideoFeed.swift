@@ -24,7 +24,8 @@ public struct VideoChunk: Sendable {
 /// a browser. An output like any other (kind `viewer`, listed by the API, drops counted), with
 /// its own bounded queue under the viewer's policy: a viewer that falls behind skips to the next
 /// keyframe, and never slows the stream or another viewer.
-public final class VideoFeed: StreamOutput, Sendable {
+public final class VideoFeed: PacketFeed, StreamOutput, @unchecked Sendable {
+    // Safety: PacketFeed's state, and the converter behind its Mutex.
     public enum Item: Sendable {
         case chunk(VideoChunk)
         /// The stream's video is not H.264: the viewer takes another path.
@@ -34,11 +35,7 @@ public final class VideoFeed: StreamOutput, Sendable {
     /// What a wall viewer uses unless it asks otherwise: nothing older than half a second.
     public static let defaultPolicy = SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 500))
 
-    public let name: String
     public let kind = OutputKind.viewer
-    public let queue: SinkQueue<RelayPacket>
-    private let hub: StreamHub
-    private let signal: FrameSubscription.Signal
     /// The connection (epoch generation) the converter was made for, and whether a keyframe
     /// has started this viewer's decoder on it.
     private let converter = Mutex<(generation: Int, annexB: H264AnnexB, started: Bool)?>(nil)
@@ -48,12 +45,8 @@ public final class VideoFeed: StreamOutput, Sendable {
         VideoFeed(hub: hub, name: name, policy: policy)
     }
 
-    init(hub: StreamHub, name: String, policy: SinkPolicy) {
-        self.hub = hub
-        self.name = name
-        let signal = FrameSubscription.Signal()
-        self.signal = signal
-        queue = hub.addPacketQueue(name, policy: policy, notify: { signal.fire() })
+    override init(hub: StreamHub, name: String, policy: SinkPolicy) {
+        super.init(hub: hub, name: name, policy: policy)
         hub.register(self)
     }
 
@@ -61,26 +54,9 @@ public final class VideoFeed: StreamOutput, Sendable {
         OutputStatus(name: name, kind: kind, state: queue.isClosed ? .stopped : .running, queue: queue)
     }
 
-    public func setPolicy(_ policy: SinkPolicy) -> Bool {
-        var p = policy
-        p.keyframeResync = true
-        queue.setPolicy(p)
-        return true
-    }
-
-    public func start() {}
-    public func stop() async { queue.close() }
-
-    /// The viewer's connection backed up: skip to the next keyframe (counted `slow_viewer`).
-    public func viewerFellBehind() { queue.discardAll(.slowViewer, always: true) }
-
-    /// Ends the feed: `next` returns nil, and the stream forgets the viewer.
-    public func cancel() { hub.removeOutput(name) }
-
     /// The next access unit, waiting for one; nil once the feed or the stream ended.
     public func next() async -> Item? {
-        hub.demand()
-        while let p = await queue.next(signal: signal) {
+        while let p = await take() {
             if let item = convert(p) { return item }
         }
         return nil
