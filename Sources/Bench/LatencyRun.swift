@@ -81,6 +81,8 @@ final class LatencyRun {
 
         var serveStreams = ""
         var serveHeader = ""
+        var ingestPort: Int?
+        var rtspOut: Int?
         var scenarios: [Scenario] = []
         let servePort = Self.freePort()
         let relay = "http://127.0.0.1:\(servePort)/streams"
@@ -99,13 +101,13 @@ final class LatencyRun {
             scenarios.append(Scenario(name: "floor-rtsp-udp", path: "camera → ffmpeg (RTSP/UDP, nobuffer)", input: nobuffer + ["-rtsp_transport", "udp", "-i", cam], relay: nil, warmup: 3))
             scenarios.append(Scenario(name: "liverelay-preview-rtsp-udp", path: "camera → LiveRelay (RTSP/UDP) → MJPEG → ffmpeg", input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/cam_udp/preview.mjpg"], relay: "serve", warmup: 3))
             // The re-serve hop: the same camera read back from LiveRelay's own RTSP server.
-            let rtspOut = Self.freePort()
-            serveHeader += "server:\n  rtsp: {listen: \"127.0.0.1:\(rtspOut)\"}\n"
+            rtspOut = Self.freePort()
+            serveHeader += "server:\n  rtsp: {listen: \"127.0.0.1:\(rtspOut!)\"}\n"
             scenarios.append(Scenario(name: "liverelay-rtsp-out-udp", path: "camera → LiveRelay (RTSP/UDP) → LiveRelay RTSP server → ffmpeg (RTSP/UDP, nobuffer)",
-                                      input: nobuffer + ["-rtsp_transport", "udp", "-i", "rtsp://127.0.0.1:\(rtspOut)/cam_udp"], relay: "serve", warmup: 3))
+                                      input: nobuffer + ["-rtsp_transport", "udp", "-i", "rtsp://127.0.0.1:\(rtspOut!)/cam_udp"], relay: "serve", warmup: 3))
             if !parallel {
                 scenarios.append(Scenario(name: "liverelay-rtsp-out-tcp", path: "camera → LiveRelay (RTSP/UDP) → LiveRelay RTSP server → ffmpeg (RTSP/TCP, nobuffer)",
-                                          input: nobuffer + ["-rtsp_transport", "tcp", "-i", "rtsp://127.0.0.1:\(rtspOut)/cam_udp"], relay: "serve", warmup: 3))
+                                          input: nobuffer + ["-rtsp_transport", "tcp", "-i", "rtsp://127.0.0.1:\(rtspOut!)/cam_udp"], relay: "serve", warmup: 3))
             }
             // The ops wall: sixteen camera tiles in one page (the stamped one and fifteen more
             // sessions of the same camera), H.264 over one WebSocket to WebCodecs; the stamped
@@ -146,6 +148,17 @@ final class LatencyRun {
             _ = try start("ffmpeg-hls", "/usr/bin/ffmpeg", ["-v", "error"] + nobuffer + ["-i", src, "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_list_size", "5",
                                                                                         "-hls_flags", "delete_segments", ffhls.appendingPathComponent("index.m3u8").path])
             serveStreams += "  rtmp:\n    source: \(src)\n    measure: true\n    \(preview)\n    hls: { variant: lowLatency, segment_duration: 1s, part_duration: 200ms }\n"
+            // The same stamped source pushed into LiveRelay's own one-port RTMP ingest instead:
+            // publish → preview, and publish → LiveRelay's RTSP server → ffmpeg.
+            ingestPort = Self.freePort()
+            serveHeader += "ingest:\n  rtmp: {listen: \"127.0.0.1:\(ingestPort!)\"}\n"
+            serveStreams += "  pushed:\n    source: publish\n    measure: true\n    \(preview)\n"
+            scenarios.append(Scenario(name: "liverelay-ingest-preview", path: "publisher → LiveRelay one-port RTMP ingest → MJPEG → ffmpeg",
+                                      input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/pushed/preview.mjpg"], relay: "serve", warmup: 3))
+            if let rtspOut {
+                scenarios.append(Scenario(name: "liverelay-ingest-rtsp-out-tcp", path: "publisher → LiveRelay one-port RTMP ingest → LiveRelay RTSP server → ffmpeg (RTSP/TCP, nobuffer)",
+                                          input: nobuffer + ["-rtsp_transport", "tcp", "-i", "rtsp://127.0.0.1:\(rtspOut)/pushed"], relay: "serve", warmup: 3))
+            }
             serveStreams += "  rtmp_ts:\n    source: \(src)\n    preview: false\n    hls: { variant: mpegts, segment_duration: 1s }\n"
             let hlsClient = ["-live_start_index", "-1"]
             // Segment availability, seen from outside the same way for the three servers.
@@ -197,6 +210,9 @@ final class LatencyRun {
         let config = work.appendingPathComponent("serve.yaml")
         try "\(serveHeader)streams:\n\(serveStreams)".write(to: config, atomically: true, encoding: .utf8)
         _ = try start("serve", me, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(servePort)"], ready: "listening on")
+        if let ingestPort {
+            _ = try start("ingest-source", me, ["publish", "rtmp://127.0.0.1:\(ingestPort)/live/pushed", "--source", testsrc, "--duration", "100000"])
+        }
         print("bench: \(scenarios.count) scenarios, \(Int(seconds)) s each\(parallel ? ", side by side" : ""); \(width)x\(height) at \(fps) fps, GOP \(gop)")
         Thread.sleep(forTimeInterval: 3) // sources live, first HLS segments cut
 
@@ -205,7 +221,7 @@ final class LatencyRun {
         for group in groups {
             results += try measure(group, servePort: servePort)
         }
-        results += inProcessRows(servePort: servePort, previews: (haveRTSP ? ["cam_udp"] : []) + (haveNginx ? ["rtmp"] : []), hls: haveNginx ? ["rtmp", "rtmp_ts"] : [])
+        results += inProcessRows(servePort: servePort, previews: (haveRTSP ? ["cam_udp"] : []) + (haveNginx ? ["rtmp", "pushed"] : []), hls: haveNginx ? ["rtmp", "rtmp_ts"] : [])
         try write(results)
     }
 

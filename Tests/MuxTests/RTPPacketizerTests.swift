@@ -1,0 +1,55 @@
+import Testing
+import MediaCore
+import Mux
+import TestSupport
+
+/// The RTP packetizer on its own: the stamped source's H.264 cut into RTP by FFmpeg's
+/// packetizer, checked packet by packet as a receiver would (RFC 3550 header, RFC 6184
+/// fragmentation), and described by an SDP an RTSP client can use.
+@Suite struct RTPPacketizerTests {
+    @Test func theSessionDescriptionNamesTheTrackAndItsParameterSets() throws {
+        let (_, streams) = try TestMedia.packets(1)
+        let p = try RTPPacketizer(streams: streams, title: "cam")
+        #expect(p.tracks.count == 1 && p.tracks[0].control == "streamid=0" && p.tracks[0].codecName == "h264")
+        for line in ["v=0", "s=cam", "c=IN IP4 0.0.0.0", "m=video 0 RTP/AVP 96", "a=rtpmap:96 H264/90000", "a=control:streamid=0"] {
+            #expect(p.sdp.contains(line + "\r\n"), "\(line) missing from\n\(p.sdp)")
+        }
+        #expect(p.sdp.contains("packetization-mode=1") && p.sdp.contains("sprop-parameter-sets="), "\(p.sdp)")
+    }
+
+    @Test func everyFrameBecomesInOrderRTPWithOneMarkerPerFrame() throws {
+        let frames = 90
+        let (packets, streams) = try TestMedia.packets(frames, size: "640x360")
+        let p = try RTPPacketizer(streams: streams, title: "cam", maxPacketSize: 1200)
+        var rtp: [[UInt8]] = [], rtcp = 0, firstIsReport = false
+        for (i, packet) in packets.enumerated() {
+            let us = Int64(i) * 33_333
+            let out = try p.packetize(packet, pts: us, dts: us)
+            if i == 0 { firstIsReport = out.first?.isRTCP == true }
+            for d in out {
+                #expect(d.track == 0 && d.bytes.count <= 1200)
+                if d.isRTCP { rtcp += 1 } else { rtp.append(d.bytes) }
+            }
+        }
+        // A sender report opens the session (receivers map RTP time to wall time from it).
+        #expect(firstIsReport && rtcp >= 1)
+        // A 640x360 keyframe does not fit one packet: fragmented (FU-A), so more packets than frames.
+        #expect(rtp.count > frames)
+        var markers = 0
+        var timestamps: [UInt32] = []
+        for (i, b) in rtp.enumerated() {
+            #expect(b[0] >> 6 == 2, "RTP version 2")
+            #expect(b[1] & 0x7F == 96, "payload type 96")
+            let seq = UInt16(b[2]) << 8 | UInt16(b[3])
+            if i > 0 {
+                let prev = UInt16(rtp[i - 1][2]) << 8 | UInt16(rtp[i - 1][3])
+                #expect(seq == prev &+ 1, "sequence \(prev) → \(seq)")
+            }
+            let ts = UInt32(b[4]) << 24 | UInt32(b[5]) << 16 | UInt32(b[6]) << 8 | UInt32(b[7])
+            if b[1] & 0x80 != 0 { markers += 1; timestamps.append(ts) }
+        }
+        // The marker ends each access unit; frames are 1/30 s apart on the 90 kHz clock.
+        #expect(markers == frames)
+        for (a, b) in zip(timestamps, timestamps.dropFirst()) { #expect(b &- a == 3000) }
+    }
+}
