@@ -3,6 +3,7 @@ public import Logging
 import MediaCore
 import NIOCore
 import NIOPosix
+public import NIOSSL
 import Foundation
 import Synchronization
 
@@ -26,7 +27,11 @@ public final class RTMPIngestServer: Sendable {
     public typealias PublishAuthorizer = @Sendable (_ user: String, _ password: String, _ stream: String, _ client: String) async -> Bool
     let authorizeUser: PublishAuthorizer?
 
-    public init(settings: IngestSettings.RTMPIngest, engine: RelayEngine, logger: Logger, authorizeUser: PublishAuthorizer? = nil) {
+    /// RTMPS: TLS in front of every connection (`ingest.rtmp.tls`).
+    let tls: NIOSSLContext?
+
+    public init(settings: IngestSettings.RTMPIngest, engine: RelayEngine, logger: Logger, tls: NIOSSLContext? = nil, authorizeUser: PublishAuthorizer? = nil) {
+        self.tls = tls
         self.settings = settings
         self.engine = engine
         self.logger = logger
@@ -41,6 +46,7 @@ public final class RTMPIngestServer: Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tls = self.tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
                     // Silent connections (never handshaking, or a publisher gone quiet) are closed.
                     try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: .seconds(10)))
                     try channel.pipeline.syncOperations.addHandler(RTMPSession(server: self))

@@ -35,12 +35,16 @@ public final class RTSPServer: Sendable {
     let maxConnections: Int
     /// A client whose connection takes no bytes for this long is closed.
     let stallTimeout: TimeAmount
+    /// RFC 2326's session timeout, announced in `Session`: a connection with no request this
+    /// long is closed unless it plays (over UDP, unless RTCP reports came meanwhile).
+    let sessionTimeout: Int
     private let channel = Mutex<(any Channel)?>(nil)
     let connections = Atomic<Int>(0)
     private let sessionCount = Atomic<Int>(0)
 
-    public init(engine: RelayEngine, host: String, port: Int, maxConnections: Int = 4096, stallTimeout: Double = 10,
+    public init(engine: RelayEngine, host: String, port: Int, maxConnections: Int = 4096, stallTimeout: Double = 10, sessionTimeout: Int = 60,
                 logger: Logger, authorize: @escaping RTSPAuthorizer) {
+        self.sessionTimeout = sessionTimeout
         self.engine = engine
         self.host = host
         self.port = port
@@ -61,7 +65,7 @@ public final class RTSPServer: Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: .seconds(60)))
+                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: .seconds(Int64(self.sessionTimeout))))
                     try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RTSPRequestDecoder()))
                     try channel.pipeline.syncOperations.addHandler(RTSPConnectionHandler(server: self))
                 }
@@ -107,6 +111,7 @@ final class RTSPConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        client?.heard()
         if case .request(let r) = unwrapInboundIn(data) { requests?.yield(r) }
         // Interleaved RTCP receiver reports need no answer.
     }
@@ -120,7 +125,12 @@ final class RTSPConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         // Quiet for a minute without playing: a connection held for nothing.
-        if event is IdleStateHandler.IdleStateEvent, client?.isPlaying != true { context.close(promise: nil); return }
+        // A session timeout without a request: a connection held for nothing, unless it plays — over TCP
+        // its writes tell whether the client is there; over UDP its RTCP reports must.
+        if event is IdleStateHandler.IdleStateEvent, let client, !client.isPlaying || client.silentOverUDP(seconds: Double(server.sessionTimeout)) {
+            context.close(promise: nil)
+            return
+        }
         context.fireUserInboundEventTriggered(event)
     }
 
@@ -152,6 +162,9 @@ final class RTSPClient: @unchecked Sendable {
     private var sender: Task<Void, Never>?
     private var feed: RTPFeed?
     private let playing = Atomic<Bool>(false)
+    private let overUDP = Atomic<Bool>(false)
+    /// When the client was last heard from: a request, or a packet on the session's UDP ports.
+    private let lastHeard = Atomic<UInt64>(MonotonicClock.nanoseconds())
     private static let serial = Atomic<Int>(0)
 
     init(server: RTSPServer, channel: any Channel, address: String, localHost: String) {
@@ -162,6 +175,13 @@ final class RTSPClient: @unchecked Sendable {
     }
 
     var isPlaying: Bool { playing.load(ordering: .relaxed) }
+
+    func heard() { lastHeard.store(MonotonicClock.nanoseconds(), ordering: .relaxed) }
+
+    /// A UDP session whose client sent nothing (no request, no RTCP report) for this long.
+    func silentOverUDP(seconds: Double) -> Bool {
+        overUDP.load(ordering: .relaxed) && MonotonicClock.nanoseconds() &- lastHeard.load(ordering: .relaxed) > UInt64(seconds * 1e9)
+    }
 
     func serve(_ requests: AsyncStream<RTSPRequest>) async {
         for await request in requests {
@@ -276,7 +296,7 @@ final class RTSPClient: @unchecked Sendable {
     }
 
     private var sessionHeader: [(String, String)] {
-        sessionID.map { [("Session", "\($0);timeout=60")] } ?? []
+        sessionID.map { [("Session", "\($0);timeout=\(server.sessionTimeout)")] } ?? []
     }
 
     private func setup(_ r: RTSPRequest) async -> RTSPResponse {
@@ -309,6 +329,7 @@ final class RTSPClient: @unchecked Sendable {
             reply = "RTP/AVP;unicast;client_port=\(a)-\(b);server_port=\(ports.rtp)-\(ports.rtcp)"
         }
         transports[track] = transport
+        if case .udp = transport { overUDP.store(true, ordering: .relaxed) }
         if sessionID == nil { sessionID = Self.newSessionID() }
         return RTSPResponse(200, "OK", headers: [("Transport", reply)] + sessionHeader)
     }
@@ -322,6 +343,11 @@ final class RTSPClient: @unchecked Sendable {
     private func udpPorts() async -> (rtp: Int, rtcp: Int)? {
         if udp == nil {
             let bootstrap = DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelInitializer { [weak self] channel in
+                    // Receiver reports (and NAT keep-alives) say the client is still there.
+                    let client = self
+                    return channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(HeardHandler { client?.heard() }) }
+                }
             do {
                 let rtp = try await bootstrap.bind(host: localHost, port: 0).get()
                 do {
@@ -428,6 +454,14 @@ final class RTSPClient: @unchecked Sendable {
         transports = [:]
         sessionID = nil
     }
+}
+
+/// Notes that a datagram came from the client; its content is not needed.
+final class HeardHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+    let heard: @Sendable () -> Void
+    init(_ heard: @escaping @Sendable () -> Void) { self.heard = heard }
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) { heard() }
 }
 
 struct RTSPResponseError: Error {

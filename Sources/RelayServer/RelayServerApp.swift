@@ -49,18 +49,9 @@ public enum RelayServerApp {
                 }
             }
         }
-        if let rtmp = configuration.ingest.rtmp {
-            let ingest = RTMPIngestServer(settings: rtmp, engine: engine, logger: logger, authorizeUser: metrics.access?.publishAuthorizer)
-            services.append(.init(service: RTMPIngestService(server: ingest, settings: rtmp)))
-        }
-        if let rtsp = configuration.rtsp, let access = metrics.access {
-            let rtspServer = RTSPServer(engine: engine, host: rtsp.host, port: rtsp.port, maxConnections: limits.connections,
-                                        stallTimeout: limits.writeStallTimeout, logger: logger, authorize: access.rtspAuthorizer)
-            services.append(.init(service: RTSPService(server: rtspServer)))
-        }
-        if let tls = configuration.tls {
-            // HTTPS, with ALPN offering h2 and http/1.1; the certificate is re-read on SIGHUP.
-            let certificates = try CertificateStore(tls)
+        // HTTPS and RTMPS share the certificate, re-read on SIGHUP.
+        let certificates = try configuration.tls.map { try CertificateStore($0) }
+        if let certificates {
             onHangup.append {
                 do {
                     try certificates.reload()
@@ -69,6 +60,20 @@ public enum RelayServerApp {
                     logger.error("tls: certificate not reloaded; the previous one stays", metadata: ["error": "\(error)"])
                 }
             }
+        }
+        if let rtmp = configuration.ingest.rtmp {
+            let tls = try rtmp.tls ? certificates.map { try NIOSSLContext(configuration: $0.serverConfiguration()) } : nil
+            let ingest = RTMPIngestServer(settings: rtmp, engine: engine, logger: logger, tls: tls, authorizeUser: metrics.access?.publishAuthorizer)
+            services.append(.init(service: RTMPIngestService(server: ingest, settings: rtmp)))
+        }
+        if let rtsp = configuration.rtsp, let access = metrics.access {
+            let rtspServer = RTSPServer(engine: engine, host: rtsp.host, port: rtsp.port, maxConnections: limits.connections,
+                                        stallTimeout: limits.writeStallTimeout, sessionTimeout: configuration.rtspSessionTimeout,
+                                        logger: logger, authorize: access.rtspAuthorizer)
+            services.append(.init(service: RTSPService(server: rtspServer)))
+        }
+        if let certificates {
+            // HTTPS, with ALPN offering h2 and http/1.1; the certificate is re-read on SIGHUP.
             let h2 = HTTP2UpgradeChannel.Configuration(idleTimeout: .milliseconds(Int64(limits.idleTimeout * 1000)), streamConfiguration: http1)
             let tls = try certificates.serverConfiguration()
             let wsResponder = wsRouter.buildResponder()
@@ -124,7 +129,7 @@ struct RTMPIngestService: Service {
     func run() async throws {
         let port = try await server.start()
         let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
-        FileHandle.standardOutput.write(Data("RTMP ingest listening on rtmp://\(host):\(port)/\(settings.app)/\n".utf8))
+        FileHandle.standardOutput.write(Data("RTMP ingest listening on \(settings.tls ? "rtmps" : "rtmp")://\(host):\(port)/\(settings.app)/\n".utf8))
         try? await gracefulShutdown()
         await server.stop()
     }

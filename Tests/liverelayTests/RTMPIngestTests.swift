@@ -156,7 +156,11 @@ import Bench
         #expect(j["started"] as? Bool == true && (j["advanced"] as? Double ?? 0) > 1 && j["hlsjs"] != nil, "\(page.stdout) \(page.stderr.suffix(300))")
         #expect(!serve.stdout.contains("phone-pass") && !serve.stderr.contains("phone-pass"))
     }
+}
 
+/// Who may publish on the one-port ingest beyond keys: users with the publish permission, and
+/// RTMPS (TLS with the server's certificate).
+@Suite(.serialized) struct RTMPIngestAccessTests {
     /// Users instead of keys: `?user=…&pass=…` opens a stream for a user with the publish
     /// permission on it; a reader, a wrong password or nothing is refused, and a stream with no
     /// key of its own is not open to anyone once there are users.
@@ -195,5 +199,42 @@ import Bench
         #expect(state == "live")
         #expect(try RTMPIngestTests.status(port, "phone2")["state"] as? String != "live")
         #expect(!serve.stdout.contains("pub-secret-77") && !serve.stderr.contains("pub-secret-77"), "a password reached the log")
+    }
+
+    @Test func rtmpsPublishersAreTakenAndPlainRTMPIsNot() throws {
+        let dir = Paths.tempDirectory("rtmps")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cert = dir.appendingPathComponent("c.pem").path, key = dir.appendingPathComponent("k.pem").path
+        let ssl = try ChildProcess.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
+                                                           "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], timeout: 30)
+        try #require(ssl.status == 0, "\(ssl.stderr)")
+        let rtmpPort = FreePort.tcp()
+        let (serve, port, serveDir) = try Servers.serve("""
+        server:
+          tls: {cert: \(cert), key: \(key)}
+        ingest:
+          rtmp: {listen: "127.0.0.1:\(rtmpPort)", publish_key: "fleet-key", tls: true}
+        streams:
+          phone1: {source: publish, preview: false}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: serveDir) }
+        #expect(serve.waitFor("RTMP ingest listening on rtmps://127.0.0.1:\(rtmpPort)/live/", timeout: 10), "\(serve.stdout)")
+        // Plain RTMP to the TLS port: no handshake, no stream.
+        let plain = try ChildProcess.run("/usr/bin/timeout", ["-k", "1", "10", "/usr/bin/ffmpeg", "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=15",
+                                                              "-t", "2", "-c:v", "libx264", "-f", "flv", "rtmp://127.0.0.1:\(rtmpPort)/live/phone1?key=fleet-key"], timeout: 20)
+        #expect(plain.status != 0, "plain RTMP was taken on the RTMPS port")
+        // RTMPS (ffmpeg's TLS client; the test certificate is self-signed, ffmpeg does not verify by default).
+        let publisher = try RTMPIngestTests.publisher("rtmps://127.0.0.1:\(rtmpPort)/live/phone1?key=fleet-key", seconds: 10)
+        defer { publisher.stop() }
+        var s: [String: Any] = [:]
+        let end = Date().addingTimeInterval(12)
+        while Date() < end {
+            usleep(300_000)
+            // The HTTP side is HTTPS now.
+            let r = try ChildProcess.run("/usr/bin/curl", ["-s", "--cacert", cert, "https://127.0.0.1:\(port)/api/streams/phone1"], timeout: 10)
+            s = ((try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])?["stream"] as? [String: Any]) ?? [:]
+            if s["state"] as? String == "live" { break }
+        }
+        #expect(s["state"] as? String == "live" && s["codec"] as? String == "h264", "\(s) \(publisher.stderr.suffix(300))")
     }
 }

@@ -127,6 +127,32 @@ import TestSupport
         #expect(frames >= 20, "after the garbage: \(frames) frames; \(err.suffix(300))")
     }
 
+    /// A UDP client that vanishes (no request, no receiver report) is dropped after the session
+    /// timeout, and nothing more is sent to it; one that sends receiver reports stays served
+    /// without a request.
+    @Test func aSilentUDPClientIsDroppedAfterTheSessionTimeout() throws {
+        let rtspPort = FreePort.tcp()
+        let (serve, _, dir) = try Servers.serve("""
+        server:
+          rtsp: {listen: "127.0.0.1:\(rtspPort)", session_timeout: 2s}
+        streams:
+          cam: {source: "testsrc://?size=320x180&fps=30&gop=30", preview: false}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        #expect(serve.waitFor("RTSP server listening", timeout: 10))
+        let script = Paths.packageRoot.appendingPathComponent("scripts/rtsp_udp_client.py").path
+        let silent = try ChildProcess(Servers.python, [script, String(rtspPort), "cam", "8", "silent"])
+        let reporting = try ChildProcess(Servers.python, [script, String(rtspPort), "cam", "8", "rtcp"])
+        #expect(silent.wait(timeout: 30) && reporting.wait(timeout: 30))
+        func result(_ p: ChildProcess) -> [String: Any] {
+            let line = p.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
+            return (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? ["error": p.stderr]
+        }
+        let s = result(silent), r = result(reporting)
+        #expect((s["total"] as? Int ?? 0) > 20 && s["closed"] as? Bool == true && s["recent"] as? Int == 0, "silent client: \(s)")
+        #expect(r["closed"] as? Bool == false && (r["recent"] as? Int ?? 0) > 20, "reporting client: \(r)")
+    }
+
     @Test func anRTSPPortBeyondLoopbackNeedsAuth() throws {
         let dir = Paths.tempDirectory("rtsp-exposed")
         defer { try? FileManager.default.removeItem(at: dir) }

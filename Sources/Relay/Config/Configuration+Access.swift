@@ -60,9 +60,10 @@ extension Configuration {
     static func serverSettings(_ node: Node, _ r: Reader, into config: inout Configuration) throws(ConfigError) {
         let s = try r.mapping(node, "server", allowed: ["listen", "tls", "allowed_hosts", "limits", "rtsp"])
         if let rtsp = s["rtsp"] {
-            let m = try r.mapping(rtsp, "server.rtsp", allowed: ["listen"])
+            let m = try r.mapping(rtsp, "server.rtsp", allowed: ["listen", "session_timeout"])
             guard let l = m["listen"] else { throw ConfigError(file: r.file, path: "server.rtsp.listen", problem: "missing (HOST:PORT)") }
             config.rtsp = try Configuration.hostPort(try r.string(l, "server.rtsp.listen"), path: "server.rtsp.listen", file: r.file)
+            if let t = m["session_timeout"] { config.rtspSessionTimeout = Int(try r.duration(t, "server.rtsp.session_timeout", 2...3600)) }
         }
         if let l = s["limits"] {
             let m = try r.mapping(l, "server.limits", allowed: ["idle_timeout", "write_stall_timeout", "per_client", "connections"])

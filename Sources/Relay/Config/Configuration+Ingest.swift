@@ -22,6 +22,9 @@ public struct IngestSettings: Sendable {
         public var publishKey: String?
         /// A publish to an unknown stream name creates the stream (outputs from `ingest.defaults`).
         public var autoCreate = false
+        /// RTMPS: the port speaks TLS (with `server.tls`'s certificate), as OBS, IVS's broadcast
+        /// SDK and phone apps publish to `rtmps://`.
+        public var tls = false
     }
 
     /// `ingest.defaults`: a stream's keys (no `source`) for streams created on first publish.
@@ -49,7 +52,7 @@ extension Configuration {
         var settings = IngestSettings()
         let m = try r.mapping(node, "ingest", allowed: ["rtmp", "defaults"])
         if let rtmp = m["rtmp"] {
-            let x = try r.mapping(rtmp, "ingest.rtmp", allowed: ["listen", "app", "publish_key", "auto_create"])
+            let x = try r.mapping(rtmp, "ingest.rtmp", allowed: ["listen", "app", "publish_key", "auto_create", "tls"])
             var s = IngestSettings.RTMPIngest()
             guard let l = x["listen"] else { throw ConfigError(file: r.file, path: "ingest.rtmp.listen", problem: "missing (HOST:PORT)") }
             (s.host, s.port) = try Configuration.hostPort(try r.string(l, "ingest.rtmp.listen"), path: "ingest.rtmp.listen", file: r.file)
@@ -59,6 +62,7 @@ extension Configuration {
                     throw ConfigError(file: r.file, path: "ingest.rtmp.app", problem: "letters, digits, - and _ only")
                 }
             }
+            if let t = x["tls"] { s.tls = try r.bool(t, "ingest.rtmp.tls") }
             if let k = x["publish_key"] {
                 s.publishKey = try r.string(k, "ingest.rtmp.publish_key")
                 Redactor.remember(secret: s.publishKey!)
@@ -75,6 +79,9 @@ extension Configuration {
         let publish = publishStreams
         // Without ingest.rtmp, publish streams take HLS uploads over HTTP (whose access rules apply).
         guard let rtmp = ingest.rtmp else { return }
+        if rtmp.tls && tls == nil {
+            throw ConfigError(file: file, path: "ingest.rtmp.tls", problem: "RTMPS uses server.tls's certificate: set server.tls (cert, key)")
+        }
         if Self.isLoopback(host: rtmp.host) || rtmp.publishKey != nil { return }
         if rtmp.autoCreate {
             throw ConfigError(file: file, path: "ingest.rtmp.publish_key",

@@ -62,6 +62,8 @@ public struct Configuration: Sendable {
     public var ingest = IngestSettings()
     /// `server.rtsp.listen`: every stream re-served at `rtsp://HOST:PORT/{stream}`; nil: off.
     public var rtsp: (host: String, port: Int)?
+    /// `server.rtsp.session_timeout`: seconds a client may stay silent (60, RFC 2326's default).
+    public var rtspSessionTimeout = 60
 
     public init() {}
 
