@@ -131,3 +131,15 @@ extension Servers {
         return (child, port, dir)
     }
 }
+
+extension Servers {
+    /// A self-signed certificate for localhost and 127.0.0.1 (two days), written into `dir` as
+    /// `NAME-c.pem` and `NAME-k.pem`; returns their paths.
+    public static func selfSignedCertificate(in dir: URL, name: String = "localhost") throws -> (cert: String, key: String) {
+        let cert = dir.appendingPathComponent("\(name)-c.pem").path, key = dir.appendingPathComponent("\(name)-k.pem").path
+        let r = try ChildProcess.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
+                                                          "-subj", "/CN=\(name)", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], timeout: 30)
+        guard r.status == 0 else { throw ServerError("openssl: \(r.stderr)") }
+        return (cert, key)
+    }
+}

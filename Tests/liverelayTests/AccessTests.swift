@@ -132,10 +132,7 @@ import Glibc
     @Test func httpsNegotiatesHTTP2AndATokenInTheURLPlaysInFFmpeg() async throws {
         let dir = Paths.tempDirectory("tls")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let cert = dir.appendingPathComponent("c.pem").path, key = dir.appendingPathComponent("k.pem").path
-        let ssl = try ChildProcess.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
-                                                            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], timeout: 30)
-        try #require(ssl.status == 0, "\(ssl.stderr)")
+        let (cert, key) = try Servers.selfSignedCertificate(in: dir)
         // A JWKS with one P-256 key; tokens signed with its private half.
         let signing = ES256PrivateKey()
         let p = try #require(signing.publicKey.parameters)
@@ -174,13 +171,7 @@ import Glibc
     @Test func sighupReloadsTheCertificateWithoutDroppingViewers() async throws {
         let dir = Paths.tempDirectory("reload")
         defer { try? FileManager.default.removeItem(at: dir) }
-        func makeCert(_ name: String) throws -> (String, String) {
-            let c = dir.appendingPathComponent("\(name)-c.pem").path, k = dir.appendingPathComponent("\(name)-k.pem").path
-            let r = try ChildProcess.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", k, "-out", c, "-days", "2",
-                                                              "-subj", "/CN=\(name)", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], timeout: 30)
-            try #require(r.status == 0)
-            return (c, k)
-        }
+        func makeCert(_ name: String) throws -> (String, String) { try Servers.selfSignedCertificate(in: dir, name: name) }
         let (c1, k1) = try makeCert("first"), (c2, k2) = try makeCert("second")
         let live = (dir.appendingPathComponent("live-c.pem"), dir.appendingPathComponent("live-k.pem"))
         try FileManager.default.copyItem(atPath: c1, toPath: live.0.path)

@@ -27,10 +27,7 @@ import TestSupport
     @Test func twelvePreviewsPlayOverHTTP2AndSixOverHTTP1() throws {
         let dir = Paths.tempDirectory("wallcert")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let cert = dir.appendingPathComponent("c.pem").path, key = dir.appendingPathComponent("k.pem").path
-        let ssl = try ChildProcess.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
-                                                            "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], timeout: 30)
-        try #require(ssl.status == 0)
+        let (cert, key) = try Servers.selfSignedCertificate(in: dir)
 
         let (plain, port, pdir) = try Self.start(tls: nil)
         let overHTTP1 = try Self.livePreviews("http://127.0.0.1:\(port)/previews")

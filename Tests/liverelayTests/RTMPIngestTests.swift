@@ -204,10 +204,7 @@ import Bench
     @Test func rtmpsPublishersAreTakenAndPlainRTMPIsNot() throws {
         let dir = Paths.tempDirectory("rtmps")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let cert = dir.appendingPathComponent("c.pem").path, key = dir.appendingPathComponent("k.pem").path
-        let ssl = try ChildProcess.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
-                                                           "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], timeout: 30)
-        try #require(ssl.status == 0, "\(ssl.stderr)")
+        let (cert, key) = try Servers.selfSignedCertificate(in: dir)
         let rtmpPort = FreePort.tcp()
         let (serve, port, serveDir) = try Servers.serve("""
         server:
