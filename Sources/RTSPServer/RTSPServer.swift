@@ -242,8 +242,8 @@ final class RTSPClient: @unchecked Sendable {
 
     /// The stream's hub if it exists and this client may read it; else the response to give.
     private func access(_ r: RTSPRequest, _ name: String) async -> Result<StreamHub, RTSPResponseError> {
-        // The same answer for a stream that does not exist and one not readable: 404 only once
-        // the client may read it would not tell a stranger which names exist.
+        // Permission first, existence second: a client that may not read a name learns nothing
+        // of whether a stream by that name exists.
         switch await server.authorize(r.header("Authorization"), name, address) {
         case .allowed: break
         case .unauthorized: return .failure(RTSPResponseError(RTSPResponse(401, "Unauthorized", headers: [("WWW-Authenticate", "Basic realm=\"LiveRelay\"")])))

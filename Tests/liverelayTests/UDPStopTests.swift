@@ -79,6 +79,7 @@ import Bench
         // The read timeout (2 s) notices, the reconnect goes straight to TCP: well within the
         // 2 s + UDP wait (60 % of the open deadline) + TCP that it took before.
         #expect(back != nil && back! < 6, "back after \(back ?? -1) s: \(s)")
+        print("UDPStopTests: live again over TCP \(String(format: "%.1f", back ?? -1)) s after the UDP path broke (read_timeout 2 s)")
         usleep(2_000_000)
         #expect((Self.status(port)["fps_in"] as? Double ?? 0) > 20, "no pictures over TCP")
         #expect(serve.stderr.contains("reconnecting over TCP"))
