@@ -114,7 +114,9 @@ let package = Package(
         .target(
             name: "Bench",
             dependencies: [
-                "Relay", "MediaCore", "Demux", "Decode", "StampedSource",
+                "Relay", "MediaCore", "Demux", "Decode", "StampedSource", "IngestServer",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -323,3 +323,12 @@ struct RTMPServer {
         return procs
     }
 }
+
+extension ThroughputBenchmark {
+    /// The measuring helpers alone, with this window (the ingest bench uses them).
+    static func window(seconds: Double) -> ThroughputBenchmark {
+        var b = ThroughputBenchmark()
+        b.seconds = seconds
+        return b
+    }
+}

@@ -1,5 +1,5 @@
 /// AMF0, as RTMP commands carry it (connect, createStream, publish, onStatus, metadata).
-enum AMF0: Equatable, Sendable {
+package enum AMF0: Equatable, Sendable {
     case number(Double)
     case boolean(Bool)
     case string(String)
@@ -10,7 +10,7 @@ enum AMF0: Equatable, Sendable {
     case strictArray([AMF0])
     case date(Double)
 
-    static func == (a: AMF0, b: AMF0) -> Bool {
+    package static func == (a: AMF0, b: AMF0) -> Bool {
         switch (a, b) {
         case (.number(let x), .number(let y)): x == y
         case (.boolean(let x), .boolean(let y)): x == y
@@ -113,7 +113,7 @@ enum AMF0: Equatable, Sendable {
         }
     }
 
-    static func encode(_ values: [AMF0]) -> [UInt8] {
+    package static func encode(_ values: [AMF0]) -> [UInt8] {
         var out: [UInt8] = []
         for v in values { v.encode(into: &out) }
         return out

@@ -144,8 +144,8 @@ struct RTMPChunkReader {
 }
 
 /// The sending side: messages cut into chunks of `chunkSize` (type-0 header, then type-3).
-enum RTMPChunkWriter {
-    static func chunks(csid: UInt8, typeID: UInt8, streamID: UInt32, timestamp: UInt32 = 0, payload: [UInt8], chunkSize: Int) -> [UInt8] {
+package enum RTMPChunkWriter {
+    package static func chunks(csid: UInt8, typeID: UInt8, streamID: UInt32, timestamp: UInt32 = 0, payload: [UInt8], chunkSize: Int) -> [UInt8] {
         var out: [UInt8] = [csid & 0x3F]
         out += [UInt8(timestamp >> 16 & 0xFF), UInt8(timestamp >> 8 & 0xFF), UInt8(timestamp & 0xFF)]
         out += [UInt8(payload.count >> 16 & 0xFF), UInt8(payload.count >> 8 & 0xFF), UInt8(payload.count & 0xFF), typeID]
@@ -160,7 +160,7 @@ enum RTMPChunkWriter {
         return out
     }
 
-    static func u32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+    package static func u32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
 }
 
 /// The RTMP parsers as fuzz targets see them: bytes from a publisher, after a valid handshake

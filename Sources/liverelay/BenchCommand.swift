@@ -5,7 +5,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure LiveRelay against peers in the same run.",
-        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, AccessBench.self, WallBench.self]
+        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self]
     )
 }
 
@@ -130,6 +130,34 @@ struct ThroughputBench: ParsableCommand {
         b.decode = decode
         b.repeats = repeats
         b.sources = sources
+        b.out = out
+        do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
+    }
+}
+
+struct IngestBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ingest",
+        abstract: "N RTMP publishers (an in-process load generator) into LiveRelay's one-port ingest, next to nginx-rtmp + N ffmpeg -c copy -f hls."
+    )
+
+    @Option(help: "Publisher counts to sweep (comma-separated).")
+    var publishers = "8,64,256"
+
+    @Option(help: "Seconds measured per point.")
+    var seconds: Double = 15
+
+    @Flag(help: "Skip the nginx-rtmp + ffmpeg peer.")
+    var noPeer = false
+
+    @Option(help: "Where results go.")
+    var out = "./bench-results"
+
+    func run() throws {
+        var b = IngestBenchmark()
+        b.publishers = publishers
+        b.seconds = seconds
+        b.peer = !noPeer
         b.out = out
         do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
     }

@@ -1,0 +1,101 @@
+import MediaCore
+import Foundation
+
+/// `liverelay bench ingest`: N RTMP publishers (one in-process load generator replaying an FLV
+/// clip in real time) into LiveRelay's one-port ingest, HLS out; then the same N into
+/// nginx-rtmp, pulled by N `ffmpeg -c copy -f hls`. CPU and memory per stream, drops, and how
+/// many streams were live. The generator is not counted.
+public struct IngestBenchmark {
+    /// Publisher counts to sweep (comma-separated).
+    public var publishers = "8,64,256"
+    /// Seconds measured per point.
+    public var seconds: Double = 15
+    /// Also run the nginx-rtmp + ffmpeg peer at each point.
+    public var peer = true
+    public var out = "./bench-results"
+
+    public init() {}
+
+    public func run() throws {
+        FFmpegLog.silence()
+        let counts = publishers.split(separator: ",").compactMap { Int($0) }
+        guard !counts.isEmpty, counts.allSatisfy({ (1...1024).contains($0) }) else { throw BenchError("--publishers: expected counts such as 8,64,256") }
+        let outDir = URL(fileURLWithPath: out, isDirectory: true)
+        let work = outDir.appendingPathComponent("ingest-work")
+        try? FileManager.default.removeItem(at: work)
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        // The clip: 10 s of 640x360 H.264 at 30 fps, 1 Mbit/s, 1 s GOPs, as FLV.
+        let clip = outDir.appendingPathComponent("testsrc2-360p.flv").path
+        if !FileManager.default.fileExists(atPath: clip) {
+            let r = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "10",
+                                                             "-c:v", "libx264", "-preset", "veryfast", "-g", "30", "-b:v", "1000k", "-pix_fmt", "yuv420p", "-f", "flv", clip])
+            guard r.status == 0 else { throw BenchError("ffmpeg could not make \(clip): \(r.stderr)") }
+        }
+        let tags = try FLVTags(file: clip)
+        let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        let helper = ThroughputBenchmark.window(seconds: seconds)
+        var rows: [String] = []
+        var notes: [String] = []
+        for n in counts {
+            // LiveRelay: one port, N publish streams, HLS MPEG-TS out.
+            let ingestPort = LatencyRun.freePort()
+            var yaml = "ingest:\n  rtmp: {listen: \"127.0.0.1:\(ingestPort)\"}\nstreams:\n"
+            for i in 0..<n { yaml += "  p\(i): {source: publish, preview: false, hls: {variant: mpegts, segment_duration: 2s}}\n" }
+            let config = work.appendingPathComponent("serve-ingest-\(n).yaml")
+            try yaml.write(to: config, atomically: true, encoding: .utf8)
+            let port = LatencyRun.freePort()
+            let serve = try ChildProcess(name: "serve", me, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)"])
+            guard serve.waitFor("RTMP ingest listening", timeout: 60) else { serve.stop(); throw BenchError("serve did not start: \(serve.stderr.suffix(300))") }
+            let load = RTMPLoad(clip: tags)
+            let t0 = Date()
+            do { try load.start((0..<n).map { "rtmp://127.0.0.1:\(ingestPort)/live/p\($0)" }, timeout: 60) } catch {
+                load.stop(); serve.stop(); throw error
+            }
+            notes.append("\(n) publishers on air in \(String(format: "%.1f", Date().timeIntervalSince(t0))) s.")
+            let ours = helper.measureWindow(serve: serve, port: port, n: n, decode: false, fps: 30)
+            let live = Self.liveStreams(port: port)
+            load.stop()
+            serve.stop()
+            let oursPerStream = ours.ours.cpu / Double(n)
+            var peerRow: String?
+            var ratio = ""
+            if peer && RTMPServer.isInstalled {
+                // The peer: nginx-rtmp taking the same N publishers, N ffmpeg remuxing to HLS.
+                let rtmp = try RTMPServer(work: work)
+                defer { rtmp.process.stop() }
+                let peerLoad = RTMPLoad(clip: tags)
+                defer { peerLoad.stop() }
+                try peerLoad.start((0..<n).map { "rtmp://127.0.0.1:\(rtmp.port)/live/p\($0)" }, timeout: 60)
+                let pulls = try helper.startFFmpeg(inputs: (0..<n).map { "rtmp://127.0.0.1:\(rtmp.port)/live/p\($0)" }, realtime: false, work: work)
+                defer { for p in pulls { p.stop() } }
+                Thread.sleep(forTimeInterval: 3)
+                let procs = pulls + [rtmp.process]
+                let c0 = procs.map(\.cpuSeconds), start = Date()
+                Thread.sleep(forTimeInterval: seconds)
+                let wall = Date().timeIntervalSince(start)
+                let cpu = zip(procs.map(\.cpuSeconds), c0).map { $0 - $1 }.reduce(0, +) / wall * 100 / Double(n)
+                let rss = procs.map(\.rssMiB).reduce(0, +) / Double(n)
+                let running = pulls.filter { $0.process.isRunning }.count
+                ratio = String(format: "%.2f", oursPerStream / max(0.0001, cpu))
+                peerRow = "| \(n) | nginx-rtmp + \(n) × ffmpeg -c copy -f hls | \(f(cpu)) | \(f(rss)) | | | \(running) of \(n) ffmpeg running | |"
+            }
+            rows.append("| \(n) | LiveRelay one-port ingest → HLS | \(f(oursPerStream)) | \(f(ours.ours.rss / Double(n))) | \(ratio) | \(ours.ours.drops) | \(live) of \(n) | \(String(format: "%.2f", ours.ours.speed)) |")
+            if let peerRow { rows.append(peerRow) }
+        }
+        var md = "Ingest: N RTMP publishers replaying \(URL(fileURLWithPath: clip).lastPathComponent) (640x360, 30 fps, 1 Mbit/s) in real time from one in-process load generator (not counted), \(Int(seconds)) s per point, \(ProcessInfo.processInfo.activeProcessorCount) cores.\n\n"
+        md += "| publishers | path | CPU % per stream | RSS MiB per stream | LiveRelay / peer CPU | drops | streams live | speed |\n|---:|---|---:|---:|---:|---:|---|---:|\n"
+        md += rows.joined(separator: "\n") + "\n\n" + notes.map { "- \($0)" }.joined(separator: "\n") + "\n"
+        print(md)
+        try md.write(to: outDir.appendingPathComponent("ingest.md"), atomically: true, encoding: .utf8)
+    }
+
+    func f(_ v: Double) -> String { v < 10 ? String(format: "%.2f", v) : String(format: "%.0f", v) }
+
+    /// Streams whose state is `live` in the API.
+    static func liveStreams(port: Int) -> Int {
+        guard let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(port)/api/streams")!),
+              let streams = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return 0 }
+        return streams.filter { ($0["stream"] as? [String: Any])?["state"] as? String == "live" }.count
+    }
+}
