@@ -1,5 +1,7 @@
 import MediaCore
 import Foundation
+import Synchronization
+import Glibc
 
 /// `liverelay bench ingest`: N RTMP publishers (one in-process load generator replaying an FLV
 /// clip in real time) into LiveRelay's one-port ingest, HLS out; then the same N into
@@ -42,6 +44,7 @@ public struct IngestBenchmark {
             let ingestPort = LatencyRun.freePort()
             var yaml = "ingest:\n  rtmp: {listen: \"127.0.0.1:\(ingestPort)\"}\nstreams:\n"
             for i in 0..<n { yaml += "  p\(i): {source: publish, preview: false, hls: {variant: mpegts, segment_duration: 2s}}\n" }
+            yaml += "  first: {source: publish, preview: {fps: 30}}\n"
             let config = work.appendingPathComponent("serve-ingest-\(n).yaml")
             try yaml.write(to: config, atomically: true, encoding: .utf8)
             let port = LatencyRun.freePort()
@@ -55,6 +58,14 @@ public struct IngestBenchmark {
             notes.append("\(n) publishers on air in \(String(format: "%.1f", Date().timeIntervalSince(t0))) s.")
             let ours = helper.measureWindow(serve: serve, port: port, n: n, decode: false, fps: 30)
             let live = Self.liveStreams(port: port)
+            // Publish → first picture, while the N publish: a fresh publisher on the stream with a
+            // preview, five times; from its first keyframe sent to a snapshot that is a picture.
+            let tries = (0..<5).map { _ in Self.firstPicture(ingestPort: ingestPort, httpPort: port, clip: tags) }
+            let firsts = tries.compactMap { $0 }.sorted()
+            if !firsts.isEmpty {
+                let each = tries.map { $0.map { String(Int($0)) } ?? "none" }.joined(separator: ", ")
+                notes.append("\(n) publishers: publish → first picture in the preview (first keyframe sent → snapshot no longer the slate, polled every 5 ms): the stream's first publisher, then four returning ones: \(each) ms (p50 \(Int(firsts[firsts.count / 2])) ms).")
+            }
             load.stop()
             serve.stop()
             let oursPerStream = ours.ours.cpu / Double(n)
@@ -91,6 +102,59 @@ public struct IngestBenchmark {
     }
 
     func f(_ v: Double) -> String { v < 10 ? String(format: "%.2f", v) : String(format: "%.0f", v) }
+
+    /// Milliseconds from a new publisher's first keyframe to the first real picture of stream
+    /// `first` (its snapshot no longer the slate); nil when it did not come within 5 s.
+    static func firstPicture(ingestPort: Int, httpPort: Int, clip: FLVTags) -> Double? {
+        // The previous publisher's picture must be gone first: the stream shows the slate again.
+        func isPicture() -> Bool { Self.snapshotIsPicture(port: httpPort, path: "/streams/first/snapshot.jpg") }
+        var waited = 0
+        while isPicture() && waited < 400 { usleep(10_000); waited += 1 }
+        let load = RTMPLoad(clip: clip)
+        defer { load.stop() }
+        guard (try? load.start(["rtmp://127.0.0.1:\(ingestPort)/live/first"], timeout: 5)) != nil else { return nil }
+        let deadline = MonotonicClock.nanoseconds() + 5_000_000_000
+        while MonotonicClock.nanoseconds() < deadline {
+            if isPicture() {
+                let now = MonotonicClock.nanoseconds()
+                guard let s = load.sessions.withLock({ $0.first }), case let t0 = s.firstSentNanos.load(ordering: .relaxed), t0 > 0 else { return nil }
+                return Double(now &- t0) / 1e6
+            }
+            usleep(5_000)
+        }
+        return nil
+    }
+
+    /// One HTTP/1.0 GET over a plain socket (a poll every few milliseconds: no process, no
+    /// session): 200 without `X-LiveRelay-Signal: lost`.
+    static func snapshotIsPicture(port: Int, path: String) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var tv = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard ok == 0 else { return false }
+        let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        guard send(fd, request, request.count, 0) == request.count else { return false }
+        var head: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while head.count < 65536 {
+            let n = recv(fd, &chunk, chunk.count, 0)
+            if n <= 0 { break }
+            head += chunk[0..<n]
+            if let text = String(bytes: head, encoding: .isoLatin1), let end = text.range(of: "\r\n\r\n") {
+                let headers = text[..<end.lowerBound].lowercased()
+                let status = headers.split(separator: "\r\n").first ?? ""
+                return status.hasPrefix("http/1.") && status.contains(" 200") && !headers.contains("x-liverelay-signal: lost")
+            }
+        }
+        return false
+    }
 
     /// Streams whose state is `live` in the API.
     static func liveStreams(port: Int) -> Int {

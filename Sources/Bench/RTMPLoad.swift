@@ -1,5 +1,6 @@
 import Foundation
 import IngestServer
+import MediaCore
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -92,6 +93,8 @@ final class RTMPLoadSession: ChannelInboundHandler, @unchecked Sendable {
     let publishing = Atomic<Bool>(false)
     let refused = Atomic<Bool>(false)
     let sent = Atomic<Int>(0)
+    /// When the first tags (the sequence header and the first keyframe) went out, monotonic ns.
+    let firstSentNanos = Atomic<UInt64>(0)
     private var received: [UInt8] = []
     private var handshaken = false
     private var next = 0
@@ -168,8 +171,9 @@ final class RTMPLoadSession: ChannelInboundHandler, @unchecked Sendable {
             if next == clip.tags.count { next = 0; loop += 1 }
         }
         guard n > 0 else { return }
-        sent.add(n, ordering: .relaxed)
+        let first = sent.add(n, ordering: .relaxed).oldValue == 0
         context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: out)), promise: nil)
+        if first { firstSentNanos.store(MonotonicClock.nanoseconds(), ordering: .relaxed) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

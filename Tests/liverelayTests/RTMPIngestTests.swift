@@ -106,6 +106,43 @@ import Bench
         #expect((s["connections"] as? Int ?? 0) >= 2, "the returning publisher resumed the same stream: \(s)")
         #expect(viewer.exitStatus == nil, "the viewer was dropped across the publisher's gap")
     }
+
+    /// A phone on a bad link drops and returns again and again: each return is live at once,
+    /// not after a reconnect backoff that grew with every drop (it reached seconds by the fourth).
+    @Test func aPublisherThatReturnsAgainAndAgainIsLiveAtOnceEachTime() throws {
+        let rtmpPort = FreePort.tcp()
+        let (serve, port, dir) = try Servers.serve("""
+        ingest:
+          rtmp: {listen: "127.0.0.1:\(rtmpPort)"}
+        streams:
+          phone: {source: publish, preview: false}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        #expect(serve.waitFor("RTMP ingest listening", timeout: 10))
+        // A clip sent as it is (no encoder start-up in the way).
+        let clip = dir.appendingPathComponent("clip.flv").path
+        let made = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=15", "-t", "3",
+                                                            "-c:v", "libx264", "-g", "15", "-f", "flv", clip], timeout: 30)
+        try #require(made.status == 0, "\(made.stderr)")
+        var waits: [Double] = []
+        for round in 1...5 {
+            let publisher = try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-re", "-i", clip, "-c", "copy", "-f", "flv", "rtmp://127.0.0.1:\(rtmpPort)/live/phone"])
+            let t0 = Date()
+            var connections = 0
+            while Date().timeIntervalSince(t0) < 8 {
+                let s = try Self.status(port, "phone")
+                connections = s["connections"] as? Int ?? 0
+                if s["state"] as? String == "live" && connections == round { break }
+                usleep(50_000)
+            }
+            waits.append(Date().timeIntervalSince(t0))
+            #expect(connections == round, "round \(round): \(connections) connections")
+            #expect(publisher.wait(timeout: 20))
+        }
+        // ffmpeg's own start and the stream's open take a fraction of a second; the fifth
+        // return waited as long as the first.
+        #expect(waits.allSatisfy { $0 < 2 }, "time to live after each return: \(waits)")
+    }
 }
 
 /// HLS upload ingest, as phone reporter apps and `ffmpeg -f hls -method PUT` publish: the
