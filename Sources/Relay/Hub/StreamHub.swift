@@ -71,7 +71,7 @@ public final class StreamHub: Sendable {
         // A publish stream's reopen waits for the next publisher anyway: a publisher that
         // leaves is not a failure to back off from (a phone that drops and returns is back at
         // once, however often it did).
-        self.backoff = source.hasPrefix("publish://") ? Backoff(initial: 0.02, cap: 0.5, stableAfter: 5) : backoff
+        self.backoff = source.hasPrefix("publish://") ? Backoff(initial: 0.02, cap: 0.05, stableAfter: 5) : backoff
         self.logger = logger
         decode = DecodeStage(streamName: name, options: decoderOptions, slowdown: decodeSlowdown, logger: logger)
         transportMemory = TransportMemory(logger: logger)
