@@ -76,9 +76,10 @@ import Bench
             }
             usleep(200_000)
         }
-        // The read timeout (2 s) notices, the reconnect goes straight to TCP: well within the
-        // 2 s + UDP wait (60 % of the open deadline) + TCP that it took before.
-        #expect(back != nil && back! < 6, "back after \(back ?? -1) s: \(s)")
+        // The read timeout (2 s) notices, the reconnect goes straight to TCP (the API's
+        // transport_fallback says so: without the switch it stays unset and this fails); the time
+        // is the read timeout, the backoff, the TCP open and a keyframe (5.0 s in a CI-like run).
+        #expect(back != nil && back! < 10, "back after \(back ?? -1) s: \(s)")
         print("UDPStopTests: live again over TCP \(String(format: "%.1f", back ?? -1)) s after the UDP path broke (read_timeout 2 s)")
         usleep(2_000_000)
         #expect((Self.status(port)["fps_in"] as? Double ?? 0) > 20, "no pictures over TCP")
