@@ -66,12 +66,8 @@ public struct AccessBenchmark {
                 hls: {variant: lowLatency, segment_duration: 1s, part_duration: 200ms}
 
             """
-            let file = work.appendingPathComponent("serve.yaml")
-            try yaml.write(to: file, atomically: true, encoding: .utf8)
-            let port = LatencyRun.freePort()
-            let serve = try ChildProcess(name: "serve", me, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(port)"])
+            let (serve, port) = try ChildProcess.serve(me: me, yaml: yaml, file: work.appendingPathComponent("serve.yaml"))
             defer { serve.stop() }
-            guard serve.waitFor("listening on", timeout: 30) else { throw BenchError("serve did not start: \(serve.stderr.suffix(300))") }
             Thread.sleep(forTimeInterval: 3) // a segment and pictures exist
             let base = "\(s.tls ? "https" : "http")://127.0.0.1:\(port)"
             // A client logs in once: the first request pays for bcrypt (cost 12), the rest hit

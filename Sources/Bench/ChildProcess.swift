@@ -147,3 +147,18 @@ final class LockedData: @unchecked Sendable {
     func append(_ d: Data) { lock.lock(); data.append(d); lock.unlock() }
     var string: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
 }
+
+extension ChildProcess {
+    /// `liverelay serve` (the executable `me`) with `yaml` written to `file`, on a free loopback
+    /// port; returns once its output says `ready`, or throws with what it said (and stops it).
+    static func serve(me: String, yaml: String, file: URL, ready: String = "listening on", timeout: Double = 30) throws -> (serve: ChildProcess, port: Int) {
+        try yaml.write(to: file, atomically: true, encoding: .utf8)
+        let port = LatencyRun.freePort()
+        let serve = try ChildProcess(name: "serve", me, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(port)"])
+        guard serve.waitFor(ready, timeout: timeout) else {
+            serve.stop()
+            throw BenchError("serve did not start: \(serve.stderr.suffix(300))")
+        }
+        return (serve, port)
+    }
+}

@@ -45,11 +45,8 @@ public struct IngestBenchmark {
             var yaml = "ingest:\n  rtmp: {listen: \"127.0.0.1:\(ingestPort)\"}\nstreams:\n"
             for i in 0..<n { yaml += "  p\(i): {source: publish, preview: false, hls: {variant: mpegts, segment_duration: 2s}}\n" }
             yaml += "  first: {source: publish, preview: {fps: 30}}\n"
-            let config = work.appendingPathComponent("serve-ingest-\(n).yaml")
-            try yaml.write(to: config, atomically: true, encoding: .utf8)
-            let port = LatencyRun.freePort()
-            let serve = try ChildProcess(name: "serve", me, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)"])
-            guard serve.waitFor("RTMP ingest listening", timeout: 60) else { serve.stop(); throw BenchError("serve did not start: \(serve.stderr.suffix(300))") }
+            let (serve, port) = try ChildProcess.serve(me: me, yaml: yaml, file: work.appendingPathComponent("serve-ingest-\(n).yaml"),
+                                                       ready: "RTMP ingest listening", timeout: 60)
             let load = RTMPLoad(clip: tags)
             let t0 = Date()
             do { try load.start((0..<n).map { "rtmp://127.0.0.1:\(ingestPort)/live/p\($0)" }, timeout: 60) } catch {

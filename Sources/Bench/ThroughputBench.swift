@@ -177,11 +177,7 @@ public struct ThroughputBenchmark {
             yaml += decode ? "    preview: { fps: 15, size: 320x180 }\n" : "    preview: false\n"
             yaml += "    hls: { variant: mpegts, segment_duration: 2s }\n"
         }
-        let config = work.appendingPathComponent("serve-\(n).yaml")
-        try yaml.write(to: config, atomically: true, encoding: .utf8)
-        let port = LatencyRun.freePort()
-        let serve = try ChildProcess(name: "serve", me, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)"])
-        guard serve.waitFor("listening on", timeout: 30) else { serve.stop(); throw BenchError("serve did not start: \(serve.stderr.suffix(300))") }
+        let (serve, port) = try ChildProcess.serve(me: me, yaml: yaml, file: work.appendingPathComponent("serve-\(n).yaml"))
         var viewers: [ChildProcess] = []
         if decode && watch {
             for i in 0..<n {
@@ -236,12 +232,8 @@ public struct ThroughputBenchmark {
         let ingestPort = LatencyRun.freePort()
         var yaml = "ingest:\n  rtmp: {listen: \"127.0.0.1:\(ingestPort)\"}\nstreams:\n"
         for i in 0..<n { yaml += "  s\(i): {source: publish, preview: false, hls: {variant: mpegts, segment_duration: 2s}}\n" }
-        let config = work.appendingPathComponent("serve-push-\(n).yaml")
-        try yaml.write(to: config, atomically: true, encoding: .utf8)
-        let port = LatencyRun.freePort()
-        let serve = try ChildProcess(name: "serve", me, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)"])
+        let (serve, port) = try ChildProcess.serve(me: me, yaml: yaml, file: work.appendingPathComponent("serve-push-\(n).yaml"), ready: "RTMP ingest listening")
         defer { serve.stop() }
-        guard serve.waitFor("RTMP ingest listening", timeout: 30) else { throw BenchError("serve did not start: \(serve.stderr.suffix(300))") }
         let ours = try rtmp.publish(input, to: (0..<n).map { "rtmp://127.0.0.1:\(ingestPort)/live/s\($0)" })
         defer { for p in ours { p.stop() } }
         let names = (0..<n).map { "rtmp://127.0.0.1:\(rtmp.port)/live/push\(first + $0)" }

@@ -39,12 +39,8 @@ public struct WallBenchmark {
         for i in 0..<streams {
             yaml += "  c\(i):\n    source: rtsp://127.0.0.1:\(camPort)/cam\n    transport: tcp\n    preview: {fps: 30, size: 640x360}\n"
         }
-        let config = work.appendingPathComponent("serve.yaml")
-        try yaml.write(to: config, atomically: true, encoding: .utf8)
-        let port = LatencyRun.freePort()
-        let serve = try ChildProcess(name: "serve", me, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)"])
+        let (serve, port) = try ChildProcess.serve(me: me, yaml: yaml, file: work.appendingPathComponent("serve.yaml"))
         defer { serve.stop() }
-        guard serve.waitFor("listening on", timeout: 30) else { throw BenchError("serve did not start: \(serve.stderr.suffix(300))") }
         Thread.sleep(forTimeInterval: 4)
         print("bench: \(streams) streams of a 640x360 30 fps camera at \(bitrate) kbit/s; \(Int(seconds)) s per path")
 
