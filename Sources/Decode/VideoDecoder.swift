@@ -25,6 +25,11 @@ public struct DecodeCounters: Sendable, Hashable, Codable {
     /// Non-reference frames skipped because decoding fell behind.
     public var skippedNonReference = 0
     public var framesDecoded = 0
+    /// Errors the decoder logged (damaged input it met, concealed or not).
+    public var errorsLogged = 0
+    /// Frames decoded from damaged media (lost packets since the last clean keyframe, or
+    /// errors logged): they may look smeared even when FFmpeg flags nothing.
+    public var damagedFrames = 0
     public init() {}
 }
 
@@ -82,6 +87,9 @@ public final class VideoDecoder {
     private let timeBase: TimeBase
     private var awaitingKeyframe = false
     private var lastArrival: UInt64 = 0
+    /// Media was lost, or the decoder logged errors, since the last clean keyframe.
+    private var damagedUntilKeyframe = false
+    private var errorWatch: FFmpegLog.ErrorWatch?
     private let setupFallback: String?
     private let logger: Logger
 
@@ -117,6 +125,7 @@ public final class VideoDecoder {
             throw DecodeError(codec: stream.codecName, detail: "out of memory")
         }
         context = ctx
+        errorWatch = FFmpegLog.ErrorWatch(context: UnsafeMutableRawPointer(ctx))
         let r = stream.parameters.withUnsafeAVCodecParameters { avcodec_parameters_to_context(ctx, $0) }
         if r < 0 { throw DecodeError(codec: codecName, detail: FFmpegError.describe(r), underlying: FFmpegError(code: r, operation: "avcodec_parameters_to_context")) }
         ctx.pointee.pkt_timebase = stream.timeBase.rational
@@ -142,6 +151,7 @@ public final class VideoDecoder {
     }
 
     deinit {
+        errorWatch = nil // before the context's address can be reused
         if context != nil { avcodec_free_context(&context) }
         if hardwareDevice != nil { av_buffer_unref(&hardwareDevice) }
         var f: UnsafeMutablePointer<AVFrame>? = scratch
@@ -197,6 +207,7 @@ public final class VideoDecoder {
             awaitingKeyframe = false
         }
         lastArrival = packet.arrivalNanos
+        if packet.isDamaged { damagedUntilKeyframe = true } else if packet.isKeyframe { damagedUntilKeyframe = false }
         var out: [Frame] = []
         while true {
             let r = packet.withUnsafeAVPacket { avcodec_send_packet(ctx, $0) }
@@ -213,7 +224,17 @@ public final class VideoDecoder {
             }
             break
         }
-        return out + drain()
+        out += drain()
+        // Errors logged while this packet was decoded damage its pictures and what follows.
+        if let errors = errorWatch?.take(), errors > 0 {
+            counters.errorsLogged += errors
+            damagedUntilKeyframe = true
+        }
+        for f in out where damagedUntilKeyframe || f.isCorrupt {
+            f.isDamaged = true
+            counters.damagedFrames += 1
+        }
+        return out
     }
 
     /// Signals the end of input; `receive()` then drains the frames still held.

@@ -38,6 +38,10 @@ public final class IngestSession: PacketSource {
     /// Whether a video stream was found (keyframe release waits for video keyframes).
     private var hasVideo = false
     private var lastEnd: [Int: Int64] = [:]
+    /// Media was lost since the last clean video keyframe.
+    private var damagedUntilKeyframe = false
+    /// RTP packets the demuxer reported lost or too late, over this session.
+    public private(set) var rtpPacketsLost = 0
 
     /// Opens the source and probes its streams, within `options.openTimeout`.
     public init(url: String, options: SourceOptions = SourceOptions(), interruptHandle: InterruptHandle = InterruptHandle(), pacing: PacingHint? = nil, logger: Logger = Logger(label: "liverelay.demux")) throws(IngestError) {
@@ -108,6 +112,7 @@ public final class IngestSession: PacketSource {
     /// which waits `listenTimeout` for a publisher and then `openTimeout` for its streams).
     private func open(transport: SourceOptions.Transport?, until deadline: UInt64?, probeShare: Double = 1) throws(IngestError) {
         close()
+        _ = FFmpegLog.takeRTPLosses() // what an earlier session on this thread left
         guard let ctx = avformat_alloc_context() else {
             throw IngestError(.failed, source: url, stage: "opening", detail: "out of memory")
         }
@@ -277,6 +282,7 @@ public final class IngestSession: PacketSource {
             let pts = scratch.pointee.pts
             do {
                 let p = try Packet(movingFrom: scratch, timeBase: timeBase, mediaType: mediaType, arrivalNanos: arrival)
+                markDamage(p)
                 if realtime != noTimestamp && realtime > 0 && pts != noTimestamp && timeBase.denominator > 0 {
                     p.senderWallMicros = realtime &+ Int64((Double(pts) * Double(timeBase.numerator) / Double(timeBase.denominator) * 1_000_000).rounded())
                 }
@@ -285,6 +291,24 @@ public final class IngestSession: PacketSource {
                 throw IngestError(.failed, source: url, stage: "reading", detail: error.description, underlying: error)
             }
         }
+    }
+
+    /// Marks video packets damaged from a loss up to the next clean keyframe. Losses show as
+    /// RTP packets FFmpeg reports missed or too late (RTSP over UDP: it says so only in its
+    /// log, with no stream named, so a loss on any track counts), or as a packet the demuxer
+    /// flags corrupt (MPEG-TS continuity errors over UDP or SRT).
+    private func markDamage(_ p: Packet) {
+        let lost = FFmpegLog.takeRTPLosses()
+        if lost > 0 {
+            rtpPacketsLost += lost
+            p.lostBefore = lost
+        }
+        if lost > 0 || (p.isCorrupt && p.mediaType == .video) {
+            damagedUntilKeyframe = true
+        } else if p.isKeyframe && p.mediaType == .video {
+            damagedUntilKeyframe = false
+        }
+        if p.mediaType == .video { p.isDamaged = damagedUntilKeyframe }
     }
 
     /// When a packet comes due on the wall clock: its timestamp after the first packet's, from

@@ -13,6 +13,9 @@ public final class Frame: @unchecked Sendable {
     public let arrivalNanos: UInt64
     /// Monotonic nanoseconds when decoding finished (equals creation time for generated frames).
     public let decodedNanos: UInt64
+    /// Decoded from damaged media: lost packets since the last clean keyframe, or a decoder
+    /// that reported errors (concealed, smeared). Set by the decoder before publication.
+    public package(set) var isDamaged = false
 
     package init(movingFrom scratch: UnsafeMutablePointer<AVFrame>, timeBase: TimeBase, arrivalNanos: UInt64, decodedNanos: UInt64) throws(FFmpegError) {
         guard let f = av_frame_alloc() else { throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "av_frame_alloc") }

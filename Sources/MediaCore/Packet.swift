@@ -19,6 +19,11 @@ public final class Packet: @unchecked Sendable {
     /// The sender's wall-clock time of this packet's presentation, in microseconds since the
     /// Unix epoch, where the source says it (RTSP: RTCP sender reports); nil otherwise.
     public package(set) var senderWallMicros: Int64?
+    /// Media was lost at or before this packet since the last clean keyframe (video): what the
+    /// decoder makes of it until the next keyframe is damaged. Set by the source.
+    public package(set) var isDamaged = false
+    /// RTP packets the source reported lost while this packet was read.
+    public package(set) var lostBefore = 0
 
     /// Takes ownership of the references in `scratch`, leaving it blank for the next read.
     package init(movingFrom scratch: UnsafeMutablePointer<AVPacket>, timeBase: TimeBase, mediaType: MediaType, arrivalNanos: UInt64) throws(FFmpegError) {

@@ -8,6 +8,9 @@ public final class JPEGEncoder {
     public let height: Int
     private var context: UnsafeMutablePointer<AVCodecContext>?
     private let scratch: UnsafeMutablePointer<AVPacket>
+    /// The encoder's own picture count: FFmpeg's MJPEG encoder refuses a timestamp that does
+    /// not rise, and pictures may come again (a held picture) or restart (a reconnect).
+    private var sequence: Int64 = 0
 
     /// - Parameter quality: 1 (worst) … 100 (best).
     public init(width: Int, height: Int, quality: Int = 75) throws(FFmpegError) {
@@ -48,6 +51,8 @@ public final class JPEGEncoder {
         defer { var o: UnsafeMutablePointer<AVFrame>? = own; av_frame_free(&o) }
         try ffcheck(frame.withUnsafeAVFrame { av_frame_ref(own, $0) }, "av_frame_ref")
         own.pointee.quality = ctx.pointee.global_quality
+        own.pointee.pts = sequence
+        sequence += 1
         own.pointee.pict_type = AV_PICTURE_TYPE_I
         try ffcheck(avcodec_send_frame(ctx, own), "avcodec_send_frame(mjpeg)")
         try ffcheck(avcodec_receive_packet(ctx, scratch), "avcodec_receive_packet(mjpeg)")

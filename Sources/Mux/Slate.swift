@@ -1,4 +1,5 @@
 public import MediaCore
+internal import CFFmpeg
 
 /// The picture a preview shows when its source has no signal: dark, a red band, and lines of
 /// text (the reason, since when) drawn with a built-in 5×7 pixel font, so it needs no font
@@ -44,22 +45,53 @@ public enum Slate {
             var top = max(band + 2, (h - total) / 2)
             for (line, scale) in zip(lines, scales) {
                 let textWidth = line.text.count * 6 * scale
-                var x = max(0, (w - textWidth) / 2)
-                for ch in line.text.uppercased() {
-                    let rows = glyphs[ch] ?? glyphs["?"]!
-                    for (ry, bits) in rows.enumerated() {
-                        for cx in 0..<5 where bits & (0x10 >> cx) != 0 {
-                            let px = x + cx * scale, py = top + ry * scale
-                            guard px + scale <= w, py + scale <= h else { continue }
-                            for dy in 0..<scale { (y + (py + dy) * ys + px).update(repeating: line.bright ? 235 : 150, count: scale) }
-                        }
-                    }
-                    x += 6 * scale
-                }
+                draw(line.text, luma: y, stride: ys, width: w, height: h, x: max(0, (w - textWidth) / 2), top: top,
+                     scale: scale, level: line.bright ? 235 : 150)
                 top += 10 * scale
             }
         }
         return frame
+    }
+
+    /// A copy of `source` (planar YUV 4:2:0) with `text` in a red box at its lower left: a
+    /// picture shown for longer than it is fresh says so.
+    public static func labelled(_ source: Frame, text: String) throws(FFmpegError) -> Frame {
+        let out = try Frame(width: source.width, height: source.height, format: source.pixelFormat, pts: source.pts ?? 0,
+                            timeBase: source.timeBase, arrivalNanos: source.arrivalNanos, decodedNanos: source.decodedNanos)
+        let r = out.withUnsafeMutableAVFrame { dst in source.withUnsafeAVFrame { av_frame_copy(dst, $0) } }
+        try ffcheck(r, "av_frame_copy")
+        out.withUnsafeMutableAVFrame { f in
+            let (y, ys) = Frame.plane(f, 0), (u, us) = Frame.plane(f, 1), (v, vs) = Frame.plane(f, 2)
+            guard let y, let u, let v else { return }
+            let w = Int(f.pointee.width), h = Int(f.pointee.height)
+            let scale = max(1, min(h / 90, w / max(1, text.count * 6 + 2) / 2))
+            let boxW = min(w, (text.count * 6 + 2) * scale) & ~1, boxH = min(h, 11 * scale) & ~1
+            let x0 = 0, y0 = (h - boxH) & ~1
+            for r in y0..<(y0 + boxH) { (y + r * ys + x0).update(repeating: 76, count: boxW) }
+            for r in (y0 / 2)..<((y0 + boxH) / 2) {
+                (u + r * us + x0 / 2).update(repeating: 84, count: boxW / 2)
+                (v + r * vs + x0 / 2).update(repeating: 255, count: boxW / 2)
+            }
+            draw(text, luma: y, stride: ys, width: w, height: h, x: x0 + scale, top: y0 + 2 * scale, scale: scale, level: 235)
+        }
+        return out
+    }
+
+    /// Draws `text` in the 5×7 font, each dot `scale` pixels square, into a luma plane.
+    static func draw(_ text: String, luma y: UnsafeMutablePointer<UInt8>, stride ys: Int, width w: Int, height h: Int,
+                     x start: Int, top: Int, scale: Int, level: UInt8) {
+        var x = start
+        for ch in text.uppercased() {
+            let rows = glyphs[ch] ?? glyphs["?"]!
+            for (ry, bits) in rows.enumerated() {
+                for cx in 0..<5 where bits & (0x10 >> cx) != 0 {
+                    let px = x + cx * scale, py = top + ry * scale
+                    guard px >= 0, py >= 0, px + scale <= w, py + scale <= h else { continue }
+                    for dy in 0..<scale { (y + (py + dy) * ys + px).update(repeating: level, count: scale) }
+                }
+            }
+            x += 6 * scale
+        }
     }
 
     /// Rows of five bits, the leftmost pixel in bit 4.

@@ -76,7 +76,8 @@ enum APIRoutes {
             }
             // One PATCH at a time: each reads the policy the last one left.
             let outcome: Result<Void, PolicyPatch.PatchError> = patchLock.withLock { _ in
-                switch PolicyPatch.apply(object, to: output.status.policy, batching: output.isBatching) {
+                switch PolicyPatch.apply(object, to: output.status.policy, batching: output.isBatching,
+                                         pictures: output.kind == .preview || output.kind == .frames) {
                 case .failure(let error): return .failure(error)
                 case .success(let policy):
                     return output.setPolicy(policy) ? .success(()) : .failure(PolicyPatch.PatchError("the \(output.kind.rawValue) output \"\(sink)\" keeps its own policy", conflict: true))

@@ -4,7 +4,9 @@ import Relay
 enum PolicyPatch {
     /// - Parameter batching: the output works a keyframe interval at a time (classic HLS, a
     ///   recorder): `latest` would leave it one packet per GOP, so it is refused.
-    static func apply(_ object: [String: Any], to current: SinkPolicy, batching: Bool = false) -> Result<SinkPolicy, PatchError> {
+    /// - Parameter pictures: the output shows decoded pictures (a preview, an in-process
+    ///   subscriber), the only kind that can hold its last clean one (`clean`).
+    static func apply(_ object: [String: Any], to current: SinkPolicy, batching: Bool = false, pictures: Bool = false) -> Result<SinkPolicy, PatchError> {
         let allowed: Set<String> = ["ordering", "freshness", "depth", "max_age_ms"]
         if let unknown = object.keys.first(where: { !allowed.contains($0) }) {
             return .failure(PatchError("unknown key \"\(unknown)\" (expected ordering, freshness, depth, max_age_ms)"))
@@ -24,7 +26,10 @@ enum PolicyPatch {
         case "latest": policy.freshness = .latest(count: depth ?? { if case .latest(let n) = current.freshness { n } else { 1 } }())
         case "max_age": policy.freshness = .maxAge(milliseconds: maxAge ?? { if case .maxAge(let ms) = current.freshness { ms } else { 250 } }())
         case "lossless": policy.freshness = .lossless(capacity: depth ?? { if case .lossless(let c) = current.freshness { c } else { 64 } }())
-        default: return .failure(PatchError("freshness: expected latest, max_age or lossless"))
+        case "clean":
+            guard pictures else { return .failure(PatchError("freshness: clean holds decoded pictures; only a preview or frame subscription can take it", conflict: true)) }
+            policy.freshness = .clean
+        default: return .failure(PatchError("freshness: expected latest, max_age, lossless or clean"))
         }
         if batching, case .latest = policy.freshness {
             return .failure(PatchError("freshness: latest would keep one packet per keyframe interval on this output; use lossless or max_age", conflict: true))

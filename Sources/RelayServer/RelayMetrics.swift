@@ -43,6 +43,9 @@ public final class RelayMetrics: Sendable {
             gauge("liverelay_stream_up", l, s.state == .live ? 1 : 0)
             gauge("liverelay_stream_fps_in", l, s.fpsIn)
             counter("liverelay_stream_connections_total", l, total: s.connections)
+            gauge("liverelay_stream_damaged", l, s.damaged ? 1 : 0)
+            counter("liverelay_stream_damage_events_total", l, total: s.damageEvents)
+            counter("liverelay_stream_rtp_packets_lost_total", l, total: s.rtpPacketsLost)
             if let p = s.arrivalToDecoded.p50Ms { gauge("liverelay_arrival_to_decoded_ms", l + [("quantile", "0.5")], p) }
             if let p = s.arrivalToDecoded.p99Ms { gauge("liverelay_arrival_to_decoded_ms", l + [("quantile", "0.99")], p) }
             if let h = hub.outputs.lazy.compactMap({ $0 as? HLSSegmenter }).first {

@@ -19,7 +19,7 @@ enum WallPage {
             cards += """
             <figure data-tile="\(n)"><a href="/?only=\(n)"><canvas data-stream="\(n)" width="640" height="360"></canvas></a>
             <figcaption><b>\(OpsPage.escape(s.title ?? name))</b> · <span data-state="\(n)">\(OpsPage.escape(s.state.rawValue))</span>
-            <span data-why="\(n)"></span><br><small data-info="\(n)">connecting…</small>
+            <span data-why="\(n)"></span><span data-damage="\(n)"></span><br><small data-info="\(n)">connecting…</small>
             <span class="single"> · <a href="/streams/\(n)/watch">public page</a> · freshness
             <select data-policy="\(n)"><option value="max_age">max age 500 ms</option><option value="latest">newest only</option>
             <option value="lossless">lossless</option></select>\(admin(name) ? " · <span data-admin=\"\(n)\"></span>" : "")</span></figcaption></figure>
@@ -35,6 +35,7 @@ enum WallPage {
         body.only #wall{display:block} body.only figure:not(.shown){display:none} body.only h1{display:none}
         figure{margin:0;background:#1b1b1b;padding:4px} canvas{width:100%;height:auto;background:#000;display:block}
         figcaption{font-size:13px;padding:2px} small{color:#aaa} .lost canvas{outline:3px solid #c33}
+        .damaged canvas{outline:3px solid #d90} [data-damage]{color:#d90}
         .single{display:none} body.only .single{display:inline} a{color:#8af}
         </style></head><body><h1>LiveRelay <a href="/previews">MJPEG grid</a> <a href="/api/streams">API</a></h1>
         <div id="wall">\(cards)</div>
@@ -226,6 +227,13 @@ enum WallPage {
         t.fig.dataset.path = m.path;
       } else if (m.type === 'event') {
         const t = wall.tiles[m.stream]; if (!t) return;
+        if (m.kind === 'damaged' || m.kind === 'repaired') {
+          // Media lost upstream: pictures are damaged until the next clean keyframe.
+          const damaged = m.kind === 'damaged';
+          t.fig.classList.toggle('damaged', damaged);
+          t.fig.querySelector('[data-damage]').textContent = damaged ? ' · damaged since ' + new Date(m.at).toLocaleTimeString([], {hour12: false}) : '';
+          return;
+        }
         t.state = m.kind; t.attempt = m.attempt;
         t.fig.querySelector('[data-state]').textContent = stateText(t) + ' ' + new Date(m.at).toLocaleTimeString([], {hour12: false});
         if (m.kind === 'live') setLost(t, null);

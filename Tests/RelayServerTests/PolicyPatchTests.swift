@@ -14,6 +14,19 @@ import Relay
         }
     }
 
+    /// `clean` holds pictures: a preview or frame subscription takes it, a packet output is
+    /// told why not (409).
+    @Test func cleanIsForPictureOutputsOnly() {
+        guard case .success(let p) = PolicyPatch.apply(["freshness": "clean"], to: .preview, pictures: true) else {
+            Issue.record("a preview refused clean"); return
+        }
+        #expect(p.freshness == .clean)
+        guard case .failure(let e) = PolicyPatch.apply(["freshness": "clean"], to: .preview, pictures: false) else {
+            Issue.record("a packet output took clean"); return
+        }
+        #expect(e.conflict && e.message.contains("clean"))
+    }
+
     @Test func opsPageEscapesNames() {
         #expect(OpsPage.escape("<script>\"x\"&") == "&lt;script&gt;&quot;x&quot;&amp;")
     }

@@ -33,6 +33,8 @@ import TestSupport
         #expect(s.preview?.policy.freshness == .maxAge(milliseconds: 250))
         #expect(s.preview?.width == 640)
         #expect(s.decoderOptions.sliceThreads == 3)
+        let clean = try Configuration.parse("streams:\n  a:\n    source: testsrc://\n    preview: { freshness: clean }", sources: TestSources.opener)
+        #expect(clean.streams.first?.preview?.policy.freshness == .clean)
         let d = try Configuration.parse("streams:\n  a:\n    source: testsrc://", sources: TestSources.opener)
         #expect(d.streams.first?.decoderOptions.sliceThreads == 2)
     }
@@ -58,6 +60,7 @@ import TestSupport
         ("streams: [", "not valid YAML"),
         ("streams:\n  c:\n    source: testsrc://\n    decode_threads: 0", "streams.c.decode_threads:"),
         ("streams:\n  cam1:\n    source: gopher://x", "streams.cam1.source: unsupported scheme"),
+        ("streams:\n  cam1:\n    source: testsrc://\n    preview:\n      freshness: spotless", "streams.cam1.preview.freshness: expected latest, max_age, lossless or clean"),
         ("streams:\n  c:\n    source: testsrc://\n    hls:\n      variant: dash", "streams.c.hls.variant: expected mpegts, fmp4 or lowLatency, got \"dash\""),
         ("streams:\n  c:\n    source: testsrc://\n    hls:\n      segment_duration: soon", "streams.c.hls.segment_duration: expected a duration"),
         ("streams:\n  c:\n    source: testsrc://\n    hls:\n      push: ftp://x/", "streams.c.hls.push: expected an http:// or https:// URL"),

@@ -242,7 +242,8 @@ public struct Configuration: Sendable {
             case "latest": freshness = .latest(count: depth)
             case "max_age": freshness = .maxAge(milliseconds: maxAge)
             case "lossless": freshness = .lossless(capacity: max(depth, 32))
-            default: throw ConfigError(file: r.file, path: "\(path).freshness", problem: "expected latest, max_age or lossless, got \"\(name)\"")
+            case "clean": freshness = .clean
+            default: throw ConfigError(file: r.file, path: "\(path).freshness", problem: "expected latest, max_age, lossless or clean, got \"\(name)\"")
             }
         }
         p.policy = SinkPolicy(ordering: ordering, freshness: freshness)

@@ -14,12 +14,17 @@ public enum Freshness: Sendable, Hashable {
     case latest(count: Int)
     /// Drop anything older than this many milliseconds, measured from its arrival.
     case maxAge(milliseconds: Int)
+    /// Pictures: the newest clean one. A picture decoded from damaged media (a loss since the
+    /// last clean keyframe, a decoder error) is not shown; the output holds the last clean one,
+    /// marked as held, until the next clean keyframe (counted as `damaged`).
+    case clean
 
     public var name: String {
         switch self {
         case .lossless: "lossless"
         case .latest: "latest"
         case .maxAge: "max_age"
+        case .clean: "clean"
         }
     }
 }
@@ -47,6 +52,7 @@ public struct SinkPolicy: Sendable, Hashable {
         case .lossless(let c): max(1, c)
         case .latest(let n): max(1, n)
         case .maxAge: 256
+        case .clean: 1
         }
     }
 }
@@ -61,4 +67,6 @@ public enum DropReason: String, Sendable, Hashable, CaseIterable, Codable {
     case corrupt
     /// A viewer's connection backed up: it skipped to the next keyframe.
     case slowViewer = "slow_viewer"
+    /// A picture decoded from damaged media, held back under `clean`.
+    case damaged
 }

@@ -151,6 +151,14 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
                     s.stats.drop(.queueFull)
                     s.resync()
                 }
+            case .clean:
+                // The newest only; whether a picture is clean is the consumer's to judge (it
+                // shows that it holds).
+                while s.items.count > 1 {
+                    s.items.removeFirst()
+                    s.stats.drop(.queueFull)
+                    s.resync()
+                }
             case .lossless(let c):
                 if s.items.count > max(1, c) {
                     // A live source cannot wait: count it and resynchronise at the next keyframe.

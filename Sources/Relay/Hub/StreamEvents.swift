@@ -11,6 +11,10 @@ public struct StreamEvent: Sendable, Codable, Hashable {
         case reconnecting
         /// The source stopped for good (a file's end, a stop).
         case stopped
+        /// Media was lost: pictures are damaged until the next clean keyframe.
+        case damaged
+        /// A clean keyframe came: pictures are whole again.
+        case repaired
     }
     public var stream: String
     public var kind: Kind

@@ -264,6 +264,7 @@ public final class StreamHub: Sendable {
             let generation = generationBase.load(ordering: .relaxed) + sessionGeneration
             ingest.reset(streams: streams, generation: generation)
             lastEpoch.withLock { $0 = ingest.epoch }
+            if ingest.damaged { setDamaged(false) } // a new connection starts at a keyframe
             // A new connection restarts the timestamps: ordering starts afresh in every queue
             // (the decode stage restarts its frame queues when it sees the new epoch).
             for q in packetQueues.withLock({ $0.all }) { q.restartTimeline() }
@@ -307,6 +308,18 @@ public final class StreamHub: Sendable {
         }
     }
 
+    /// The stream turns damaged (a loss) or clean again (a clean keyframe): shown in the API
+    /// and told to event subscribers (the ops page marks the tile).
+    private func setDamaged(_ damaged: Bool) {
+        ingest.damaged = damaged
+        status.withLock { s in
+            s.damaged = damaged
+            s.damagedSince = damaged ? Date() : nil
+            if damaged { s.damageEvents += 1 }
+        }
+        events?.publish(StreamEvent(stream: name, kind: damaged ? .damaged : .repaired, at: Date()))
+    }
+
     /// Hands a packet to every packet queue, and a video packet to the decode stage's queue.
     /// Never blocks: each queue applies its own policy.
     private func publish(_ packet: Packet) {
@@ -314,7 +327,9 @@ public final class StreamHub: Sendable {
         let item = RelayPacket(packet: packet, epoch: epoch)
         // Per packet: the lock hands out the current queue list without copying it.
         for q in packetQueues.withLock({ $0.all }) { q.push(item) }
+        if packet.lostBefore > 0 { status.withLock { $0.rtpPacketsLost += packet.lostBefore } }
         guard packet.streamIndex == epoch.videoIndex else { return }
+        if packet.isDamaged != ingest.damaged { setDamaged(packet.isDamaged) }
         fps.tick()
         decodeQueue.withLock { $0 }?.push(item)
     }
@@ -325,6 +340,7 @@ public final class StreamHub: Sendable {
 /// Safety: written and read only from the stream's ingest thread (SourceSupervisor's events).
 final class IngestState: @unchecked Sendable {
     var epoch: IngestEpoch?
+    var damaged = false
 
     func reset(streams: [StreamInfo], generation: Int) {
         epoch = IngestEpoch(generation: generation, streams: streams)

@@ -72,6 +72,7 @@ public struct OutputStatus: Sendable, Encodable {
         switch policy.freshness {
         case .latest(let n), .lossless(let n): try c.encode(n, forKey: .depth)
         case .maxAge(let ms): try c.encode(ms, forKey: .maxAgeMs)
+        case .clean: break
         }
         try c.encode(queueDepth, forKey: .queueDepth)
         try c.encode(counters.received, forKey: .received)

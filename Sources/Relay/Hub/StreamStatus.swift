@@ -47,6 +47,15 @@ public struct StreamStatus: Sendable, Codable {
     public var pacing: String?
     /// RTSP: `tcp` once UDP media stopped mid-session and the source moved to TCP; nil otherwise.
     public var transportFallback: String?
+    /// Media was lost since the last clean keyframe: pictures until the next one are damaged
+    /// (a `clean` preview holds its last clean picture meanwhile).
+    public var damaged = false
+    /// When the current damage began; nil while clean.
+    public var damagedSince: Date?
+    /// Times the stream went from clean to damaged.
+    public var damageEvents = 0
+    /// RTP packets the source reported lost or too late (RTSP over UDP).
+    public var rtpPacketsLost = 0
 
     init(name: String, title: String?, source: String) {
         self.name = name

@@ -39,7 +39,15 @@ public final class FrameSubscription: StreamOutput, AsyncSequence, Sendable {
     /// The next frame, waiting for one; nil once the subscription or the stream ended.
     public func next() async -> Frame? {
         hub.demand()
-        return await queue.next(signal: signal)
+        while let frame = await queue.next(signal: signal) {
+            // Freshness `clean`: damaged pictures are not handed out (the caller keeps its last).
+            if frame.isDamaged, case .clean = queue.policy.freshness {
+                queue.dropTaken(.damaged)
+                continue
+            }
+            return frame
+        }
+        return nil
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {

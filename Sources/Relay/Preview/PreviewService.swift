@@ -12,6 +12,9 @@ public struct PreviewImage: Sendable {
     public let arrivalNanos: UInt64
     /// True for the "signal lost" slate.
     public let isSlate: Bool
+    /// The last clean picture shown again, marked, while the source's pictures are damaged
+    /// (freshness `clean`).
+    public var isHeld = false
 }
 
 /// Settings of a stream's preview.
@@ -39,6 +42,7 @@ public final class PreviewService: StreamOutput, Sendable {
     /// while someone watches.
     private let lastDemand = Atomic<UInt64>(0)
     private let encoded = Atomic<Int>(0)
+    private let holding = Atomic<Bool>(false)
     private let running = Atomic<Bool>(false)
     private let worker: WorkerThread
     public let queue: SinkQueue<Frame>
@@ -65,6 +69,9 @@ public final class PreviewService: StreamOutput, Sendable {
 
     /// JPEGs encoded from pictures so far (slates not counted).
     public var encodedImages: Int { encoded.load(ordering: .relaxed) }
+
+    /// Freshness `clean` and the source's pictures are damaged: the last clean one is shown.
+    public var isHolding: Bool { holding.load(ordering: .relaxed) }
 
     /// How long after the last request pictures keep being encoded.
     public static let demandWindowNanos: UInt64 = 2_000_000_000
@@ -132,11 +139,11 @@ public final class PreviewService: StreamOutput, Sendable {
         }
     }
 
-    private func publish(jpeg: [UInt8], arrival: UInt64, slate: Bool) {
+    private func publish(jpeg: [UInt8], arrival: UInt64, slate: Bool, held: Bool = false) {
         let waiters: [CheckedContinuation<PreviewImage?, Never>]
         let image: PreviewImage
         (image, waiters) = latest.withLock { l in
-            let img = PreviewImage(sequence: (l.image?.sequence ?? 0) + 1, jpeg: jpeg, arrivalNanos: arrival, isSlate: slate)
+            let img = PreviewImage(sequence: (l.image?.sequence ?? 0) + 1, jpeg: jpeg, arrivalNanos: arrival, isSlate: slate, isHeld: held)
             l.image = img
             let w = Array(l.waiters.values)
             l.waiters = [:]
@@ -156,6 +163,8 @@ public final class PreviewService: StreamOutput, Sendable {
         var lastFrameAt = MonotonicClock.nanoseconds()
         var lastFrameDate: Date?
         var slateShown = false
+        /// Freshness `clean`: the last clean picture, shown again (marked) while damage lasts.
+        var lastClean: Frame?
         while !worker.isStopRequested {
             guard let frame = queue.pop(timeout: 0.25) else {
                 // No pictures for a while and the source is not live: show a slate, once a second.
@@ -179,6 +188,32 @@ public final class PreviewService: StreamOutput, Sendable {
             slateShown = false
             let cfg = settings.withLock { $0 }
             let now = MonotonicClock.nanoseconds()
+            if case .clean = queue.policy.freshness {
+                if frame.isDamaged {
+                    // Not shown: the last clean picture stays, marked as held, once.
+                    queue.dropTaken(.damaged)
+                    if !holding.exchange(true, ordering: .relaxed), let last = lastClean,
+                       now &- lastDemand.load(ordering: .relaxed) < Self.demandWindowNanos {
+                        let w = (cfg.width ?? last.width) & ~1, h = (cfg.height ?? last.height) & ~1
+                        do {
+                            if encoder == nil || encoder!.width != w || encoder!.height != h {
+                                encoder = try JPEGEncoder(width: w, height: h, quality: cfg.quality)
+                            }
+                            let yuv = try scaler.convert(last, to: .yuvj420p, width: w, height: h)
+                            let marked = try Slate.labelled(yuv, text: "HELD: DAMAGED SOURCE")
+                            publish(jpeg: try encoder!.encode(marked), arrival: last.arrivalNanos, slate: false, held: true)
+                        } catch {
+                            // Nothing new to show: the viewers keep the last clean picture, unmarked.
+                        }
+                    }
+                    continue
+                }
+                lastClean = frame
+                holding.store(false, ordering: .relaxed)
+            } else {
+                lastClean = nil
+                holding.store(false, ordering: .relaxed)
+            }
             if cfg.fps > 0 {
                 tokens = min(2, tokens + Double(now - lastRefill) / 1e9 * cfg.fps)
                 lastRefill = now

@@ -1,0 +1,140 @@
+import Testing
+import Foundation
+import TestSupport
+import Bench
+import StampedSource
+
+/// A stamped camera across a real lossy link (its own network namespace, a veth pair, 2 % of
+/// UDP packets dropped on the way in): a preview with `freshness: clean` shows no damaged
+/// picture — it holds the last clean one, marked, until the next keyframe — while a `latest`
+/// preview of the same camera shows what the decoder made of the losses. "Damaged" is judged
+/// by an independent reader: each picture's stamp names its frame, the test pattern is drawn
+/// again for it and compared (PictureCheck), so neither FFmpeg's flags nor LiveRelay's own loss
+/// detection decides.
+@Suite(.serialized) struct LossyLinkTests {
+    static func sh(_ args: [String]) throws -> CommandResult {
+        try ChildProcess.run("/usr/sbin/\(args[0])", Array(args.dropFirst()), timeout: 20)
+    }
+
+    static func json(_ port: Int, _ path: String) -> [String: Any] {
+        guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "2", "http://127.0.0.1:\(port)\(path)"], timeout: 5),
+              let j = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] else { return [:] }
+        return j
+    }
+
+    /// What a reader saw: pictures judged clean or damaged, unreadable ones, and repeats (the
+    /// same stamp again: a held picture shown again).
+    struct Seen: CustomStringConvertible {
+        var clean = 0, damaged = 0, unreadable = 0, repeats = 0
+        var shown: Int { clean + damaged + unreadable }
+        var damagedShare: Double { Double(damaged + unreadable) / Double(max(1, shown)) }
+        var description: String { "\(shown) shown: \(clean) clean, \(damaged) damaged, \(unreadable) unreadable; \(repeats) repeats" }
+
+        init(_ verdicts: [PictureCheck.Verdict]) {
+            var last: UInt32?
+            for v in verdicts {
+                switch v {
+                case .unreadable: unreadable += 1
+                case .clean(let s, _), .damaged(let s, _):
+                    if s.frameNumber == last { repeats += 1; continue }
+                    last = s.frameNumber
+                    if v.isClean { clean += 1 } else { damaged += 1 }
+                }
+            }
+        }
+    }
+
+    @Test(.enabled(if: getuid() == 0, "needs root for a network namespace and iptables"))
+    func aCleanPreviewHoldsItsLastCleanPictureWhileALossyLinkDamagesTheOthers() throws {
+        let id = Int(getpid() % 10000)
+        let ns = "lrloss\(id)", host = "lrlh\(id)", side = "lrls\(id)"
+        let net = id % 250 + 1
+        let hostAddress = "10.215.\(net).1", camAddress = "10.215.\(net).2"
+        let loss = ["INPUT", "-i", host, "-p", "udp", "-m", "statistic", "--mode", "random", "--probability", "0.02", "-j", "DROP"]
+        defer {
+            _ = try? Self.sh(["iptables", "-D"] + loss)
+            _ = try? Self.sh(["ip", "netns", "delete", ns])
+            _ = try? Self.sh(["ip", "link", "delete", host])
+        }
+        for cmd in [["ip", "netns", "add", ns], ["ip", "link", "add", host, "type", "veth", "peer", "name", side],
+                    ["ip", "link", "set", side, "netns", ns], ["ip", "addr", "add", "\(hostAddress)/30", "dev", host], ["ip", "link", "set", host, "up"],
+                    ["ip", "netns", "exec", ns, "ip", "addr", "add", "\(camAddress)/30", "dev", side],
+                    ["ip", "netns", "exec", ns, "ip", "link", "set", side, "up"], ["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"]] {
+            let r = try Self.sh(cmd)
+            try #require(r.status == 0, "\(cmd.joined(separator: " ")): \(r.stderr)")
+        }
+        // The camera: gst-rtsp-server in the namespace, serving the stamped source it receives
+        // over loopback there (as the latency bench's camera).
+        let camPort = FreePort.tcp(), udp = FreePort.udp()
+        let mount = "/cam=( udpsrc address=127.0.0.1 port=\(udp) caps=video/mpegts,systemstream=true ! tsdemux latency=0 ! h264parse ! rtph264pay name=pay0 pt=96 config-interval=0 )"
+        let camera = try ChildProcess("/usr/sbin/ip", ["netns", "exec", ns, Servers.python, Paths.packageRoot.appendingPathComponent("scripts/rtsp_server.py").path,
+                                                       "--port", String(camPort), "--address", camAddress, "--mount", mount])
+        defer { camera.stop() }
+        try #require(camera.waitFor("ready", timeout: 15), "\(camera.stderr)")
+        let source = try ChildProcess("/usr/sbin/ip", ["netns", "exec", ns, Paths.liverelay, "publish", "udp://127.0.0.1:\(udp)",
+                                                       "--source", "testsrc://?size=640x360&fps=30&gop=30&bitrate=1000", "--duration", "120"])
+        defer { source.stop() }
+        let cam = "rtsp://\(camAddress):\(camPort)/cam"
+        let (serve, port, dir) = try Servers.serve("""
+        streams:
+          plain:
+            source: \(cam)
+            transport: udp
+            preview: { freshness: latest, fps: 30, quality: 80 }
+          clean:
+            source: \(cam)
+            transport: udp
+            preview: { freshness: clean, fps: 30, quality: 80 }
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let end = Date().addingTimeInterval(20)
+        while Date() < end {
+            let live = ["plain", "clean"].allSatisfy { n in
+                let s = Self.json(port, "/api/streams/\(n)")["stream"] as? [String: Any] ?? [:]
+                return s["state"] as? String == "live" && (s["fps_in"] as? Double ?? 0) > 20
+            }
+            if live { break }
+            usleep(200_000)
+        }
+        let r = try Self.sh(["iptables", "-A"] + loss)
+        try #require(r.status == 0, "\(r.stderr)")
+
+        // Both previews read at once for 15 s of wall time (curl: ffmpeg's `-t` counts the
+        // MJPEG stream's own 25 fps timestamps, not time), then decoded to raw luma pictures.
+        var readers: [String: ChildProcess] = [:]
+        for n in ["plain", "clean"] {
+            readers[n] = try ChildProcess("/usr/bin/curl", ["-s", "--max-time", "15", "-o", dir.appendingPathComponent("\(n).mjpg").path,
+                                                            "http://127.0.0.1:\(port)/streams/\(n)/preview.mjpg"])
+        }
+        for (_, reader) in readers { _ = reader.wait(timeout: 30) }
+        for n in ["plain", "clean"] {
+            _ = try ChildProcess.run("/usr/bin/ffmpeg", ["-hide_banner", "-loglevel", "error", "-f", "mpjpeg", "-i", dir.appendingPathComponent("\(n).mjpg").path,
+                                                         "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "gray", "-y", dir.appendingPathComponent("\(n).gray").path], timeout: 60)
+        }
+        var seen: [String: Seen] = [:]
+        for n in ["plain", "clean"] {
+            let bytes = (try? [UInt8](Data(contentsOf: dir.appendingPathComponent("\(n).gray")))) ?? []
+            seen[n] = Seen(PictureCheck.judge(rawLuma: bytes, width: 640, height: 360))
+        }
+        let plain = seen["plain"]!, clean = seen["clean"]!
+        let status = Self.json(port, "/api/streams/clean")["stream"] as? [String: Any] ?? [:]
+        let sinks = (Self.json(port, "/api/streams/clean")["sinks"] as? [[String: Any]]) ?? []
+        let preview = sinks.first { $0["name"] as? String == "preview" } ?? [:]
+        let held = (preview["dropped"] as? [String: Any])?["damaged"] as? Int ?? 0
+        print("LossyLinkTests: latest preview \(plain); clean preview \(clean); clean stream: \(status["damage_events"] ?? "-") damage events, \(status["rtp_packets_lost"] ?? "-") RTP packets lost, \(held) pictures held back")
+
+        // The link damaged pictures: the plain preview shows some (else this proves nothing).
+        #expect(plain.shown > 150, "\(plain)")
+        #expect(plain.damaged + plain.unreadable >= 5, "the lossy link damaged nothing the latest preview showed: \(plain)")
+        // LiveRelay saw the losses, and the clean preview held pictures back.
+        #expect((status["rtp_packets_lost"] as? Int ?? 0) > 0, "\(status)")
+        #expect((status["damage_events"] as? Int ?? 0) > 0, "\(status)")
+        #expect(held > 0, "\(preview)")
+        // It showed its last clean picture again (marked as held) when damage began.
+        #expect(clean.repeats > 0, "\(clean)")
+        // The clean preview shows pictures, and (almost) none of them damaged.
+        #expect(clean.shown > 60, "\(clean)")
+        #expect(clean.damagedShare <= plain.damagedShare / 4, "clean \(clean) against latest \(plain)")
+        #expect(clean.damagedShare < 0.03, "\(clean)")
+    }
+}
