@@ -23,7 +23,7 @@ extension LatencyRun {
                 continue
             }
             let p = try ChildProcess(name: "reader:\(s.name)", "/usr/bin/ffmpeg", ["-v", "error"] + s.input + ["-an", "-f", "rawvideo", "-pix_fmt", "gray", "-s", "\(width)x\(height)", "-"], rawStdout: true)
-            readers.append((s, p, StampReader(handle: p.rawStdout!.fileHandleForReading, width: width, height: height)))
+            readers.append((s, p, StampReader(handle: p.rawStdout!.fileHandleForReading, width: width, height: height, judge: lab != nil)))
         }
         defer { for r in readers { r.1.stop() }; for b in browsers { b.1.stop() }; for w in watchers { w.1.stop() } }
         Thread.sleep(forTimeInterval: longestWarmup)
@@ -58,14 +58,15 @@ extension LatencyRun {
         }
         for w in watchers { w.1.stop() }
         let listedRows = watchers.map { s, w in segmentResult(s, w, cpuPercent: s.relay.flatMap { cpu[$0] }, rssMiB: s.relay.flatMap { rss[$0] }) }
-        let all: [(Scenario, ChildProcess?, [StampReader.Sample], Int)] = readers.map { ($0.0, $0.1, $0.2.all, $0.2.misreadCount) }
-            + browsers.map { ($0.0, $0.1, browserSamples[$0.0.name] ?? [], 0) }
-        return all.map { s, p, samples, misreads in
+        let all: [(Scenario, ChildProcess?, [StampReader.Sample], Int, StampReader?)] = readers.map { ($0.0, $0.1, $0.2.all, $0.2.misreadCount, $0.2) }
+            + browsers.map { ($0.0, $0.1, browserSamples[$0.0.name] ?? [], 0, nil) }
+        return all.map { s, p, samples, misreads, reader in
             try? csv(s.name, samples)
             let count = Self.account(samples.map(\.counter))
             var r = ScenarioResult(name: s.name, path: s.path, latencies: samples.map { Double($0.receivedMs - $0.captureMs) }, frames: samples.count,
                                    dropped: count.dropped, outOfOrder: count.outOfOrder, misreads: misreads,
                                    cpuPercent: s.relay.flatMap { cpu[$0] }, rssMiB: s.relay.flatMap { rss[$0] })
+            if lab != nil, let reader { r.damaged = reader.damagedCount; r.repeats = reader.repeatCount }
             if samples.isEmpty { r.note = "no pictures: " + String(p?.stderr.split(separator: "\n").last ?? "reader produced nothing") }
             return r
         } + listedRows
@@ -181,12 +182,15 @@ extension LatencyRun {
     func write(_ results: [ScenarioResult]) throws {
         func f(_ v: Double?) -> String { v.map { $0 < 10 ? String(format: "%.1f", $0) : String(format: "%.0f", $0) } ?? "–" }
         let floors = Dictionary(results.filter { $0.name.hasPrefix("floor-") }.compactMap { r in r.percentile(50).map { (String(r.name.dropFirst(6)), $0) } }) { a, _ in a }
-        var md = "| scenario | path | p50 ms | p90 ms | p99 ms | max ms | p50 − floor | frames | dropped | out of order | misreads | relay CPU % | relay RSS MiB |\n"
-        md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        // Impaired runs judge every picture against the pattern its stamp names: damaged
+        // (readable but smeared) and repeats (a held picture shown again) get columns.
+        let judged = lab != nil
+        var md = "| scenario | path | p50 ms | p90 ms | p99 ms | max ms | p50 − floor | frames | dropped | out of order | misreads |\(judged ? " damaged | repeats |" : "") relay CPU % | relay RSS MiB |\n"
+        md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\(judged ? "---:|---:|" : "")---:|---:|\n"
         for r in results {
             let transport = ["rtsp-udp", "rtsp-tcp", "rtmp"].first { r.name.hasSuffix($0) }
             let delta = r.name.hasPrefix("floor-") || r.path.hasPrefix("in-process") ? nil : transport.flatMap { t in floors[t].flatMap { fl in r.percentile(50).map { $0 - fl } } }
-            md += "| \(r.name) | \(r.path) | \(f(r.percentile(50))) | \(f(r.percentile(90))) | \(f(r.percentile(99))) | \(f(r.latencies.max() ?? r.fixed[100])) | \(delta.map { String(format: "%+.0f", $0) } ?? "") | \(r.frames) | \(r.dropped) | \(r.outOfOrder) | \(r.misreads) | \(f(r.cpuPercent)) | \(f(r.rssMiB)) |\n"
+            md += "| \(r.name) | \(r.path) | \(f(r.percentile(50))) | \(f(r.percentile(90))) | \(f(r.percentile(99))) | \(f(r.latencies.max() ?? r.fixed[100])) | \(delta.map { String(format: "%+.0f", $0) } ?? "") | \(r.frames) | \(r.dropped) | \(r.outOfOrder) | \(r.misreads) |\(judged ? " \(r.damaged.map(String.init) ?? "–") | \(r.repeats.map(String.init) ?? "–") |" : "") \(f(r.cpuPercent)) | \(f(r.rssMiB)) |\n"
         }
         for r in results where !r.note.isEmpty { md += "\n- \(r.name): \(r.note)" }
         for n in notes { md += "\n- \(n)" }

@@ -100,6 +100,13 @@ final class LatencyRun {
             serveStreams += "  cam_udp:\n    source: \(cam)\n    transport: udp\n    measure: true\n    \(preview)\n"
             scenarios.append(Scenario(name: "floor-rtsp-udp", path: "camera → ffmpeg (RTSP/UDP, nobuffer)", input: nobuffer + ["-rtsp_transport", "udp", "-i", cam], relay: nil, warmup: 3))
             scenarios.append(Scenario(name: "liverelay-preview-rtsp-udp", path: "camera → LiveRelay (RTSP/UDP) → MJPEG → ffmpeg", input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/cam_udp/preview.mjpg"], relay: "serve", warmup: 3))
+            if lab != nil {
+                // Across a lossy link: the same camera with a preview that shows only clean
+                // pictures (holding the last one, labelled, until the next clean keyframe).
+                serveStreams += "  cam_clean:\n    source: \(cam)\n    transport: udp\n    preview: { ordering: arrival, freshness: clean, fps: \(fps), quality: 80 }\n"
+                scenarios.append(Scenario(name: "liverelay-preview-clean-rtsp-udp", path: "camera → LiveRelay (RTSP/UDP), freshness clean → MJPEG → ffmpeg",
+                                          input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/cam_clean/preview.mjpg"], relay: "serve", warmup: 3))
+            }
             // The re-serve hop: the same camera read back from LiveRelay's own RTSP server.
             rtspOut = Self.freePort()
             serveHeader += "server:\n  rtsp: {listen: \"127.0.0.1:\(rtspOut!)\"}\n"

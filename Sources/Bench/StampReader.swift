@@ -3,22 +3,28 @@ import StampedSource
 import Foundation
 import Synchronization
 
-/// Reads raw grey pictures from a reader's stdout and the stamp in each.
+/// Reads raw grey pictures from a reader's stdout and the stamp in each. With `judge`, each
+/// picture is also compared with the test pattern drawn again for its stamp (PictureCheck):
+/// readable but smeared pictures count as damaged; the same picture again (a held one) counts
+/// as a repeat and adds no latency sample.
 final class StampReader: Sendable {
     struct Sample { let counter: UInt32; let captureMs: Int64; let receivedMs: Int64 }
     let width: Int, height: Int
     private let samples = Mutex<[Sample]>([])
     private let misreads = Atomic<Int>(0)
+    private let damaged = Atomic<Int>(0)
+    private let repeats = Atomic<Int>(0)
     private let recording = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
 
-    init(handle: FileHandle, width: Int, height: Int) {
+    init(handle: FileHandle, width: Int, height: Int, judge: Bool = false) {
         self.width = width
         self.height = height
         let t = Thread { [self] in
             let frameSize = width * height
             var buffer = [UInt8](repeating: 0, count: frameSize)
             var filled = 0
+            var last: UInt32?
             let fd = handle.fileDescriptor
             while true {
                 let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, frameSize - filled) }
@@ -28,7 +34,21 @@ final class StampReader: Sendable {
                 filled = 0
                 let now = MonotonicClock.wallMilliseconds()
                 guard recording.load(ordering: .relaxed) else { continue }
-                let stamp = buffer.withUnsafeBufferPointer { StampCodec.read(luma: $0.baseAddress!, stride: width, width: width, height: height) }
+                var stamp: Stamp?
+                if judge {
+                    let verdict = buffer.withUnsafeBufferPointer { PictureCheck.judge(luma: $0.baseAddress!, stride: width, width: width, height: height) }
+                    switch verdict {
+                    case .unreadable: break
+                    case .clean(let s, _): stamp = s
+                    case .damaged(let s, _):
+                        stamp = s
+                        if s.frameNumber != last { damaged.add(1, ordering: .relaxed) }
+                    }
+                    if let s = stamp, s.frameNumber == last { repeats.add(1, ordering: .relaxed); continue }
+                    last = stamp?.frameNumber ?? last
+                } else {
+                    stamp = buffer.withUnsafeBufferPointer { StampCodec.read(luma: $0.baseAddress!, stride: width, width: width, height: height) }
+                }
                 if let stamp {
                     samples.withLock { $0.append(Sample(counter: stamp.frameNumber, captureMs: stamp.captureMillis, receivedMs: now)) }
                 } else {
@@ -45,6 +65,8 @@ final class StampReader: Sendable {
     func stopRecording() { recording.store(false, ordering: .relaxed) }
     var all: [Sample] { samples.withLock { $0 } }
     var misreadCount: Int { misreads.load(ordering: .relaxed) }
+    var damagedCount: Int { damaged.load(ordering: .relaxed) }
+    var repeatCount: Int { repeats.load(ordering: .relaxed) }
 }
 
 /// One row of the results.
@@ -56,6 +78,10 @@ struct ScenarioResult {
     var dropped: Int
     var outOfOrder: Int
     var misreads: Int
+    /// Impaired runs: readable pictures that differ from what the source drew (smeared), and
+    /// pictures shown again (held).
+    var damaged: Int?
+    var repeats: Int?
     var cpuPercent: Double?
     var rssMiB: Double?
     var note: String = ""
