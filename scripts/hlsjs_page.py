@@ -5,7 +5,8 @@ hls.js comes from the PyPI gradio wheel (it ships hls.js 1.6.15 as an ES module;
 package has it), fetched once into a cache and never committed. Used by the HLS tests and by
 `liverelay bench latency`.
 
-  hlsjs_page.py DIR     writes DIR/hls.mjs and DIR/hlsjs.html (plays ?src= in LL mode)
+  hlsjs_page.py DIR     writes DIR/hls.mjs and DIR/hlsjs.html (plays ?src= in LL mode), and
+                        DIR/native.html (plays ?src= with the browser's own HLS player)
 """
 import os
 import shutil
@@ -20,6 +21,14 @@ PAGE = """<!doctype html><html><body style="margin:0"><video id="video" muted au
 import { t as attach } from './hls.mjs';
 const v = document.getElementById('video');
 window.hls = attach(v, new URLSearchParams(location.search).get('src'), () => v.play());
+</script></body></html>
+"""
+NATIVE = """<!doctype html><html><body style="margin:0"><video id="video" muted autoplay playsinline></video>
+<script>
+const v = document.getElementById('video');
+v.crossOrigin = 'anonymous'; // LiveRelay's playlists are on another port: canvas reads need CORS
+v.src = new URLSearchParams(location.search).get('src');
+v.play().catch(() => {});
 </script></body></html>
 """
 
@@ -53,6 +62,8 @@ def main():
     shutil.copyfile(module(), os.path.join(out, "hls.mjs"))
     with open(os.path.join(out, "hlsjs.html"), "w") as f:
         f.write(PAGE)
+    with open(os.path.join(out, "native.html"), "w") as f:
+        f.write(NATIVE)
 
 
 if __name__ == "__main__":

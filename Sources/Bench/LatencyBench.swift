@@ -31,6 +31,9 @@ public struct LatencyBenchmark {
     /// Impair the network between the sources and LiveRelay/readers, e.g. loss=2%,delay=20ms,jitter=10ms,reorder=5% (root: network namespaces).
     public var impair: String?
 
+    /// Every Nth keyframe interval of the test source twice as long (0: a fixed GOP).
+    public var lateKeyframe = 0
+
     /// Where results go.
     public var out = "./bench-results"
 
@@ -40,7 +43,8 @@ public struct LatencyBenchmark {
         let impairment = try impair.map { try Impairment(parsing: $0) }
         let wh = size.lowercased().split(separator: "x").compactMap { Int($0) }
         guard wh.count == 2 else { throw BenchError("--size: expected WIDTHxHEIGHT") }
-        let bench = try LatencyRun(width: wh[0], height: wh[1], fps: fps, gop: gop, bitrate: bitrate, out: out,
+        guard lateKeyframe != 1, lateKeyframe >= 0 else { throw BenchError("--late-keyframe: 0 (off) or 2 and up") }
+        let bench = try LatencyRun(width: wh[0], height: wh[1], fps: fps, gop: gop, bitrate: bitrate, lateKeyframe: lateKeyframe, out: out,
                                    seconds: quick ? min(seconds, 12) : seconds, parallel: quick,
                                    only: scenarios.map { Set($0.split(separator: ",").map(String.init)) })
         if let impairment {

@@ -198,7 +198,7 @@ extension LatencyRun {
         if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8), let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }) {
             cpuModel = line.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? cpuModel
         }
-        var header = "Latency, capture → picture at the reader, \(width)x\(height) at \(fps) fps, GOP \(gop), \(bitrate) kbit/s; \(Int(seconds)) s per scenario\(parallel ? " (side by side)" : ""). \(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpuModel), \(ISO8601DateFormatter().string(from: Date())).\n\n"
+        var header = "Latency, capture → picture at the reader, \(width)x\(height) at \(fps) fps, GOP \(gop)\(lateKeyframe > 0 ? " (every \(lateKeyframe)th keyframe a GOP late)" : ""), \(bitrate) kbit/s; \(Int(seconds)) s per scenario\(parallel ? " (side by side)" : ""). \(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpuModel), \(ISO8601DateFormatter().string(from: Date())).\n\n"
         if let lab { header += "Impaired link between the sources and LiveRelay/readers: \(lab.impairment) (\(lab.method)).\n\n" }
         try (header + md + "\n").write(to: out.appendingPathComponent("results.md"), atomically: true, encoding: .utf8)
         try LatencyPlots.cdf(results).write(to: out.appendingPathComponent("latency-cdf.svg"), atomically: true, encoding: .utf8)

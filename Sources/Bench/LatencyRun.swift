@@ -20,7 +20,7 @@ final class LatencyRun {
         var tile: String? = nil
     }
 
-    let width: Int, height: Int, fps: Int, gop: Int, bitrate: Int
+    let width: Int, height: Int, fps: Int, gop: Int, bitrate: Int, lateKeyframe: Int
     let out: URL
     let seconds: Double
     let parallel: Bool
@@ -32,8 +32,9 @@ final class LatencyRun {
     var lab: NetworkLab?
     var sourceHost: String { lab?.sourceAddress ?? "127.0.0.1" }
 
-    init(width: Int, height: Int, fps: Int, gop: Int, bitrate: Int, out: String, seconds: Double, parallel: Bool, only: Set<String>?) throws {
+    init(width: Int, height: Int, fps: Int, gop: Int, bitrate: Int, lateKeyframe: Int = 0, out: String, seconds: Double, parallel: Bool, only: Set<String>?) throws {
         self.width = width; self.height = height; self.fps = fps; self.gop = gop; self.bitrate = bitrate
+        self.lateKeyframe = lateKeyframe
         self.out = URL(fileURLWithPath: out, isDirectory: true)
         self.seconds = seconds
         self.parallel = parallel
@@ -41,7 +42,7 @@ final class LatencyRun {
         try FileManager.default.createDirectory(at: self.out, withIntermediateDirectories: true)
     }
 
-    var testsrc: String { "testsrc://?size=\(width)x\(height)&fps=\(fps)&gop=\(gop)&bitrate=\(bitrate)" }
+    var testsrc: String { "testsrc://?size=\(width)x\(height)&fps=\(fps)&gop=\(gop)&bitrate=\(bitrate)" + (lateKeyframe > 0 ? "&late_keyframe=\(lateKeyframe)" : "") }
 
     static func freePort(udp: Bool = false) -> Int {
         let fd = socket(AF_INET, Int32(udp ? SOCK_DGRAM.rawValue : SOCK_STREAM.rawValue), 0)
@@ -196,6 +197,7 @@ final class LatencyRun {
                 _ = try start("page-server", "/usr/bin/python3", ["-m", "http.server", String(pagePort), "--bind", "127.0.0.1", "--directory", page.path])
                 let pages = "http://127.0.0.1:\(pagePort)"
                 func hlsjs(_ src: String) -> String { "\(pages)/hlsjs.html?src=\(src)" }
+                func native(_ src: String) -> String { "\(pages)/native.html?src=\(src)" }
                 scenarios.append(Scenario(name: "liverelay-hls-lowlatency-hlsjs", path: "LiveRelay LL-HLS (1 s / 200 ms parts), hls.js low-latency mode in Chromium",
                                           input: [], relay: "serve", warmup: 6, page: hlsjs("\(relay)/rtmp/hls/index.m3u8")))
                 if !parallel {
@@ -203,6 +205,10 @@ final class LatencyRun {
                         Scenario(name: "liverelay-hls-mpegts-1s-hlsjs", path: "LiveRelay HLS MPEG-TS 1 s, hls.js in Chromium", input: [], relay: "serve", warmup: 6, page: hlsjs("\(relay)/rtmp_ts/hls/index.m3u8")),
                         Scenario(name: "ffmpeg-hls-1s-hlsjs", path: "ffmpeg hls muxer 1 s, hls.js in Chromium", input: [], relay: "ffmpeg-hls", warmup: 6, page: hlsjs("\(pages)/ffmpeg-hls/index.m3u8")),
                         Scenario(name: "nginx-rtmp-hls-1s-hlsjs", path: "nginx-rtmp HLS 1 s fragments, hls.js in Chromium", input: [], relay: "nginx", warmup: 6, page: hlsjs("\(pages)/nginx-hls/src.m3u8")),
+                        // Chromium's own HLS player (a <video src=playlist>), on the same three.
+                        Scenario(name: "liverelay-hls-mpegts-1s-native", path: "LiveRelay HLS MPEG-TS 1 s, Chromium's native player", input: [], relay: "serve", warmup: 6, page: native("\(relay)/rtmp_ts/hls/index.m3u8")),
+                        Scenario(name: "ffmpeg-hls-1s-native", path: "ffmpeg hls muxer 1 s, Chromium's native player", input: [], relay: "ffmpeg-hls", warmup: 6, page: native("\(pages)/ffmpeg-hls/index.m3u8")),
+                        Scenario(name: "nginx-rtmp-hls-1s-native", path: "nginx-rtmp HLS 1 s fragments, Chromium's native player", input: [], relay: "nginx", warmup: 6, page: native("\(pages)/nginx-hls/src.m3u8")),
                     ]
                 }
             } else {

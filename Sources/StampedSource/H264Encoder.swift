@@ -16,6 +16,9 @@ public struct EncoderSettings: Sendable, Hashable {
     /// B-frames between references (0: none). With B-frames the stream has a reorder delay,
     /// as many cameras' streams do; the zerolatency tune (which forbids them) is not used then.
     public var bframes = 0
+    /// Keyframes only where the caller forces them (a frame whose picture type is I): the GOP
+    /// becomes whatever the caller makes it, e.g. irregular.
+    public var forcedKeyframesOnly = false
 
     public init() {}
     public init(width: Int, height: Int, fps: Int, gop: Int, bitrateKbps: Int = 1000) {
@@ -54,8 +57,9 @@ public final class H264Encoder {
         ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
         ctx.pointee.time_base = av_make_q(1, Int32(settings.fps))
         ctx.pointee.framerate = av_make_q(Int32(settings.fps), 1)
-        ctx.pointee.gop_size = Int32(settings.gop)
-        ctx.pointee.keyint_min = Int32(settings.gop)
+        // Forced keyframes only: x264's own would come far later than any the caller forces.
+        ctx.pointee.gop_size = Int32(settings.forcedKeyframesOnly ? settings.gop * 100 : settings.gop)
+        ctx.pointee.keyint_min = Int32(settings.forcedKeyframesOnly ? 1 : settings.gop)
         ctx.pointee.max_b_frames = Int32(settings.bframes)
         ctx.pointee.bit_rate = Int64(settings.bitrateKbps) * 1000
         ctx.pointee.rc_max_rate = Int64(settings.bitrateKbps) * 1500

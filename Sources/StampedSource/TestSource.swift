@@ -1,20 +1,24 @@
+internal import CFFmpeg
 public import MediaCore
 public import Demux
 import Foundation
 
 /// Settings of the stamped test source, from a `testsrc://` URL such as
 /// `testsrc://?size=1280x720&fps=30&gop=30&bitrate=2000&frames=300` (add `bframes=2` for a
-/// stream whose decode order differs from its presentation order).
+/// stream whose decode order differs from its presentation order; `late_keyframe=N` makes
+/// every Nth keyframe interval twice as long: a keyframe that comes a GOP late).
 public struct TestSourceSettings: Sendable, Hashable {
     public var encoder = EncoderSettings()
     /// Stop after this many frames (0: never).
     public var frames = 0
     /// Pace frames at `fps` on the wall clock (false: as fast as the encoder goes).
     public var realtime = true
+    /// Every Nth keyframe interval lasts two GOPs (0: a fixed GOP).
+    public var lateKeyframe = 0
 
     public init() {}
 
-    public static let keys = ["size", "fps", "gop", "bitrate", "frames", "realtime", "preset", "threads", "bframes"]
+    public static let keys = ["size", "fps", "gop", "bitrate", "frames", "realtime", "preset", "threads", "bframes", "late_keyframe"]
 
     /// Parses a `testsrc://` URL; unknown keys and bad values are errors that name the key.
     public init(url: String) throws(IngestError) {
@@ -51,6 +55,10 @@ public struct TestSourceSettings: Sendable, Hashable {
             case "frames": frames = try int(0...Int(Int32.max))
             case "threads": encoder.threads = try int(0...64)
             case "bframes": encoder.bframes = try int(0...8)
+            case "late_keyframe":
+                lateKeyframe = try int(0...10_000)
+                guard lateKeyframe != 1 else { throw bad("0 (off) or 2 and up (every Nth keyframe comes a GOP late)") }
+                encoder.forcedKeyframesOnly = lateKeyframe > 0
             case "realtime":
                 guard let b = ["1": true, "true": true, "0": false, "false": false][value.lowercased()] else { throw bad("true or false") }
                 realtime = b
@@ -73,6 +81,9 @@ public final class TestSource: PacketSource {
     private let encoder: H264Encoder
     private let pattern: TestPattern
     private var frameNumber: UInt32 = 0
+    /// With `late_keyframe`: the next frame forced to be a keyframe, and intervals so far.
+    private var nextKeyframe = 0
+    private var intervals = 0
     private var origin: UInt64?
     private var pending: [Packet] = []
     private let url: String
@@ -110,6 +121,11 @@ public final class TestSource: PacketSource {
             let stamp = Stamp(captureMillis: MonotonicClock.wallMilliseconds(), frameNumber: frameNumber)
             do {
                 let frame = try pattern.render(stamp, pts: Int64(frameNumber), timeBase: encoder.timeBase)
+                if settings.lateKeyframe > 0 && Int(frameNumber) == nextKeyframe {
+                    frame.withUnsafeMutableAVFrame { $0.pointee.pict_type = AV_PICTURE_TYPE_I }
+                    intervals += 1
+                    nextKeyframe += settings.encoder.gop * (intervals % settings.lateKeyframe == 0 ? 2 : 1)
+                }
                 pending = try encoder.encode(frame, arrivalNanos: capture)
             } catch {
                 throw IngestError(.failed, source: url, stage: "encoding", detail: error.description, underlying: error)

@@ -77,6 +77,9 @@ struct LatencyBench: ParsableCommand {
     @Option(help: "Impair the network between the sources and LiveRelay/readers, e.g. loss=2%,delay=20ms,jitter=10ms,reorder=5% (root: network namespaces).")
     var impair: String?
 
+    @Option(name: .customLong("late-keyframe"), help: "Every Nth keyframe of the test source comes a GOP late (an irregular GOP: HLS target durations, players' distance to the edge).")
+    var lateKeyframe = 0
+
     @Option(help: "Where results go.")
     var out = "./bench-results"
 
@@ -90,6 +93,7 @@ struct LatencyBench: ParsableCommand {
         b.bitrate = bitrate
         b.scenarios = scenarios
         b.impair = impair
+        b.lateKeyframe = lateKeyframe
         b.out = out
         do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
     }
