@@ -27,6 +27,13 @@ public final class FragmentMuxer {
     /// MPEG-TS, per output stream: Annex B parameter sets to put in front of keyframes that
     /// arrive without them (RTSP cameras send them once, in the SDP), so every segment decodes.
     private var parameterSets: [Int: (sets: [UInt8], hevc: Bool)] = [:]
+    /// MPEG-TS, per output stream: the parameter sets in the packets' own form (Annex B, or
+    /// length-prefixed from an avcC), for a segment that has to start without a keyframe (a
+    /// late one): a player that reads the segment's codec from its first bytes (Chromium's own
+    /// HLS player) finds them there.
+    private var segmentStartSets: [Int: [UInt8]] = [:]
+    /// Output streams that have had a packet since the last cut.
+    private var startedSinceCut: Set<Int> = []
 
     /// Accumulates what the muxer writes.
     final class ByteSink {
@@ -90,7 +97,12 @@ public final class FragmentMuxer {
                     return Array(UnsafeBufferPointer(start: d, count: Int(par.pointee.extradata_size)))
                 }
                 // Annex B extradata only: avcC/hvcC is converted by the muxer's own bitstream filter.
-                if AnnexB.startsWithStartCode(extra) { parameterSets[Int(st.pointee.index)] = (extra, s.parameters.isHEVC) }
+                if AnnexB.startsWithStartCode(extra) {
+                    parameterSets[Int(st.pointee.index)] = (extra, s.parameters.isHEVC)
+                    segmentStartSets[Int(st.pointee.index)] = extra
+                } else if s.parameters.isH264, let sets = AnnexB.lengthPrefixedSets(avcC: extra) {
+                    segmentStartSets[Int(st.pointee.index)] = sets
+                }
             }
         }
         guard !streamMap.isEmpty else { throw FFmpegError(code: FFmpegError.invalidData, operation: "no audio or video stream to segment") }
@@ -127,7 +139,12 @@ public final class FragmentMuxer {
         }
         pendingHeaders = false
         defer { av_packet_unref(scratch) }
-        try AnnexB.reference(packet, into: scratch, parameterSets: parameterSets[out])
+        let segmentStart = startedSinceCut.insert(out).inserted
+        if segmentStart && !packet.isKeyframe, let sets = segmentStartSets[out] {
+            try AnnexB.prepend(sets, to: packet, into: scratch)
+        } else {
+            try AnnexB.reference(packet, into: scratch, parameterSets: parameterSets[out])
+        }
         let us = av_make_q(1, 1_000_000), tb = outTimeBases[out]
         scratch.pointee.stream_index = Int32(out)
         scratch.pointee.pts = pts.map { av_rescale_q($0, us, tb) } ?? lr_nopts_value()
@@ -147,6 +164,7 @@ public final class FragmentMuxer {
         let out = sink.bytes
         sink.bytes.removeAll(keepingCapacity: true)
         if format == .mpegts { pendingHeaders = true }
+        startedSinceCut.removeAll(keepingCapacity: true)
         return out
     }
 }
@@ -165,16 +183,46 @@ enum AnnexB {
     static func reference(_ packet: Packet, into scratch: UnsafeMutablePointer<AVPacket>,
                           parameterSets ps: (sets: [UInt8], hevc: Bool)?) throws(FFmpegError) {
         if let ps, packet.isKeyframe, !packet.withUnsafeAVPacket({ hasParameterSets($0, hevc: ps.hevc) }) {
-            let size = packet.size
-            try ffcheck(av_new_packet(scratch, Int32(ps.sets.count + size)), "av_new_packet")
-            ps.sets.withUnsafeBufferPointer { scratch.pointee.data.update(from: $0.baseAddress!, count: ps.sets.count) }
-            packet.withUnsafeAVPacket { src in
-                if let d = src.pointee.data { (scratch.pointee.data + ps.sets.count).update(from: d, count: size) }
-                _ = av_packet_copy_props(scratch, src)
-            }
+            try prepend(ps.sets, to: packet, into: scratch)
         } else {
             try ffcheck(packet.withUnsafeAVPacket { av_packet_ref(scratch, $0) }, "av_packet_ref")
         }
+    }
+
+    /// `bytes` then `packet`'s payload, in a new packet in `scratch` with the packet's properties.
+    static func prepend(_ bytes: [UInt8], to packet: Packet, into scratch: UnsafeMutablePointer<AVPacket>) throws(FFmpegError) {
+        let size = packet.size
+        try ffcheck(av_new_packet(scratch, Int32(bytes.count + size)), "av_new_packet")
+        bytes.withUnsafeBufferPointer { scratch.pointee.data.update(from: $0.baseAddress!, count: bytes.count) }
+        packet.withUnsafeAVPacket { src in
+            if let d = src.pointee.data { (scratch.pointee.data + bytes.count).update(from: d, count: size) }
+            _ = av_packet_copy_props(scratch, src)
+        }
+    }
+
+    /// The SPS and PPS of an avcC record (ISO/IEC 14496-15), each behind a length of the
+    /// record's NAL length size: what a length-prefixed packet carries in-band. Nil when the
+    /// record is malformed.
+    static func lengthPrefixedSets(avcC b: [UInt8]) -> [UInt8]? {
+        guard b.count >= 7, b[0] == 1 else { return nil }
+        let lengthSize = Int(b[4] & 3) + 1
+        guard lengthSize != 3 else { return nil }
+        var out: [UInt8] = [], i = 5
+        for round in 0..<2 {
+            guard i < b.count else { return nil }
+            let count = round == 0 ? Int(b[i] & 0x1F) : Int(b[i])
+            i += 1
+            for _ in 0..<count {
+                guard i + 2 <= b.count else { return nil }
+                let n = Int(b[i]) << 8 | Int(b[i + 1])
+                i += 2
+                guard n > 0, i + n <= b.count else { return nil }
+                for k in stride(from: lengthSize - 1, through: 0, by: -1) { out.append(UInt8(truncatingIfNeeded: n >> (8 * k))) }
+                out += b[i..<(i + n)]
+                i += n
+            }
+        }
+        return out.isEmpty ? nil : out
     }
 
     /// True when the packet carries a sequence parameter set (H.264 type 7, HEVC type 33).

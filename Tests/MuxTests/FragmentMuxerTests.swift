@@ -2,7 +2,7 @@ import Testing
 import StampedSource
 import Foundation
 import MediaCore
-import Mux
+@testable import Mux
 import TestSupport
 
 /// The segment writer on its own: packets of the stamped source cut into segments in memory,
@@ -42,6 +42,30 @@ import TestSupport
             let (frames, errors) = try Self.probeFrames(file)
             #expect(frames == 30 && errors.isEmpty, "segment \(i): \(frames) frames \(errors) \(bytes.count) bytes")
         }
+    }
+
+    /// A segment cut without a keyframe (a late one) starts with the parameter sets, so a player
+    /// that reads the codec from its first bytes finds them; an avcC's are length-prefixed.
+    @Test func aSegmentStartingWithoutAKeyframeCarriesTheParameterSets() throws {
+        let (packets, streams) = try Self.packets(30)
+        let muxer = try FragmentMuxer(format: .mpegts, streams: streams)
+        var second: [UInt8] = []
+        for (i, p) in packets.enumerated() {
+            if i == 15 { _ = try muxer.cut() }
+            try muxer.write(p, pts: Int64(i) * 33_333, dts: Int64(i) * 33_333, duration: 33_333)
+        }
+        second = try muxer.cut()
+        #expect(!packets[15].isKeyframe)
+        func firstNAL(_ type: UInt8) -> Int? {
+            guard second.count > 4 else { return nil }
+            return (0..<(second.count - 4)).first { second[$0] == 0 && second[$0 + 1] == 0 && second[$0 + 2] == 1 && second[$0 + 3] & 0x1F == type }
+        }
+        let sps = try #require(firstNAL(7), "no SPS in the segment"), slice = try #require(firstNAL(1), "no slice")
+        #expect(sps < slice)
+        // avcC: version 1, profile, compat, level, 4-byte lengths, one SPS, one PPS.
+        let avcC: [UInt8] = [1, 0x42, 0, 0x1E, 0xFF, 0xE1, 0, 3, 0x67, 0x42, 0x00, 1, 0, 2, 0x68, 0xCE]
+        #expect(AnnexB.lengthPrefixedSets(avcC: avcC) == [0, 0, 0, 3, 0x67, 0x42, 0x00, 0, 0, 0, 2, 0x68, 0xCE])
+        #expect(AnnexB.lengthPrefixedSets(avcC: [1, 0x42, 0, 0x1E, 0xFF, 0xE1, 0, 30, 0x67]) == nil)
     }
 
     @Test func partsJoinIntoTheirSegment() throws {

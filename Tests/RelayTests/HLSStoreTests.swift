@@ -13,8 +13,8 @@ import Synchronization
         return s
     }
 
-    static func addSegment(_ store: HLSStore, _ seq: Int, duration: Double = 1, discontinuity: Bool = false, byte: UInt8? = nil) {
-        store.beginSegment(sequence: seq, uri: "seg\(seq).ts", programDateTime: Date(), discontinuity: discontinuity, initURI: nil)
+    static func addSegment(_ store: HLSStore, _ seq: Int, duration: Double = 1, discontinuity: Bool = false, byte: UInt8? = nil, independent: Bool = true) {
+        store.beginSegment(sequence: seq, uri: "seg\(seq).ts", programDateTime: Date(), discontinuity: discontinuity, initURI: nil, independent: independent)
         store.completeSegment(duration: duration, data: [byte ?? UInt8(seq % 256)])
     }
 
@@ -51,6 +51,25 @@ import Synchronization
         // A segment just removed is still served for a client that was fetching it.
         #expect(await store.resource("seg1.ts")?.data == [1])
         #expect(await store.resource("seg9.ts") == nil)
+    }
+
+    /// A segment cut without a keyframe (a late one) never heads the window while a later
+    /// segment starts with one: Chromium's own HLS player reads the codec from the first listed
+    /// segment. A source with no keyframe at all keeps its whole window.
+    @Test func noKeyframelessSegmentHeadsTheWindow() {
+        let store = HLSStore(settings: Self.settings(.mpegts, count: 3))
+        Self.addSegment(store, 0)
+        Self.addSegment(store, 1, independent: false)
+        Self.addSegment(store, 2)
+        Self.addSegment(store, 3)
+        // The window would be 1, 2, 3: 1 has no keyframe, so it starts at 2.
+        #expect(store.snapshot.complete.map(\.sequence) == [2, 3])
+        #expect(store.snapshot.mediaSequence == 2)
+        Self.addSegment(store, 4)
+        #expect(store.snapshot.complete.map(\.sequence) == [2, 3, 4])
+        let none = HLSStore(settings: Self.settings(.mpegts, count: 3))
+        for i in 0..<5 { Self.addSegment(none, i, independent: false) }
+        #expect(none.snapshot.complete.map(\.sequence) == [2, 3, 4])
     }
 
     @Test func aLongSegmentRaisesTheTargetDurationAndEndlistEndsIt() async {

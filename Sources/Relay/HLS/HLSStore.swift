@@ -102,7 +102,12 @@ public final class HLSStore: Sendable {
             s.playlist.targetDuration = max(s.playlist.targetDuration, Int(duration.rounded()))
             var out: [HLSOutput] = observed ? [.file(name: last.uri, data: last.bytes)] : []
             if settings.playlist == .sliding {
-                while s.playlist.segments.filter(\.complete).count > settings.segmentCount {
+                // The window, and no segment without a keyframe at its head while a later one
+                // has one: a player that learns the codec from the first listed segment
+                // (Chromium's own HLS player) needs a keyframe there, or it fails for good.
+                while s.playlist.segments.filter(\.complete).count > settings.segmentCount
+                        || (s.playlist.segments.first.map { $0.complete && !$0.independent } == true
+                            && s.playlist.segments.dropFirst().contains { $0.complete && $0.independent }) {
                     let gone = s.playlist.segments.removeFirst()
                     if gone.discontinuity { s.playlist.discontinuitySequence += 1 }
                     s.retired.append((gone.uri, gone.bytes))
