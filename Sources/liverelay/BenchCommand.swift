@@ -5,7 +5,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure LiveRelay against peers in the same run.",
-        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self]
+        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, FaultsBench.self]
     )
 }
 
@@ -162,6 +162,34 @@ struct IngestBench: ParsableCommand {
         b.publishers = publishers
         b.seconds = seconds
         b.peer = !noPeer
+        b.out = out
+        do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
+    }
+}
+
+struct FaultsBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "faults",
+        abstract: "A camera killed and restarted N times (recovery after it returns; descriptors, threads, memory), and a source without keyframes (memory, HLS on time)."
+    )
+
+    @Option(help: "Restart cycles.")
+    var cycles = 20
+
+    @Option(help: "Outages in seconds, used in turn (comma-separated).")
+    var outages = "1,1,1,1,8"
+
+    @Option(help: "Seconds of the keyframe-less source (0: skip).")
+    var keyframeless: Double = 60
+
+    @Option(help: "Where results go.")
+    var out = "./bench-results"
+
+    func run() throws {
+        var b = FaultsBenchmark()
+        b.cycles = cycles
+        b.outages = outages
+        b.keyframeless = keyframeless
         b.out = out
         do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
     }

@@ -104,4 +104,25 @@ import TestSupport
         #expect(segments.filter { !$0.independent }.count == 1)
         #expect(segments.allSatisfy { $0.parts.first?.independent == $0.independent })
     }
+
+    /// Live, with a keyframe a GOP late every other interval: classic HLS is woken only at
+    /// keyframes, yet a segment cut for lack of one is listed as soon as the media reaches the
+    /// longest a segment may be, not at the next wake-up (players wait for it).
+    @Test func aSegmentCutForALateKeyframeIsListedOnTime() async throws {
+        let hub = StreamHub(name: "late", source: "testsrc://?size=160x96&fps=30&gop=30&late_keyframe=2", opener: TestSources.opener, logger: Logger(label: "test"))
+        var h = HLSSettings(variant: .mpegts)
+        h.segmentDuration = 1
+        h.segmentCount = 20
+        let hls = HLSSegmenter(hub: hub, settings: h, logger: Logger(label: "test"))
+        hls.start()
+        hub.start()
+        try await Task.sleep(for: .seconds(7.5))
+        await hub.stop()
+        await hls.stop()
+        let segments = hls.store.snapshot.complete
+        #expect(segments.filter { !$0.independent }.count >= 2, "\(segments.map(\.duration))")
+        let a = hls.store.availability.summary
+        // Without the wake-up on time these were listed up to a second late (p90 601 ms in the bench).
+        #expect((a.maxMs ?? 1e9) < 250, "last frame → listed: \(a)")
+    }
 }

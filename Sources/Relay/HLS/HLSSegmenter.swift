@@ -65,6 +65,7 @@ public final class HLSSegmenter: PacketOutputWorker, @unchecked Sendable {
     }
 
     override func process(_ item: RelayPacket) { work.process(item) }
+    override var wakeWithin: Double? { work.wakeWithin }
     /// Completes the last segment and ends the playlist (EXT-X-ENDLIST).
     override func finish() { work.finish() }
 }
@@ -175,6 +176,16 @@ private final class Work {
         }
         // LL-HLS: close the part as soon as the next frame would not fit in it.
         if at.timing, lowLatency, let start = partStart, at.dts + 2 * at.duration - start > partTarget + 1000 { cutPart() }
+    }
+
+    /// Classic HLS is woken at keyframes only: when the keyframe is late, the segment must still
+    /// be cut when it reaches the longest a segment may be, not at the next wake-up (up to a
+    /// second later, which players would wait for). The wall-clock moment that media reaches
+    /// it, from the last packet written and when it arrived.
+    var wakeWithin: Double? {
+        guard !lowLatency, segmentIndependent, let start = segmentStart, let end = writtenEnd, writtenArrival > 0 else { return nil }
+        let mediaLeft = Double(start &+ maxSegment &- end) / 1e6
+        return mediaLeft - Double(MonotonicClock.nanoseconds() &- writtenArrival) / 1e9
     }
 
     func openSegment(at dts: Int64, arrivalNanos: UInt64, independent: Bool = true) {

@@ -31,7 +31,9 @@ public class PacketOutputWorker: StreamOutput, @unchecked Sendable {
         setState(.running)
         worker.start { [self] in
             while !self.worker.isStopRequested {
-                if let item = self.queue.pop(timeout: timeout) { self.process(item) } else { self.idle() }
+                // An output with something due before then (a segment to cut on time) says when.
+                let wait = self.wakeWithin.map { min(timeout, max(0.005, $0)) } ?? timeout
+                if let item = self.queue.pop(timeout: wait) { self.process(item) } else { self.idle() }
             }
             while let item = self.queue.pop(timeout: 0) { self.process(item) }
             self.finish()
@@ -64,6 +66,10 @@ public class PacketOutputWorker: StreamOutput, @unchecked Sendable {
     var lastError: String? { nil }
     /// Problems so far (write errors, refusals), for `/metrics`.
     var errorCount: Int { 0 }
+
+    /// Seconds until this output must look at its queue even if nothing woke it (a batching
+    /// consumer is woken only by keyframes); nil: no sooner than its usual timeout.
+    var wakeWithin: Double? { nil }
 
     func process(_ item: RelayPacket) {}
     func idle() {}

@@ -1,0 +1,138 @@
+import MediaCore
+import Foundation
+import Glibc
+
+/// `liverelay bench faults`: the field's faults against `liverelay serve` as a user runs it.
+/// - A camera (gst-rtsp-server) killed and restarted `cycles` times, outages short and long:
+///   the time from its serving again to the stream being live again (the API, polled every
+///   10 ms), and the server's descriptors, threads and memory at the start and at the end.
+/// - A source with no keyframe after its first, for `keyframeless` seconds, with classic HLS:
+///   memory over time, and segments still listed on time.
+public struct FaultsBenchmark {
+    /// Restart cycles.
+    public var cycles = 20
+    /// Outages in seconds, used in turn (comma-separated).
+    public var outages = "1,1,1,1,8"
+    /// Seconds of the keyframe-less source (0: skip).
+    public var keyframeless: Double = 60
+    public var out = "./bench-results"
+
+    public init() {}
+
+    public func run() throws {
+        let lengths = outages.split(separator: ",").compactMap { Double($0) }
+        guard !lengths.isEmpty, lengths.allSatisfy({ $0 > 0 && $0 <= 120 }) else { throw BenchError("--outages: expected seconds such as 1,1,1,1,8") }
+        guard (1...1000).contains(cycles) else { throw BenchError("--cycles: expected 1 to 1000") }
+        let outDir = URL(fileURLWithPath: out, isDirectory: true)
+        let work = outDir.appendingPathComponent("faults-work")
+        try? FileManager.default.removeItem(at: work)
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        let scripts = LatencyRun.scriptsDirectory(near: me)
+        var md = "Faults against `liverelay serve`, \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ISO8601DateFormatter().string(from: Date())).\n\n"
+
+        // 1. A camera that vanishes and returns.
+        let camPort = LatencyRun.freePort()
+        func startCamera() throws -> ChildProcess {
+            let c = try ChildProcess(name: "camera", "/usr/bin/python3", ["-u", scripts + "/rtsp_server.py", "--port", String(camPort)])
+            guard c.waitFor("ready", timeout: 20) else { c.stop(); throw BenchError("the camera (gst-rtsp-server) did not start: \(c.stderr.suffix(200))") }
+            return c
+        }
+        var camera = try startCamera()
+        let yaml = "streams:\n  cam:\n    source: rtsp://127.0.0.1:\(camPort)/test\n    preview: false\n"
+        let (serve, port) = try ChildProcess.serve(me: me, yaml: yaml, file: work.appendingPathComponent("faults.yaml"))
+        defer { serve.stop(); camera.stop() }
+        let pid = serve.process.processIdentifier
+        guard Self.waitLive(port: port, after: 0, timeout: 20) != nil else { throw BenchError("the stream never went live") }
+        var recoveries: [(outage: Double, seconds: Double?)] = []
+        var first: Resources?
+        print("bench faults: \(cycles) cycles, outages \(outages) s")
+        for i in 0..<cycles {
+            let outage = lengths[i % lengths.count]
+            let before = Self.status(port)["connections"] as? Int ?? 0
+            camera.stop()
+            Thread.sleep(forTimeInterval: outage)
+            camera = try startCamera()
+            let ready = MonotonicClock.nanoseconds()
+            let live = Self.waitLive(port: port, after: before, timeout: 30)
+            recoveries.append((outage, live.map { Double($0 &- ready) / 1e9 }))
+            if i == 0 { first = Resources(pid: pid) }
+            if (i + 1) % 10 == 0 { print("  \(i + 1) cycles") }
+        }
+        Thread.sleep(forTimeInterval: 2)
+        let last = Resources(pid: pid)
+        md += "### A camera killed and restarted \(cycles) times\n\n"
+        md += "```sh\nliverelay bench faults --cycles \(cycles) --outages \(outages) --keyframeless \(Int(keyframeless))\n```\n\n"
+        md += "gst-rtsp-server restarted after each outage; recovery = from its \"ready\" to the stream live again with a new connection (API polled every 10 ms); default stream settings (`transport: auto`).\n\n"
+        md += "| outage s | cycles | back p50 s | back p90 s | back max s | back ≤ 1 s | never back |\n|---:|---:|---:|---:|---:|---:|---:|\n"
+        for length in Set(lengths).sorted() {
+            let rows = recoveries.filter { $0.outage == length }
+            let times = rows.compactMap(\.seconds).sorted()
+            func q(_ p: Double) -> String { times.isEmpty ? "–" : String(format: "%.2f", times[min(times.count - 1, Int(p * Double(times.count)))]) }
+            md += "| \(length) | \(rows.count) | \(q(0.5)) | \(q(0.9)) | \(times.last.map { String(format: "%.2f", $0) } ?? "–") | \(times.filter { $0 <= 1 }.count) | \(rows.count - times.count) |\n"
+        }
+        if let first {
+            md += "\nThe server after the first cycle → after the last: descriptors \(first.fds) → \(last.fds), threads \(first.threads) → \(last.threads), RSS \(String(format: "%.1f", first.rssMiB)) → \(String(format: "%.1f", last.rssMiB)) MiB.\n"
+        }
+        serve.stop()
+        camera.stop()
+
+        // 2. A source without keyframes.
+        if keyframeless > 0 {
+            md += "\n### A source with no keyframe after its first, \(Int(keyframeless)) s\n\n"
+            let yaml = "streams:\n  nokey:\n    source: \"testsrc://?size=640x360&fps=30&gop=10000\"\n    preview: false\n    hls: {variant: mpegts, segment_duration: 1, segment_count: 6}\n"
+            let (serve, port) = try ChildProcess.serve(me: me, yaml: yaml, file: work.appendingPathComponent("nokey.yaml"))
+            defer { serve.stop() }
+            let pid = serve.process.processIdentifier
+            var samples: [(t: Double, rss: Double, sequence: Int, target: Int, longest: Double)] = []
+            let t0 = Date()
+            while Date().timeIntervalSince(t0) < keyframeless {
+                Thread.sleep(forTimeInterval: min(10, keyframeless / 6))
+                let text = (try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "2", "http://127.0.0.1:\(port)/streams/nokey/hls/index.m3u8"], timeout: 5).stdout) ?? ""
+                let lines = text.split(separator: "\n")
+                let seq = lines.first { $0.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") }.flatMap { Int($0.dropFirst(22)) } ?? -1
+                let target = lines.first { $0.hasPrefix("#EXT-X-TARGETDURATION:") }.flatMap { Int($0.dropFirst(22)) } ?? -1
+                let longest = lines.filter { $0.hasPrefix("#EXTINF:") }.compactMap { Double($0.dropFirst(8).split(separator: ",").first ?? "") }.max() ?? 0
+                samples.append((Date().timeIntervalSince(t0), Resources(pid: pid).rssMiB, seq, target, longest))
+            }
+            md += "Classic HLS, 1 s segments (`testsrc://?gop=10000`: one keyframe in 333 s).\n\n| s | RSS MiB | media sequence | TARGETDURATION | longest EXTINF s |\n|---:|---:|---:|---:|---:|\n"
+            for s in samples { md += String(format: "| %.0f | %.1f | %d | %d | %.3f |\n", s.t, s.rss, s.sequence, s.target, s.longest) }
+        }
+        try FileManager.default.createDirectory(at: outDir, withIntermediateDirectories: true)
+        try md.write(to: outDir.appendingPathComponent("faults.md"), atomically: true, encoding: .utf8)
+        print(md)
+        print("written: \(outDir.path)/faults.md")
+    }
+
+    static func status(_ port: Int) -> [String: Any] {
+        guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "1", "http://127.0.0.1:\(port)/api/streams/cam"], timeout: 3),
+              let j = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] else { return [:] }
+        return j["stream"] as? [String: Any] ?? [:]
+    }
+
+    /// Monotonic nanoseconds when the stream was seen live on a connection after `after`.
+    static func waitLive(port: Int, after: Int, timeout: Double) -> UInt64? {
+        let end = Date().addingTimeInterval(timeout)
+        while Date() < end {
+            let s = status(port)
+            if s["state"] as? String == "live", (s["connections"] as? Int ?? 0) > after { return MonotonicClock.nanoseconds() }
+            usleep(10_000)
+        }
+        return nil
+    }
+
+    /// A process's descriptors, threads and resident memory, from /proc.
+    struct Resources {
+        var fds = 0, threads = 0, rssMiB = 0.0
+        init(pid: Int32) {
+            fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
+            let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+            for line in status.split(separator: "\n") {
+                let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+                if line.hasPrefix("Threads:"), parts.count > 1 { threads = Int(parts[1]) ?? 0 }
+                if line.hasPrefix("VmRSS:"), parts.count > 1 { rssMiB = (Double(parts[1]) ?? 0) / 1024 }
+            }
+        }
+    }
+}
