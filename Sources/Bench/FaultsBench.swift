@@ -15,6 +15,9 @@ public struct FaultsBenchmark {
     public var outages = "1,1,1,1,8"
     /// Seconds of the keyframe-less source (0: skip).
     public var keyframeless: Double = 60
+    /// Seconds of the soak: `soakStreams` streams, viewers joining and leaving every second (0: skip).
+    public var soak: Double = 0
+    public var soakStreams = 16
     public var out = "./bench-results"
 
     public init() {}
@@ -99,10 +102,63 @@ public struct FaultsBenchmark {
             md += "Classic HLS, 1 s segments (`testsrc://?gop=10000`: one keyframe in 333 s).\n\n| s | RSS MiB | media sequence | TARGETDURATION | longest EXTINF s |\n|---:|---:|---:|---:|---:|\n"
             for s in samples { md += String(format: "| %.0f | %.1f | %d | %d | %.3f |\n", s.t, s.rss, s.sequence, s.target, s.longest) }
         }
+        if soak > 0 {
+            md += "\n### Soak: \(soakStreams) streams, viewers joining and leaving every second, \(Int(soak)) s\n\n"
+            let samples = try Self.soak(me: me, streams: soakStreams, seconds: soak, work: work.path)
+            md += "Each stream: the test source at 320x180, 15 fps, preview and classic HLS. Every second an MJPEG viewer joins one stream for 1.5 s, a snapshot and an HLS playlist with its newest segment are fetched from two others.\n\n"
+            md += "| s | RSS MiB | descriptors | threads | requests so far |\n|---:|---:|---:|---:|---:|\n"
+            for x in samples { md += String(format: "| %.0f | %.1f | %d | %d | %d |\n", x.seconds, x.resources.rssMiB, x.resources.fds, x.resources.threads, x.requests) }
+        }
         try FileManager.default.createDirectory(at: outDir, withIntermediateDirectories: true)
         try md.write(to: outDir.appendingPathComponent("faults.md"), atomically: true, encoding: .utf8)
         print(md)
         print("written: \(outDir.path)/faults.md")
+    }
+
+    /// `streams` test-source streams with previews and HLS, viewers joining and leaving every
+    /// second, for `seconds`: the server's resources sampled every tenth of the run.
+    public static func soak(me: String, streams: Int, seconds: Double, work workPath: String) throws -> [(seconds: Double, resources: Resources, requests: Int)] {
+        let work = URL(fileURLWithPath: workPath, isDirectory: true)
+        var yaml = "streams:\n"
+        for i in 0..<streams {
+            yaml += "  s\(i): {source: \"testsrc://?size=320x180&fps=15&gop=15&bitrate=300\", preview: {fps: 15}, hls: {variant: mpegts, segment_duration: 1}}\n"
+        }
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let (serve, port) = try ChildProcess.serve(me: me, yaml: yaml, file: work.appendingPathComponent("soak.yaml"))
+        defer { serve.stop() }
+        let pid = serve.process.processIdentifier
+        let base = "http://127.0.0.1:\(port)/streams"
+        var samples: [(Double, Resources, Int)] = []
+        var viewers: [ChildProcess] = []
+        var requests = 0
+        let t0 = Date()
+        var nextSample = 0.0
+        var tick = 0
+        while Date().timeIntervalSince(t0) < seconds {
+            let a = tick % streams, b = (tick + streams / 3) % streams, c = (tick + 2 * streams / 3) % streams
+            // A viewer joins for 1.5 s and leaves; a snapshot; a player's playlist and newest segment.
+            if let v = try? ChildProcess(name: "viewer", "/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "1.5", "\(base)/s\(a)/preview.mjpg"]) { viewers.append(v) }
+            _ = try? ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "2", "\(base)/s\(b)/snapshot.jpg"], timeout: 5)
+            let playlist = (try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "2", "\(base)/s\(c)/hls/index.m3u8"], timeout: 5).stdout) ?? ""
+            if let seg = playlist.split(separator: "\n").last(where: { $0.hasSuffix(".ts") }) {
+                _ = try? ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "--max-time", "2", "\(base)/s\(c)/hls/\(seg)"], timeout: 5)
+                requests += 1
+            }
+            requests += 3
+            viewers.removeAll { !$0.process.isRunning }
+            let t = Date().timeIntervalSince(t0)
+            if t >= nextSample {
+                samples.append((t, Resources(pid: pid), requests))
+                nextSample += seconds / 10
+            }
+            tick += 1
+            let next = t0.addingTimeInterval(Double(tick))
+            if next > Date() { Thread.sleep(until: next) }
+        }
+        for v in viewers { _ = v.wait(timeout: 3) }
+        Thread.sleep(forTimeInterval: 1)
+        samples.append((Date().timeIntervalSince(t0), Resources(pid: pid), requests))
+        return samples
     }
 
     static func status(_ port: Int) -> [String: Any] {
@@ -123,8 +179,8 @@ public struct FaultsBenchmark {
     }
 
     /// A process's descriptors, threads and resident memory, from /proc.
-    struct Resources {
-        var fds = 0, threads = 0, rssMiB = 0.0
+    public struct Resources: Sendable {
+        public var fds = 0, threads = 0, rssMiB = 0.0
         init(pid: Int32) {
             fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
             let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""

@@ -225,16 +225,21 @@ enum AnnexB {
         return out.isEmpty ? nil : out
     }
 
-    /// True when the packet carries a sequence parameter set (H.264 type 7, HEVC type 33).
+    /// True when the packet carries both a sequence and a picture parameter set (H.264 types 7
+    /// and 8, HEVC 33 and 34): a keyframe that lost its PPS to the network needs them as much as
+    /// one that never had them.
     static func hasParameterSets(_ p: UnsafePointer<AVPacket>, hevc: Bool) -> Bool {
         guard let d = p.pointee.data else { return false }
         let n = Int(p.pointee.size)
         var i = 0
+        var sps = false, pps = false
         while i + 3 < n {
             if d[i] == 0 && d[i + 1] == 0 && d[i + 2] == 1 {
                 let header = d[i + 3]
                 let type = hevc ? Int((header >> 1) & 0x3F) : Int(header & 0x1F)
-                if type == (hevc ? 33 : 7) { return true }
+                if type == (hevc ? 33 : 7) { sps = true }
+                if type == (hevc ? 34 : 8) { pps = true }
+                if sps && pps { return true }
                 // Slices come after parameter sets: stop at the first one.
                 if hevc ? type < 32 : (type == 1 || type == 5) { return false }
                 i += 3

@@ -182,6 +182,12 @@ struct FaultsBench: ParsableCommand {
     @Option(help: "Seconds of the keyframe-less source (0: skip).")
     var keyframeless: Double = 60
 
+    @Option(help: "Seconds of the soak: streams, viewers joining and leaving every second (0: skip).")
+    var soak: Double = 0
+
+    @Option(name: .customLong("soak-streams"), help: "Streams in the soak.")
+    var soakStreams = 16
+
     @Option(help: "Where results go.")
     var out = "./bench-results"
 
@@ -190,6 +196,8 @@ struct FaultsBench: ParsableCommand {
         b.cycles = cycles
         b.outages = outages
         b.keyframeless = keyframeless
+        b.soak = soak
+        b.soakStreams = soakStreams
         b.out = out
         do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
     }

@@ -10,7 +10,8 @@ import StampedSource
 /// preview of the same camera shows what the decoder made of the losses. "Damaged" is judged
 /// by an independent reader: each picture's stamp names its frame, the test pattern is drawn
 /// again for it and compared (PictureCheck), so neither FFmpeg's flags nor LiveRelay's own loss
-/// detection decides.
+/// detection decides. The same stream's classic HLS keeps every segment decodable (a keyframe
+/// that lost its PPS gets the SDP's parameter sets in front).
 @Suite(.serialized) struct LossyLinkTests {
     static func sh(_ args: [String]) throws -> CommandResult {
         try ChildProcess.run("/usr/sbin/\(args[0])", Array(args.dropFirst()), timeout: 20)
@@ -81,6 +82,7 @@ import StampedSource
             source: \(cam)
             transport: udp
             preview: { freshness: latest, fps: 30, quality: 80 }
+            hls: { variant: mpegts, segment_duration: 1, segment_count: 30 }
           clean:
             source: \(cam)
             transport: udp
@@ -122,6 +124,20 @@ import StampedSource
         let preview = sinks.first { $0["name"] as? String == "preview" } ?? [:]
         let held = (preview["dropped"] as? [String: Any])?["damaged"] as? Int ?? 0
         print("LossyLinkTests: latest preview \(plain); clean preview \(clean); clean stream: \(status["damage_events"] ?? "-") damage events, \(status["rtp_packets_lost"] ?? "-") RTP packets lost, \(held) pictures held back")
+
+        // HLS from the lossy source: every segment still decodes (damaged pictures, no lost segment).
+        let playlist = (try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "3", "http://127.0.0.1:\(port)/streams/plain/hls/index.m3u8"], timeout: 5).stdout) ?? ""
+        let segments = playlist.split(separator: "\n").filter { $0.hasSuffix(".ts") }
+        #expect(segments.count >= 10, "\(playlist)")
+        var undecodable: [String] = []
+        for seg in segments {
+            let file = dir.appendingPathComponent(String(seg))
+            _ = try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "3", "-o", file.path, "http://127.0.0.1:\(port)/streams/plain/hls/\(seg)"], timeout: 5)
+            let r = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "quiet", "-count_frames", "-select_streams", "v", "-show_entries", "stream=nb_read_frames",
+                                                             "-of", "default=nw=1:nk=1", file.path], timeout: 20)
+            if r.status != 0 || (Int(r.stdout.split(separator: "\n").first ?? "") ?? 0) < 10 { undecodable.append("\(seg): \(r.stdout)") }
+        }
+        #expect(undecodable.isEmpty, "\(undecodable)")
 
         // The link damaged pictures: the plain preview shows some (else this proves nothing).
         #expect(plain.shown > 150, "\(plain)")

@@ -139,6 +139,12 @@ public final class PreviewService: StreamOutput, Sendable {
         }
     }
 
+    /// Someone asked for an image lately, or a viewer is waiting for the next one now (after a
+    /// long hold nobody has asked for a while, yet the MJPEG viewers still wait).
+    private func isWatched(_ now: UInt64) -> Bool {
+        now &- lastDemand.load(ordering: .relaxed) < Self.demandWindowNanos || latest.withLock { !$0.waiters.isEmpty }
+    }
+
     private func publish(jpeg: [UInt8], arrival: UInt64, slate: Bool, held: Bool = false) {
         let waiters: [CheckedContinuation<PreviewImage?, Never>]
         let image: PreviewImage
@@ -193,7 +199,7 @@ public final class PreviewService: StreamOutput, Sendable {
                     // Not shown: the last clean picture stays, marked as held, once.
                     queue.dropTaken(.damaged)
                     if !holding.exchange(true, ordering: .relaxed), let last = lastClean,
-                       now &- lastDemand.load(ordering: .relaxed) < Self.demandWindowNanos {
+                       isWatched(now) {
                         let w = (cfg.width ?? last.width) & ~1, h = (cfg.height ?? last.height) & ~1
                         do {
                             if encoder == nil || encoder!.width != w || encoder!.height != h {
@@ -223,7 +229,7 @@ public final class PreviewService: StreamOutput, Sendable {
             if let age = hub.captureAge?(frame) { queue.captureLatency.record(milliseconds: age) }
             // Nobody watching: no scaling, no JPEG (the decoder keeps going, so the first viewer
             // gets the next picture, not the next keyframe).
-            guard now &- lastDemand.load(ordering: .relaxed) < Self.demandWindowNanos else { continue }
+            guard isWatched(now) else { continue }
             let w = (cfg.width ?? frame.width) & ~1, h = (cfg.height ?? frame.height) & ~1
             do {
                 if encoder == nil || encoder!.width != w || encoder!.height != h {
