@@ -13,10 +13,6 @@ import StampedSource
 /// detection decides. The same stream's classic HLS keeps every segment decodable (a keyframe
 /// that lost its PPS gets the SDP's parameter sets in front).
 @Suite(.serialized) struct LossyLinkTests {
-    static func sh(_ args: [String]) throws -> CommandResult {
-        try ChildProcess.run("/usr/sbin/\(args[0])", Array(args.dropFirst()), timeout: 20)
-    }
-
     static func json(_ port: Int, _ path: String) -> [String: Any] {
         guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "2", "http://127.0.0.1:\(port)\(path)"], timeout: 5),
               let j = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] else { return [:] }
@@ -47,33 +43,21 @@ import StampedSource
 
     @Test(.enabled(if: getuid() == 0, "needs root for a network namespace and iptables"))
     func aCleanPreviewHoldsItsLastCleanPictureWhileALossyLinkDamagesTheOthers() throws {
-        let id = Int(getpid() % 10000)
-        let ns = "lrloss\(id)", host = "lrlh\(id)", side = "lrls\(id)"
-        let net = id % 250 + 1
-        let hostAddress = "10.215.\(net).1", camAddress = "10.215.\(net).2"
-        let loss = ["INPUT", "-i", host, "-p", "udp", "-m", "statistic", "--mode", "random", "--probability", "0.02", "-j", "DROP"]
-        defer {
-            _ = try? Self.sh(["iptables", "-D"] + loss)
-            _ = try? Self.sh(["ip", "netns", "delete", ns])
-            _ = try? Self.sh(["ip", "link", "delete", host])
-        }
-        for cmd in [["ip", "netns", "add", ns], ["ip", "link", "add", host, "type", "veth", "peer", "name", side],
-                    ["ip", "link", "set", side, "netns", ns], ["ip", "addr", "add", "\(hostAddress)/30", "dev", host], ["ip", "link", "set", host, "up"],
-                    ["ip", "netns", "exec", ns, "ip", "addr", "add", "\(camAddress)/30", "dev", side],
-                    ["ip", "netns", "exec", ns, "ip", "link", "set", side, "up"], ["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"]] {
-            let r = try Self.sh(cmd)
-            try #require(r.status == 0, "\(cmd.joined(separator: " ")): \(r.stderr)")
-        }
+        let lab = try NetworkNamespace(tag: "loss", net: 215)
+        defer { lab.tearDown() }
+        let camAddress = lab.address
         // The camera: gst-rtsp-server in the namespace, serving the stamped source it receives
         // over loopback there (as the latency bench's camera).
         let camPort = FreePort.tcp(), udp = FreePort.udp()
         let mount = "/cam=( udpsrc address=127.0.0.1 port=\(udp) caps=video/mpegts,systemstream=true ! tsdemux latency=0 ! h264parse ! rtph264pay name=pay0 pt=96 config-interval=0 )"
-        let camera = try ChildProcess("/usr/sbin/ip", ["netns", "exec", ns, Servers.python, Paths.packageRoot.appendingPathComponent("scripts/rtsp_server.py").path,
-                                                       "--port", String(camPort), "--address", camAddress, "--mount", mount])
+        let (ipCmd, camArgs) = lab.command(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/rtsp_server.py").path,
+                                                            "--port", String(camPort), "--address", camAddress, "--mount", mount])
+        let camera = try ChildProcess(ipCmd, camArgs)
         defer { camera.stop() }
         try #require(camera.waitFor("ready", timeout: 15), "\(camera.stderr)")
-        let source = try ChildProcess("/usr/sbin/ip", ["netns", "exec", ns, Paths.liverelay, "publish", "udp://127.0.0.1:\(udp)",
-                                                       "--source", "testsrc://?size=640x360&fps=30&gop=30&bitrate=1000", "--duration", "120"])
+        let (_, sourceArgs) = lab.command(Paths.liverelay, ["publish", "udp://127.0.0.1:\(udp)",
+                                                            "--source", "testsrc://?size=640x360&fps=30&gop=30&bitrate=1000", "--duration", "120"])
+        let source = try ChildProcess(ipCmd, sourceArgs)
         defer { source.stop() }
         let cam = "rtsp://\(camAddress):\(camPort)/cam"
         let (serve, port, dir) = try Servers.serve("""
@@ -98,8 +82,8 @@ import StampedSource
             if live { break }
             usleep(200_000)
         }
-        let r = try Self.sh(["iptables", "-A"] + loss)
-        try #require(r.status == 0, "\(r.stderr)")
+        // 2 % of the UDP packets coming in from the camera are lost.
+        try lab.addInputRule(["-p", "udp", "-m", "statistic", "--mode", "random", "--probability", "0.02", "-j", "DROP"])
 
         // Both previews read at once for 15 s of wall time (curl: ffmpeg's `-t` counts the
         // MJPEG stream's own 25 fps timestamps, not time), then decoded to raw luma pictures.

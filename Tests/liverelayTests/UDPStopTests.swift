@@ -8,10 +8,6 @@ import Bench
 /// `transport: auto` the stream comes back over TCP at the next reconnect, without first waiting
 /// for UDP again, and says so in the API.
 @Suite(.serialized) struct UDPStopTests {
-    static func sh(_ args: [String]) throws -> CommandResult {
-        try ChildProcess.run("/usr/sbin/\(args[0])", Array(args.dropFirst()), timeout: 20)
-    }
-
     static func status(_ port: Int) -> [String: Any] {
         guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "2", "http://127.0.0.1:\(port)/api/streams/cam"], timeout: 5),
               let j = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] else { return [:] }
@@ -20,26 +16,13 @@ import Bench
 
     @Test(.enabled(if: getuid() == 0, "needs root for a network namespace and iptables"))
     func udpThatStopsMidSessionMovesTheSourceToTCP() throws {
-        let id = Int(getpid() % 10000)
-        let ns = "lrudp\(id)", host = "lruh\(id)", side = "lrus\(id)"
-        let net = id % 250 + 1
-        let hostAddress = "10.214.\(net).1", camAddress = "10.214.\(net).2"
-        let drop = ["INPUT", "-i", host, "-p", "udp", "-j", "DROP"]
-        defer {
-            _ = try? Self.sh(["iptables", "-D"] + drop)
-            _ = try? Self.sh(["ip", "netns", "delete", ns])
-            _ = try? Self.sh(["ip", "link", "delete", host])
-        }
-        for cmd in [["ip", "netns", "add", ns], ["ip", "link", "add", host, "type", "veth", "peer", "name", side],
-                    ["ip", "link", "set", side, "netns", ns], ["ip", "addr", "add", "\(hostAddress)/30", "dev", host], ["ip", "link", "set", host, "up"],
-                    ["ip", "netns", "exec", ns, "ip", "addr", "add", "\(camAddress)/30", "dev", side],
-                    ["ip", "netns", "exec", ns, "ip", "link", "set", side, "up"], ["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"]] {
-            let r = try Self.sh(cmd)
-            try #require(r.status == 0, "\(cmd.joined(separator: " ")): \(r.stderr)")
-        }
+        let lab = try NetworkNamespace(tag: "udp", net: 214)
+        defer { lab.tearDown() }
+        let camAddress = lab.address
         let camPort = FreePort.tcp()
-        let camera = try ChildProcess("/usr/sbin/ip", ["netns", "exec", ns, Servers.python, Paths.packageRoot.appendingPathComponent("scripts/rtsp_server.py").path,
-                                                       "--port", String(camPort), "--address", camAddress])
+        let (ipCmd, camArgs) = lab.command(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/rtsp_server.py").path,
+                                                            "--port", String(camPort), "--address", camAddress])
+        let camera = try ChildProcess(ipCmd, camArgs)
         defer { camera.stop() }
         try #require(camera.waitFor("ready", timeout: 15), "\(camera.stderr)")
         let (serve, port, dir) = try Servers.serve("""
@@ -62,8 +45,7 @@ import Bench
         #expect(s["transport_fallback"] == nil, "\(s)")
 
         // The UDP path breaks; RTSP (TCP) still answers.
-        let r = try Self.sh(["iptables", "-A"] + drop)
-        try #require(r.status == 0, "\(r.stderr)")
+        try lab.addInputRule(["-p", "udp", "-j", "DROP"])
         let cut = Date()
         usleep(500_000)
         end = Date().addingTimeInterval(20)
