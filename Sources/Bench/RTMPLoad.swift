@@ -27,7 +27,8 @@ struct FLVTags {
             let size = Int(b[i + 1]) << 16 | Int(b[i + 2]) << 8 | Int(b[i + 3])
             let ts = UInt32(b[i + 7]) << 24 | UInt32(b[i + 4]) << 16 | UInt32(b[i + 5]) << 8 | UInt32(b[i + 6])
             guard i + 11 + size <= b.count else { break }
-            if type == 8 || type == 9 { out.append(Tag(type: type, timestamp: ts, payload: Array(b[i + 11..<i + 11 + size]))) }
+            // Media, and the metadata (onMetaData) that encoders send before it.
+            if type == 8 || type == 9 || type == 18 { out.append(Tag(type: type, timestamp: ts, payload: Array(b[i + 11..<i + 11 + size]))) }
             i += 11 + size + 4
         }
         guard let first = out.first, let last = out.last else { throw BenchError("\(file): no audio or video tags") }
@@ -165,8 +166,10 @@ final class RTMPLoadSession: ChannelInboundHandler, @unchecked Sendable {
             let tag = clip.tags[next]
             let due = loop &* clip.duration &+ (tag.timestamp - base)
             guard due <= elapsed else { break }
-            out += RTMPChunkWriter.chunks(csid: tag.type == 9 ? 6 : 4, typeID: tag.type, streamID: 1, timestamp: due, payload: tag.payload, chunkSize: Self.chunkSize)
-            n += 1
+            if tag.type != 18 || loop == 0 {
+                out += RTMPChunkWriter.chunks(csid: tag.type == 9 ? 6 : tag.type == 8 ? 4 : 5, typeID: tag.type, streamID: 1, timestamp: due, payload: tag.payload, chunkSize: Self.chunkSize)
+                n += 1
+            }
             next += 1
             if next == clip.tags.count { next = 0; loop += 1 }
         }

@@ -161,6 +161,9 @@ public final class IngestSession: PacketSource {
         }
         context = ctxOpt
         unusedOptions = IngestSession.keys(dict).sorted()
+        if let seconds = options.analyzeDurationAfterOpen?.seconds(), seconds > 0 {
+            ctx.pointee.max_analyze_duration = Int64(seconds * 1_000_000)
+        }
 
         let probeDeadline = deadline.map { Self.remaining($0) * probeShare } ?? options.openTimeout
         interruptHandle.arm(seconds: probeDeadline)

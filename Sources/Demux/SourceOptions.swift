@@ -34,6 +34,19 @@ public struct SourceOptions: Sendable, Hashable {
     public var reorderWait: Double? = nil
     /// Further libavformat options, passed as they are. Unused ones are reported.
     public var extraOptions: [String: String] = [:]
+    /// Read once the input is open, before its streams are probed: how long to analyse them
+    /// (seconds), when whoever feeds the input knows better than the defaults (LiveRelay's own
+    /// ingest knows which streams a publisher announced).
+    public var analyzeDurationAfterOpen: AnalyzeHint? = nil
 
     public init() {}
+}
+
+/// A probe length decided once the input is open (see `SourceOptions.analyzeDurationAfterOpen`).
+/// Compared by identity.
+public final class AnalyzeHint: Sendable, Hashable {
+    public let seconds: @Sendable () -> Double?
+    public init(_ seconds: @escaping @Sendable () -> Double?) { self.seconds = seconds }
+    public static func == (a: AnalyzeHint, b: AnalyzeHint) -> Bool { a === b }
+    public func hash(into h: inout Hasher) { h.combine(ObjectIdentifier(self)) }
 }

@@ -219,10 +219,11 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
                 throw Refused(description: "\(name): \(f)")
             case .success(let fd):
                 stream = name
+                let points = server.points
                 output = FLVPipe(fd: fd, loop: context.eventLoop, onFailure: { [weak self] in
                     context.close(promise: nil)
                     _ = self
-                })
+                }, onHeader: { flags in points.announce(name, flvFlags: flags) })
                 server.logger.info("rtmp ingest: publishing", metadata: ["stream": "\(name)"])
                 status(context, "status", "NetStream.Publish.Start", "\(name) is now published")
             }
@@ -255,10 +256,15 @@ final class FLVPipe: @unchecked Sendable {
     /// More than this waiting means the stream's reader stopped: the publisher is dropped.
     static let limit = 32 << 20
 
-    init(fd: Int32, loop: any EventLoop, onFailure: @escaping () -> Void) {
+    /// Told the FLV header's flags just before the header is written, when the publisher's
+    /// metadata announced its streams.
+    let onHeader: ((UInt8) -> Void)?
+
+    init(fd: Int32, loop: any EventLoop, onFailure: @escaping () -> Void, onHeader: ((UInt8) -> Void)? = nil) {
         self.fd = fd
         self.loop = loop
         self.onFailure = onFailure
+        self.onHeader = onHeader
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     }
 
@@ -273,6 +279,9 @@ final class FLVPipe: @unchecked Sendable {
         if tagType == 18, let values = try? AMF0.decodeAll(payload), let meta = values.dropFirst().first {
             flags = (meta["videocodecid"] != nil ? 1 : 0) | (meta["audiocodecid"] != nil ? 4 : 0)
             if flags == 0 { flags = 5 }
+            // Only what the metadata says is an announcement: a guess from the first tag must
+            // still let a second stream turn up while the reader probes.
+            onHeader?(flags)
         }
         // Signature, version 1, flags, header size 9; PreviousTagSize0.
         pending = [0x46, 0x4C, 0x56, 1, flags, 0, 0, 0, 9, 0, 0, 0, 0]

@@ -79,6 +79,37 @@ import Bench
         #expect(playlist.contains("#EXTINF"), "the defaults' HLS is missing: \(playlist)")
     }
 
+    /// A publisher whose metadata announces video alone is probed for its first frames only (a
+    /// quick first picture) and still has its size; one that announces audio and video keeps
+    /// both in the HLS it is republished as.
+    @Test func announcedStreamsAreAllKeptAndAVideoOnlyPublisherHasItsSize() throws {
+        let rtmpPort = FreePort.tcp()
+        let (serve, port, dir) = try Servers.serve("""
+        ingest:
+          rtmp: {listen: "127.0.0.1:\(rtmpPort)"}
+        streams:
+          video: {source: publish, preview: false}
+          both: {source: publish, preview: false, hls: {variant: mpegts, segment_duration: 1s}}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        #expect(serve.waitFor("RTMP ingest listening", timeout: 10))
+        let base = "rtmp://127.0.0.1:\(rtmpPort)/live"
+        let video = try Self.publisher("\(base)/video", seconds: 8)
+        defer { video.stop() }
+        let both = try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=15", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100",
+                                                        "-t", "8", "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "15", "-c:a", "aac", "-f", "flv", "\(base)/both"])
+        defer { both.stop() }
+        usleep(4_500_000)
+        let v = try Self.status(port, "video")
+        #expect(v["state"] as? String == "live" && v["width"] as? Int == 160 && v["height"] as? Int == 96, "\(v)")
+        let playlist = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/streams/both/hls/index.m3u8"], timeout: 10).stdout
+        let seg = try #require(playlist.split(separator: "\n").first { $0.hasSuffix(".ts") }, "\(playlist)")
+        let file = dir.appendingPathComponent("both.ts")
+        _ = try ChildProcess.run("/usr/bin/curl", ["-s", "-o", file.path, "http://127.0.0.1:\(port)/streams/both/hls/\(seg)"], timeout: 10)
+        let probe = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_type", "-of", "csv=p=0", file.path], timeout: 10)
+        #expect(probe.stdout.contains("video") && probe.stdout.contains("audio"), "\(probe.stdout)")
+    }
+
     @Test func aPublisherThatDropsAndReturnsResumesTheSameStream() throws {
         let rtmpPort = FreePort.tcp()
         let (serve, port, dir) = try Servers.serve("""

@@ -19,6 +19,8 @@ public final class PublishPoints: Sendable {
         var ready: [String: Int32] = [:]
         /// Streams with a publisher now.
         var live: Set<String> = []
+        /// FLV header flags the current publisher announced.
+        var announced: [String: UInt8] = [:]
     }
     private let state = Mutex(State())
     /// Wakes waiting openers when a publisher arrives (they also look at their interrupt handle
@@ -59,6 +61,7 @@ public final class PublishPoints: Sendable {
             _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
             // A larger pipe (1 MiB where allowed): a keyframe fits while the demuxer catches up.
             _ = fcntl(fds[1], 1031 /* F_SETPIPE_SZ */, 1 << 20)
+            s.announced[stream] = nil
             if let stale = s.ready.removeValue(forKey: stream) { close(stale) }
             s.ready[stream] = fds[0]
             s.live.insert(stream)
@@ -66,6 +69,12 @@ public final class PublishPoints: Sendable {
         }
         if case .success = result { arrived.lock(); arrived.broadcast(); arrived.unlock() }
         return result
+    }
+
+    /// What the publisher of `stream` announced in its FLV header (1 video, 4 audio, 5 both):
+    /// told before the header is written, so the reader knows it once its input is open.
+    public func announce(_ stream: String, flvFlags: UInt8) {
+        state.withLock { $0.announced[stream] = flvFlags }
     }
 
     /// The publisher of `stream` left (its write end is closed).
@@ -84,6 +93,12 @@ public final class PublishPoints: Sendable {
                 var o = options
                 o.listen = false
                 o.realtime = false
+                // A publisher that announced one stream (video, or audio, alone): nothing else
+                // can come, so probing stops at its first frames instead of waiting 100 ms of
+                // media for a second stream (FLV keeps looking until it has two).
+                o.analyzeDurationAfterOpen = AnalyzeHint { [weak self] in
+                    self?.state.withLock { $0.announced[stream] }.flatMap { $0 == 1 || $0 == 4 ? 0.001 : nil }
+                }
                 // Silence from a publisher that is still connected ends the session like any stall.
                 do {
                     return PipeSource(try IngestSession(url: "pipe:\(fd)", options: o, interruptHandle: interrupt), fd: fd)
