@@ -26,8 +26,8 @@ public final class ChildProcess: @unchecked Sendable {
     public let name: String
     private let outPipe = Pipe()
     private let errPipe = Pipe()
-    private let outBuffer = LockedData()
-    private let errBuffer = LockedData()
+    fileprivate let outBuffer = LockedData()
+    fileprivate let errBuffer = LockedData()
     /// Standard output left unread for the owner (`rawStdout: true`): a stream of pictures.
     public let rawStdout: Pipe?
 
@@ -43,10 +43,10 @@ public final class ChildProcess: @unchecked Sendable {
             self.rawStdout = outPipe
         } else {
             self.rawStdout = nil
-            outPipe.fileHandleForReading.readabilityHandler = { h in ob.append(h.availableData) }
+            outPipe.fileHandleForReading.readabilityHandler = { h in ob.take(h) }
         }
         process.standardOutput = outPipe
-        errPipe.fileHandleForReading.readabilityHandler = { h in eb.append(h.availableData) }
+        errPipe.fileHandleForReading.readabilityHandler = { h in eb.take(h) }
         try process.run()
     }
 
@@ -134,7 +134,13 @@ public final class ChildProcess: @unchecked Sendable {
         let child = try ChildProcess(executable, arguments)
         let finished = child.wait(timeout: timeout)
         child.process.waitUntilExit()
-        usleep(50_000) // let the pipe handlers take the last bytes
+        // Every byte the command wrote, to the end of each pipe (a fixed pause lost the end of
+        // outputs over 8 KiB when the machine was busy).
+        let drained = Date().addingTimeInterval(5)
+        while !(child.outBuffer.ended || child.rawStdout != nil) || !child.errBuffer.ended {
+            if Date() > drained { break }
+            usleep(2_000)
+        }
         return CommandResult(status: child.process.terminationStatus, stdout: child.stdout, stderr: child.stderr,
                              seconds: Date().timeIntervalSince(start), timedOut: !finished)
     }
@@ -144,7 +150,20 @@ final class LockedData: @unchecked Sendable {
     // Safety: every access goes through `lock`.
     private let lock = NSLock()
     private var data = Data()
+    private var atEnd = false
     func append(_ d: Data) { lock.lock(); data.append(d); lock.unlock() }
+    /// A pipe's readability handler: what is there now, or the end (then no more calls).
+    func take(_ h: FileHandle) {
+        let d = h.availableData
+        if d.isEmpty {
+            h.readabilityHandler = nil
+            lock.lock(); atEnd = true; lock.unlock()
+        } else {
+            append(d)
+        }
+    }
+    /// The pipe reached its end: everything written is here.
+    var ended: Bool { lock.lock(); defer { lock.unlock() }; return atEnd }
     var string: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
 }
 
