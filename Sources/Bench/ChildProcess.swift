@@ -26,8 +26,8 @@ public final class ChildProcess: @unchecked Sendable {
     public let name: String
     private let outPipe = Pipe()
     private let errPipe = Pipe()
-    fileprivate let outBuffer = LockedData()
-    fileprivate let errBuffer = LockedData()
+    private let outBuffer = LockedData()
+    private let errBuffer = LockedData()
     /// Standard output left unread for the owner (`rawStdout: true`): a stream of pictures.
     public let rawStdout: Pipe?
 
@@ -43,10 +43,10 @@ public final class ChildProcess: @unchecked Sendable {
             self.rawStdout = outPipe
         } else {
             self.rawStdout = nil
-            outPipe.fileHandleForReading.readabilityHandler = { h in ob.take(h) }
+            outPipe.fileHandleForReading.readabilityHandler = { h in ob.append(h.availableData) }
         }
         process.standardOutput = outPipe
-        errPipe.fileHandleForReading.readabilityHandler = { h in eb.take(h) }
+        errPipe.fileHandleForReading.readabilityHandler = { h in eb.append(h.availableData) }
         try process.run()
     }
 
@@ -130,40 +130,47 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Runs a command to completion within `timeout` seconds.
     public static func run(_ executable: String, _ arguments: [String], timeout: Double = 900) throws -> CommandResult {
+        // Output goes to files, read once the command has ended: every byte, with no pipe
+        // handler to race (a fixed pause lost the end of outputs over 8 KiB on a busy machine;
+        // waiting for a pipe's end hangs when a grandchild keeps it open).
         let start = Date()
-        let child = try ChildProcess(executable, arguments)
-        let finished = child.wait(timeout: timeout)
-        child.process.waitUntilExit()
-        // Every byte the command wrote, to the end of each pipe (a fixed pause lost the end of
-        // outputs over 8 KiB when the machine was busy).
-        let drained = Date().addingTimeInterval(5)
-        while !(child.outBuffer.ended || child.rawStdout != nil) || !child.errBuffer.ended {
-            if Date() > drained { break }
-            usleep(2_000)
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("lr-run-\(getpid())-\(UUID().uuidString)")
+        let outURL = base.appendingPathExtension("out"), errURL = base.appendingPathExtension("err")
+        FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: outURL); try? FileManager.default.removeItem(at: errURL) }
+        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: executable)
+        p.arguments = arguments
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let deadline = Date().addingTimeInterval(timeout)
+        while p.isRunning && Date() < deadline { usleep(2_000) }
+        let timedOut = p.isRunning
+        if timedOut {
+            p.terminate()
+            usleep(500_000)
+            if p.isRunning { Glibc.kill(p.processIdentifier, SIGKILL) }
         }
-        return CommandResult(status: child.process.terminationStatus, stdout: child.stdout, stderr: child.stderr,
-                             seconds: Date().timeIntervalSince(start), timedOut: !finished)
+        p.waitUntilExit()
+        try? out.close()
+        try? err.close()
+        let stdout = String(decoding: (try? Data(contentsOf: outURL)) ?? Data(), as: UTF8.self)
+        let stderr = String(decoding: (try? Data(contentsOf: errURL)) ?? Data(), as: UTF8.self)
+        return CommandResult(status: p.terminationStatus, stdout: stdout, stderr: stderr,
+                             seconds: Date().timeIntervalSince(start), timedOut: timedOut)
     }
+
 }
 
 final class LockedData: @unchecked Sendable {
     // Safety: every access goes through `lock`.
     private let lock = NSLock()
     private var data = Data()
-    private var atEnd = false
     func append(_ d: Data) { lock.lock(); data.append(d); lock.unlock() }
-    /// A pipe's readability handler: what is there now, or the end (then no more calls).
-    func take(_ h: FileHandle) {
-        let d = h.availableData
-        if d.isEmpty {
-            h.readabilityHandler = nil
-            lock.lock(); atEnd = true; lock.unlock()
-        } else {
-            append(d)
-        }
-    }
-    /// The pipe reached its end: everything written is here.
-    var ended: Bool { lock.lock(); defer { lock.unlock() }; return atEnd }
     var string: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
 }
 
