@@ -145,16 +145,10 @@ public final class SinkQueue<Item: QueueItem>: Sendable {
             s.items.append(item)
             let now = clock()
             switch p.freshness {
-            case .latest(let n):
-                while s.items.count > max(1, n) {
-                    s.items.removeFirst()
-                    s.stats.drop(.queueFull)
-                    s.resync()
-                }
-            case .clean:
-                // The newest only; whether a picture is clean is the consumer's to judge (it
-                // shows that it holds).
-                while s.items.count > 1 {
+            case .latest, .clean:
+                // `clean` keeps the newest only; whether a picture is clean is the consumer's to
+                // judge (it shows that it holds).
+                while s.items.count > p.capacity {
                     s.items.removeFirst()
                     s.stats.drop(.queueFull)
                     s.resync()

@@ -42,7 +42,6 @@ public final class PreviewService: StreamOutput, Sendable {
     /// while someone watches.
     private let lastDemand = Atomic<UInt64>(0)
     private let encoded = Atomic<Int>(0)
-    private let holding = Atomic<Bool>(false)
     private let running = Atomic<Bool>(false)
     private let worker: WorkerThread
     public let queue: SinkQueue<Frame>
@@ -70,8 +69,6 @@ public final class PreviewService: StreamOutput, Sendable {
     /// JPEGs encoded from pictures so far (slates not counted).
     public var encodedImages: Int { encoded.load(ordering: .relaxed) }
 
-    /// Freshness `clean` and the source's pictures are damaged: the last clean one is shown.
-    public var isHolding: Bool { holding.load(ordering: .relaxed) }
 
     /// How long after the last request pictures keep being encoded.
     public static let demandWindowNanos: UInt64 = 2_000_000_000
@@ -171,6 +168,16 @@ public final class PreviewService: StreamOutput, Sendable {
         var slateShown = false
         /// Freshness `clean`: the last clean picture, shown again (marked) while damage lasts.
         var lastClean: Frame?
+        var holding = false
+        /// One JPEG of `frame` at the preview's size (a held picture labelled).
+        func jpeg(_ frame: Frame, _ cfg: PreviewSettings, label: String? = nil) throws -> [UInt8] {
+            let w = (cfg.width ?? frame.width) & ~1, h = (cfg.height ?? frame.height) & ~1
+            if encoder == nil || encoder!.width != w || encoder!.height != h {
+                encoder = try JPEGEncoder(width: w, height: h, quality: cfg.quality)
+            }
+            let yuv = try scaler.convert(frame, to: .yuvj420p, width: w, height: h)
+            return try encoder!.encode(label.map { try Slate.labelled(yuv, text: $0) } ?? yuv)
+        }
         while !worker.isStopRequested {
             guard let frame = queue.pop(timeout: 0.25) else {
                 // No pictures for a while and the source is not live: show a slate, once a second.
@@ -198,28 +205,20 @@ public final class PreviewService: StreamOutput, Sendable {
                 if frame.isDamaged {
                     // Not shown: the last clean picture stays, marked as held, once.
                     queue.dropTaken(.damaged)
-                    if !holding.exchange(true, ordering: .relaxed), let last = lastClean,
-                       isWatched(now) {
-                        let w = (cfg.width ?? last.width) & ~1, h = (cfg.height ?? last.height) & ~1
-                        do {
-                            if encoder == nil || encoder!.width != w || encoder!.height != h {
-                                encoder = try JPEGEncoder(width: w, height: h, quality: cfg.quality)
-                            }
-                            let yuv = try scaler.convert(last, to: .yuvj420p, width: w, height: h)
-                            let marked = try Slate.labelled(yuv, text: "HELD: DAMAGED SOURCE")
-                            publish(jpeg: try encoder!.encode(marked), arrival: last.arrivalNanos, slate: false, held: true)
-                        } catch {
-                            // Nothing new to show: the viewers keep the last clean picture, unmarked.
+                    if !holding, let last = lastClean, isWatched(now) {
+                        // On failure the viewers keep the last clean picture, unmarked.
+                        if let j = try? jpeg(last, cfg, label: "HELD: DAMAGED SOURCE") {
+                            publish(jpeg: j, arrival: last.arrivalNanos, slate: false, held: true)
                         }
                     }
+                    holding = true
                     continue
                 }
                 lastClean = frame
-                holding.store(false, ordering: .relaxed)
             } else {
                 lastClean = nil
-                holding.store(false, ordering: .relaxed)
             }
+            holding = false
             if cfg.fps > 0 {
                 tokens = min(2, tokens + Double(now - lastRefill) / 1e9 * cfg.fps)
                 lastRefill = now
@@ -230,15 +229,10 @@ public final class PreviewService: StreamOutput, Sendable {
             // Nobody watching: no scaling, no JPEG (the decoder keeps going, so the first viewer
             // gets the next picture, not the next keyframe).
             guard isWatched(now) else { continue }
-            let w = (cfg.width ?? frame.width) & ~1, h = (cfg.height ?? frame.height) & ~1
             do {
-                if encoder == nil || encoder!.width != w || encoder!.height != h {
-                    encoder = try JPEGEncoder(width: w, height: h, quality: cfg.quality)
-                }
-                let yuv = try scaler.convert(frame, to: .yuvj420p, width: w, height: h)
-                let jpeg = try encoder!.encode(yuv)
+                let bytes = try jpeg(frame, cfg)
                 encoded.add(1, ordering: .relaxed)
-                publish(jpeg: jpeg, arrival: frame.arrivalNanos, slate: false)
+                publish(jpeg: bytes, arrival: frame.arrivalNanos, slate: false)
                 lastEmit = now
             } catch {
                 queue.dropTaken(.corrupt)
