@@ -40,9 +40,14 @@ let package = Package(
             dependencies: ["CFFmpeg", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
+        .systemLibrary(
+            name: "CSRT",
+            pkgConfig: "srt",
+            providers: [.apt(["libsrt-gnutls-dev"])]
+        ),
         .target(
             name: "Demux",
-            dependencies: ["CFFmpeg", "MediaCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CFFmpeg", "CSRT", "MediaCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -73,7 +78,7 @@ let package = Package(
         .target(
             name: "IngestServer",
             dependencies: [
-                "Relay", "MediaCore",
+                "Relay", "MediaCore", "Demux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

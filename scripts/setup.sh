@@ -6,6 +6,8 @@ set -euo pipefail
 PACKAGES=(
   # build: FFmpeg's libraries through pkg-config
   pkg-config libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
+  # build: libsrt (the build FFmpeg links) for the one-port SRT ingest
+  libsrt-gnutls-dev
   # real clients and encoders for tests and the bench
   ffmpeg
   # real RTSP server for tests: gst-rtsp-server through Python GObject introspection

@@ -22,6 +22,9 @@ enum FuzzTargets {
             _ = Redactor.scrub(text)
             _ = sources.validate(url: text)
             _ = Reachability(url: text, listen: false)
+            // An SRT caller's stream ID arrives from the network, before any credential.
+            _ = SRTStreamID(text)
+            _ = SRTStreamID.withoutSecret(text)
         case "hls":
             // First line: a query or a glob; the rest: a playlist or a name.
             let parts = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)

@@ -66,6 +66,10 @@ public enum RelayServerApp {
             let ingest = RTMPIngestServer(settings: rtmp, engine: engine, logger: logger, tls: tls, authorizeUser: metrics.access?.publishAuthorizer)
             services.append(.init(service: RTMPIngestService(server: ingest, settings: rtmp)))
         }
+        if let srt = configuration.ingest.srt {
+            let ingest = SRTIngestServer(settings: srt, engine: engine, logger: logger, authorizeUser: metrics.access?.publishAuthorizer)
+            services.append(.init(service: SRTIngestService(server: ingest, settings: srt)))
+        }
         if let rtsp = configuration.rtsp, let access = metrics.access {
             let rtspServer = RTSPServer(engine: engine, host: rtsp.host, port: rtsp.port, maxConnections: limits.connections,
                                         stallTimeout: limits.writeStallTimeout, sessionTimeout: configuration.rtspSessionTimeout,
@@ -132,6 +136,19 @@ struct RTMPIngestService: Service {
         FileHandle.standardOutput.write(Data("RTMP ingest listening on \(settings.tls ? "rtmps" : "rtmp")://\(host):\(port)/\(settings.app)/\n".utf8))
         try? await gracefulShutdown()
         await server.stop()
+    }
+}
+
+/// The one-port SRT ingest, for as long as the server runs.
+struct SRTIngestService: Service {
+    let server: SRTIngestServer
+    let settings: IngestSettings.SRTIngest
+    func run() async throws {
+        let port = try server.start()
+        let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
+        FileHandle.standardOutput.write(Data("SRT ingest listening on srt://\(host):\(port) (streamid=NAME)\n".utf8))
+        try? await gracefulShutdown()
+        server.stop()
     }
 }
 

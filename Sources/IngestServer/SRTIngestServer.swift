@@ -1,0 +1,214 @@
+public import Relay
+public import Logging
+public import Demux
+import MediaCore
+import Foundation
+import Synchronization
+
+/// The one-port SRT ingest (`ingest.srt`): many callers on one UDP port, each routed to its
+/// stream by its `streamid`, judged during the handshake (unknown stream, wrong mode, a stream
+/// that already has a publisher: refused with SRT's reject codes; the stream's passphrase
+/// required, so a wrong one fails the handshake). An accepted caller's MPEG-TS goes to its
+/// stream through `PublishPoints`, where libavformat demuxes it like any source. A caller that
+/// drops and returns resumes the same stream.
+public final class SRTIngestServer: Sendable {
+    let settings: IngestSettings.SRTIngest
+    let engine: RelayEngine
+    var points: PublishPoints { engine.publishPoints }
+    let logger: Logger
+    let authorizeUser: RTMPIngestServer.PublishAuthorizer?
+    private let listener = Mutex<SRTListener?>(nil)
+    private let refusalCounts = Mutex<[String: Int]>([:])
+    /// Callers refused so far, by reason (`bad_request`, `mode`, `unknown_stream`, `key`, `busy`).
+    public var refusals: [String: Int] { refusalCounts.withLock { $0 } }
+    /// A caller silent this long (connected, sending nothing) is dropped.
+    static let silence: Duration = .seconds(10)
+
+    public init(settings: IngestSettings.SRTIngest, engine: RelayEngine, logger: Logger, authorizeUser: RTMPIngestServer.PublishAuthorizer? = nil) {
+        self.settings = settings
+        self.engine = engine
+        self.logger = logger
+        self.authorizeUser = authorizeUser
+    }
+
+    /// Binds and starts accepting; returns the bound port.
+    public func start() throws(IngestError) -> Int {
+        let l = try SRTListener(host: settings.host, port: settings.port, latency: .milliseconds(Int(settings.latency * 1000)),
+                                decide: { [weak self] id, peer in self?.decide(id, peer: peer) ?? .reject(.forbidden) },
+                                accepted: { [weak self] caller in
+                                    if let self { self.serve(caller) } else { caller.close() }
+                                })
+        listener.withLock { $0 = l }
+        l.start()
+        return l.port
+    }
+
+    public func stop() {
+        listener.withLock { $0 }?.stop()
+        listener.withLock { $0 = nil }
+    }
+
+    private func refused(_ reason: String, _ id: String, _ peer: String) {
+        refusalCounts.withLock { $0[reason, default: 0] += 1 }
+        logger.notice("srt ingest: caller refused", metadata: ["reason": "\(reason)", "streamid": "\(Redactor.scrub(SRTStreamID.withoutSecret(id)))", "peer": "\(peer)"])
+    }
+
+    /// During the handshake (libsrt's thread, so nothing slow): whether and how to take a caller.
+    func decide(_ raw: String, peer: String) -> SRTListener.Decision {
+        guard let id = SRTStreamID(raw) else { refused("bad_request", raw, peer); return .reject(.badRequest) }
+        guard id.mode == .publish else { refused("mode", raw, peer); return .reject(.badMode) }
+        guard let stream = engine.settings(id.name), points.streams.contains(id.name) else {
+            if engine.settings(id.name) == nil && settings.autoCreate && Self.isValidName(id.name) {
+                // Made once accepted; the global passphrase is the credential.
+                return .accept(passphrase: settings.passphrase)
+            }
+            refused("unknown_stream", raw, peer)
+            return .reject(.notFound)
+        }
+        if points.isLive(id.name) { refused("busy", raw, peer); return .reject(.conflict) }
+        // A user in the stream ID is checked once connected, off libsrt's thread (bcrypt).
+        if id.user != nil && id.password != nil && authorizeUser != nil { return .accept(passphrase: nil) }
+        if let phrase = stream.publishKey ?? settings.passphrase { return .accept(passphrase: phrase) }
+        guard let auth = engine.configuration.auth else { return .accept(passphrase: nil) }
+        if auth.anonymous.contains(where: { $0.grants(.publish, stream: id.name) }) { return .accept(passphrase: nil) }
+        refused("key", raw, peer)
+        return .reject(.unauthorized)
+    }
+
+    static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.count <= 64 && name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
+    }
+
+    /// Waits for an async answer on this (caller's own) thread.
+    private func wait<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
+        let result = Mutex<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let value = await work()
+            result.withLock { $0 = value }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0! }
+    }
+
+    /// An accepted caller, on its own thread: its credentials if it named a user, its stream
+    /// made if new, then its media into the stream's pipe until it leaves or falls silent.
+    func serve(_ caller: SRTConnection) {
+        defer { caller.close() }
+        guard let id = SRTStreamID(caller.streamID) else { return }
+        let peerHost = caller.peer.split(separator: ":").dropLast().joined(separator: ":")
+        if let user = id.user, let password = id.password, let check = authorizeUser, engine.settings(id.name) != nil {
+            let name = id.name
+            guard wait({ await check(user, password, name, peerHost) }) else {
+                refused("key", caller.streamID, caller.peer)
+                return
+            }
+        }
+        if engine.settings(id.name) == nil {
+            guard settings.autoCreate else { return }
+            let made = engine.configuration.ingest.autoCreated(id.name)
+            let engine = self.engine
+            _ = wait { (try? await engine.add(made)) != nil }
+        }
+        let fd: Int32
+        switch points.begin(id.name) {
+        case .success(let f): fd = f
+        case .failure(let why):
+            refused(why == .alreadyPublishing ? "busy" : "unknown_stream", caller.streamID, caller.peer)
+            return
+        }
+        logger.info("srt ingest: publishing", metadata: ["stream": "\(id.name)", "peer": "\(caller.peer)"])
+        var buffer = [UInt8](repeating: 0, count: 1500)
+        var silent: Duration = .zero
+        var ended = "the caller left"
+        let tick: Duration = .milliseconds(500)
+        pump: while listener.withLock({ $0 != nil }) {
+            switch caller.receive(into: &buffer, timeout: tick) {
+            case .data(let n):
+                silent = .zero
+                var offset = 0
+                while offset < n {
+                    let w = buffer.withUnsafeBytes { write(fd, $0.baseAddress! + offset, n - offset) }
+                    if w > 0 { offset += w; continue }
+                    if w < 0 && errno == EINTR { continue }
+                    ended = "the stream stopped reading"
+                    break pump
+                }
+            case .timedOut:
+                silent += tick
+                if silent >= Self.silence { ended = "the caller fell silent"; break pump }
+            case .ended(let why):
+                ended = why
+                break pump
+            }
+        }
+        close(fd)
+        points.end(id.name)
+        logger.info("srt ingest: publisher left", metadata: ["stream": "\(id.name)", "why": "\(ended)"])
+    }
+}
+
+/// An SRT caller's `streamid`: SRT's access-control syntax `#!::r=NAME,m=publish[,u=USER,s=SECRET]`,
+/// MediaMTX's `publish:NAME[:USER:PASSWORD]`, or a plain `NAME` (a publish).
+public struct SRTStreamID: Equatable, Sendable {
+    public enum Mode: Equatable, Sendable { case publish, request, other }
+    public var name: String
+    public var mode: Mode
+    public var user: String?
+    public var password: String?
+
+    public init(name: String, mode: Mode, user: String? = nil, password: String? = nil) {
+        self.name = name
+        self.mode = mode
+        self.user = user
+        self.password = password
+    }
+
+    public init?(_ raw: String) {
+        guard raw.utf8.count <= 512, !raw.contains(where: { $0.isNewline }) else { return nil }
+        if raw.hasPrefix("#!::") {
+            var fields: [String: String] = [:]
+            for pair in raw.dropFirst(4).split(separator: ",") {
+                let kv = pair.split(separator: "=", maxSplits: 1)
+                guard kv.count == 2 else { return nil }
+                fields[String(kv[0])] = String(kv[1])
+            }
+            guard let r = fields["r"] else { return nil }
+            name = r
+            switch fields["m"] ?? "request" {
+            case "publish": mode = .publish
+            case "request": mode = .request
+            default: mode = .other
+            }
+            user = fields["u"]
+            password = fields["s"]
+        } else if raw.contains(":") {
+            let parts = raw.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            switch parts[0] {
+            case "publish": mode = .publish
+            case "read": mode = .request
+            default: return nil
+            }
+            guard parts.count == 2 || parts.count == 4 else { return nil }
+            name = parts[1]
+            if parts.count == 4 { user = parts[2]; password = parts[3] }
+        } else {
+            name = raw
+            mode = .publish
+        }
+        // Stream names: letters, digits, - and _ (an app prefix such as `live/` is dropped).
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count <= 2, parts.allSatisfy(SRTIngestServer.isValidName) else { return nil }
+        name = parts.last!
+    }
+
+    /// The stream ID with any password removed, for logs.
+    public static func withoutSecret(_ raw: String) -> String {
+        guard let id = SRTStreamID(raw), id.password != nil else {
+            let shown = String(raw.prefix(80).map { $0.isASCII && !$0.isNewline && ($0.asciiValue ?? 0) >= 32 ? $0 : "?" })
+            return raw.count > 80 ? shown + "…" : shown
+        }
+        return "\(id.name) (user \(id.user ?? ""))"
+    }
+}
