@@ -93,3 +93,38 @@ import Bench
         #expect(!serve.stdout.contains(fleet) && !serve.stderr.contains(fleet) && !serve.stderr.contains(own), "a passphrase reached the log")
     }
 }
+
+/// Users instead of passphrases: a user with the publish permission names themselves in the
+/// stream ID; a reader, a wrong password or no one is never let publish.
+@Suite(.serialized) struct SRTIngestAccessTests {
+    @Test func aUserWithThePublishPermissionPublishesWithoutAPassphrase() throws {
+        let srtPort = FreePort.udp()
+        let h = try ["pub": "pub-secret-77", "viewer": "viewer-secret-88"].mapValues { try AccessTests.hash($0) }
+        let (serve, port, dir) = try Servers.serve("""
+        auth:
+          users:
+            - {name: pub, password: "\(h["pub"]!)", permissions: [{action: publish, streams: "phone*"}]}
+            - {name: viewer, password: "\(h["viewer"]!)", permissions: [read]}
+          anonymous: [read]
+        ingest:
+          srt: {listen: "127.0.0.1:\(srtPort)"}
+        streams:
+          phone1: {source: publish, preview: false}
+          phone2: {source: publish, preview: false}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        #expect(serve.waitFor("SRT ingest listening", timeout: 10))
+        let base = "srt://127.0.0.1:\(srtPort)?connect_timeout=3000"
+        for id in ["phone2", "#!::r=phone2,m=publish,u=viewer,s=viewer-secret-88", "publish:phone2:pub:nope"] {
+            let p = try SRTIngestTests.publisher("\(base)&streamid=\(id)", seconds: 3)
+            usleep(3_500_000)
+            #expect(try SRTIngestTests.status(port, "phone2")["state"] as? String != "live", "\(id) published")
+            p.stop()
+        }
+        let publisher = try SRTIngestTests.publisher("\(base)&streamid=#!::r=phone1,m=publish,u=pub,s=pub-secret-77", seconds: 10)
+        defer { publisher.stop() }
+        #expect(try SRTIngestTests.waitLive(port, ["phone1"]), "the user with the publish permission was not taken")
+        #expect(!serve.stdout.contains("pub-secret-77") && !serve.stderr.contains("pub-secret-77")
+                && !serve.stderr.contains("viewer-secret-88"), "a password reached the log")
+    }
+}
