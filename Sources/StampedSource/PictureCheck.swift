@@ -13,6 +13,13 @@ public enum PictureCheck {
         case damaged(Stamp, psnr: Double)
 
         public var isClean: Bool { if case .clean = self { true } else { false } }
+        /// The picture's stamp, when it could be read.
+        public var stamp: Stamp? {
+            switch self {
+            case .unreadable: nil
+            case .clean(let s, _), .damaged(let s, _): s
+            }
+        }
     }
 
     /// Below this luma PSNR (dB) against the redrawn pattern a picture counts as damaged. The

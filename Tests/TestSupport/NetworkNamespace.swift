@@ -10,6 +10,7 @@ public final class NetworkNamespace {
     public let hostAddress: String
     public let address: String
     private var rules: [[String]] = []
+    private var delayer: ChildProcess?
 
     /// - Parameter tag: a short word for the names (`lrTAG…`), `net` the second octet (one per test).
     public init(tag: String, net: Int) throws {
@@ -41,14 +42,38 @@ public final class NetworkNamespace {
         rules.append(rule)
     }
 
+    /// Delays every packet entering here from the namespace by `delayMs` ± `jitterMs` (uniform,
+    /// so packets overtake each other when the jitter exceeds their spacing): an NFQUEUE rule and
+    /// scripts/nfq_delay.py (this kernel has no netem).
+    public func addDelay(delayMs: Double, jitterMs: Double) throws {
+        let queue = String(1000 + Int(getpid() % 900))
+        let d = try ChildProcess(name: "nfq-delay", "/usr/bin/python3", ["-u", Paths.packageRoot.appendingPathComponent("scripts/nfq_delay.py").path,
+                                                                 "--queue", queue, "--delay-ms", String(delayMs), "--jitter-ms", String(jitterMs)])
+        guard d.waitFor("ready", timeout: 10) else {
+            d.stop()
+            throw Servers.ServerError("the NFQUEUE delayer did not start (python3 NetfilterQueue; scripts/setup.sh installs it): \(d.stderr.suffix(300))")
+        }
+        delayer = d
+        let rule = ["-t", "raw", "PREROUTING", "-i", hostSide, "-j", "NFQUEUE", "--queue-num", queue, "--queue-bypass"]
+        let r = try Self.sh(["iptables", "-t", "raw", "-A"] + rule.dropFirst(2))
+        guard r.status == 0 else { throw Servers.ServerError("iptables: \(r.stderr)") }
+        rules.append(rule)
+    }
+
     /// A command run inside the namespace.
     public func command(_ executable: String, _ arguments: [String]) -> (String, [String]) {
         ("/usr/sbin/ip", ["netns", "exec", name, executable] + arguments)
     }
 
     public func tearDown() {
-        for rule in rules { _ = try? Self.sh(["iptables", "-D"] + rule) }
+        // `-t TABLE` stays in front of the chain (iptables -t raw -D PREROUTING …).
+        for rule in rules {
+            let table = rule.first == "-t" ? Array(rule.prefix(2)) : []
+            _ = try? Self.sh(["iptables"] + table + ["-D"] + rule.dropFirst(table.count))
+        }
         rules = []
+        delayer?.stop()
+        delayer = nil
         _ = try? Self.sh(["ip", "netns", "delete", name])
         _ = try? Self.sh(["ip", "link", "delete", hostSide])
     }
