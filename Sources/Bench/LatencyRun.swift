@@ -217,6 +217,18 @@ final class LatencyRun {
         } else {
             notes.append("RTMP and HLS peer scenarios skipped: nginx with libnginx-mod-rtmp is not installed.")
         }
+        // SRT: the same stamped source pushed into LiveRelay's one-port SRT ingest (the caller
+        // asks for 20 ms of SRT latency, as the listener does), next to ffmpeg reading the same
+        // push directly (the publisher listens, ffmpeg calls).
+        let srtIngestPort = Self.freePort(udp: true), srtFloorPort = Self.freePort(udp: true)
+        let srtLatency = "latency=20000"
+        serveHeader += ingestPort == nil ? "ingest:\n" : ""
+        serveHeader += "  srt: {listen: \"127.0.0.1:\(srtIngestPort)\"}\n"
+        serveStreams += "  pushed_srt:\n    source: publish\n    measure: true\n    \(preview)\n"
+        scenarios.append(Scenario(name: "floor-srt", path: "publisher (SRT listener) → ffmpeg (SRT caller, nobuffer)",
+                                  input: nobuffer + ["-i", "srt://127.0.0.1:\(srtFloorPort)?mode=caller&\(srtLatency)"], relay: nil, warmup: 3))
+        scenarios.append(Scenario(name: "liverelay-srt-ingest-preview", path: "publisher → LiveRelay one-port SRT ingest → MJPEG → ffmpeg",
+                                  input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/pushed_srt/preview.mjpg"], relay: "serve", warmup: 3))
         if let only { scenarios = scenarios.filter { only.contains($0.name) } }
         guard !scenarios.isEmpty else { throw BenchError("no scenario to run") }
 
@@ -226,6 +238,14 @@ final class LatencyRun {
         if let ingestPort {
             _ = try start("ingest-source", me, ["publish", "rtmp://127.0.0.1:\(ingestPort)/live/pushed", "--source", testsrc, "--duration", "100000"])
         }
+        if scenarios.contains(where: { $0.name == "liverelay-srt-ingest-preview" }) {
+            _ = try start("srt-ingest-source", me, ["publish", "srt://127.0.0.1:\(srtIngestPort)?streamid=pushed_srt&\(srtLatency)", "--format", "mpegts",
+                                                   "--source", testsrc, "--duration", "100000"])
+        }
+        if scenarios.contains(where: { $0.name == "floor-srt" }) {
+            _ = try start("srt-floor-source", me, ["publish", "srt://127.0.0.1:\(srtFloorPort)?mode=listener&\(srtLatency)", "--format", "mpegts",
+                                                  "--source", testsrc, "--duration", "100000", "--timeout", "100000"])
+        }
         print("bench: \(scenarios.count) scenarios, \(Int(seconds)) s each\(parallel ? ", side by side" : ""); \(width)x\(height) at \(fps) fps, GOP \(gop)")
         Thread.sleep(forTimeInterval: 3) // sources live, first HLS segments cut
 
@@ -234,7 +254,7 @@ final class LatencyRun {
         for group in groups {
             results += try measure(group, servePort: servePort)
         }
-        results += inProcessRows(servePort: servePort, previews: (haveRTSP ? ["cam_udp"] : []) + (haveNginx ? ["rtmp", "pushed"] : []), hls: haveNginx ? ["rtmp", "rtmp_ts"] : [])
+        results += inProcessRows(servePort: servePort, previews: (haveRTSP ? ["cam_udp"] : []) + (haveNginx ? ["rtmp", "pushed"] : []) + ["pushed_srt"], hls: haveNginx ? ["rtmp", "rtmp_ts"] : [])
         try write(results)
     }
 
