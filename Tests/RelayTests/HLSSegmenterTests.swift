@@ -5,6 +5,7 @@ import MediaCore
 import Demux
 @testable import Relay
 import TestSupport
+import StampedSource
 
 /// The segmenter on files whose keyframes come late or never: the playlist keeps its target
 /// duration (RFC 8216 forbids changing it), no segment outgrows it, and the segments decode.
@@ -124,5 +125,46 @@ import TestSupport
         let a = hls.store.availability.summary
         // Without the wake-up on time these were listed up to a second late (p90 601 ms in the bench).
         #expect((a.maxMs ?? 1e9) < 250, "last frame → listed: \(a)")
+    }
+
+    /// Live, and then the source falls silent while still connected (a publisher gone quiet, a
+    /// camera whose link stalls): the segment it was in is completed and listed once it is due,
+    /// with the media it has, instead of waiting for media that does not come.
+    @Test func theLastSegmentOfASourceThatFallsSilentIsListed() async throws {
+        var opener = TestSources.opener
+        opener.register(scheme: "silent", open: { _, interrupt throws(IngestError) in
+            SilentAfter(try StampedSource.open(url: "testsrc://?size=160x96&fps=30&gop=30", interrupt: interrupt), frames: 75)
+        }, validate: { _ in nil })
+        let hub = StreamHub(name: "silent", source: "silent://", opener: opener, logger: Logger(label: "test"))
+        var h = HLSSettings(variant: .mpegts)
+        h.segmentDuration = 2
+        let hls = HLSSegmenter(hub: hub, settings: h, logger: Logger(label: "test"))
+        hls.start()
+        hub.start()
+        // 75 frames: a 2 s segment, then 0.5 s of the next; it is due 2.5 s after it began.
+        try await Task.sleep(for: .seconds(5.5))
+        let segments = hls.store.snapshot.complete
+        await hub.stop()
+        await hls.stop()
+        #expect(segments.count == 2, "\(segments.map(\.duration))")
+        #expect(abs((segments.last?.duration ?? 0) - 0.5) < 0.05, "\(segments.map(\.duration))")
+    }
+}
+
+/// A source that sends `frames` packets and then nothing, connected, until it is stopped.
+final class SilentAfter: PacketSource {
+    let inner: any PacketSource
+    var left: Int
+    init(_ inner: any PacketSource, frames: Int) { self.inner = inner; left = frames }
+    var streams: [StreamInfo] { inner.streams }
+    var formatName: String { inner.formatName }
+    var interruptHandle: InterruptHandle { inner.interruptHandle }
+    func readPacket() throws -> Packet? {
+        guard left > 0 else {
+            while !interruptHandle.isInterrupted { usleep(20_000) }
+            throw IngestError(.stopped, source: "silent://", stage: "reading", detail: "stopped")
+        }
+        left -= 1
+        return try inner.readPacket()
     }
 }

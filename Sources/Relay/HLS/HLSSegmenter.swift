@@ -66,6 +66,7 @@ public final class HLSSegmenter: PacketOutputWorker, @unchecked Sendable {
 
     override func process(_ item: RelayPacket) { work.process(item) }
     override var wakeWithin: Double? { work.wakeWithin }
+    override func idle() { work.idle() }
     /// Completes the last segment and ends the playlist (EXT-X-ENDLIST).
     override func finish() { work.finish() }
 }
@@ -186,6 +187,15 @@ private final class Work {
         guard !lowLatency, segmentIndependent, let start = segmentStart, let end = writtenEnd, writtenArrival > 0 else { return nil }
         let mediaLeft = Double(start &+ maxSegment &- end) / 1e6
         return mediaLeft - Double(MonotonicClock.nanoseconds() &- writtenArrival) / 1e9
+    }
+
+    /// Woken with nothing queued: if the segment is due and its media has not come (the source
+    /// stalled or left), it is completed now with what it has, on time. Left open, it would be
+    /// due again at every wake-up: the thread would poll every 5 ms for as long as the source is
+    /// away (200 wake-ups a second for each offline publisher).
+    func idle() {
+        guard let due = wakeWithin, due <= 0.001 else { return }
+        closeSegment()
     }
 
     func openSegment(at dts: Int64, arrivalNanos: UInt64, independent: Bool = true) {

@@ -33,7 +33,15 @@ public class PacketOutputWorker: StreamOutput, @unchecked Sendable {
             while !self.worker.isStopRequested {
                 // An output with something due before then (a segment to cut on time) says when.
                 let wait = self.wakeWithin.map { min(timeout, max(0.005, $0)) } ?? timeout
-                if let item = self.queue.pop(timeout: wait) { self.process(item) } else { self.idle() }
+                if let item = self.queue.pop(timeout: wait) {
+                    self.process(item)
+                } else if self.queue.isClosed {
+                    // The hub ended its queues (it stops before its outputs do): a closed queue
+                    // answers at once, so waiting here for the stop request would spin.
+                    break
+                } else {
+                    self.idle()
+                }
             }
             while let item = self.queue.pop(timeout: 0) { self.process(item) }
             self.finish()
