@@ -68,12 +68,16 @@ public final class RTMPIngestServer: Sendable {
     /// where `auth.anonymous` grants publish; otherwise a user must (`?user=…&pass=…`).
     func mayPublish(_ stream: Configuration.Stream, key: String?) -> Bool {
         let accepted = [settings.publishKey, stream.publishKey].compactMap { $0 }
-        if accepted.isEmpty {
-            guard let auth = engine.configuration.auth else { return true }
-            return auth.anonymous.contains { $0.grants(.publish, stream: stream.name) }
-        }
+        if accepted.isEmpty { return Self.anyoneMayPublish(stream.name, engine: engine) }
         guard let key else { return false }
         return accepted.contains { Self.constantTimeEqual($0, key) }
+    }
+
+    /// Without a key for a stream: anyone may publish on a server without an `auth` section
+    /// (then a loopback-only port), or where `auth.anonymous` grants publish on it.
+    static func anyoneMayPublish(_ stream: String, engine: RelayEngine) -> Bool {
+        guard let auth = engine.configuration.auth else { return true }
+        return auth.anonymous.contains { $0.grants(.publish, stream: stream) }
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {

@@ -69,8 +69,7 @@ public final class SRTIngestServer: Sendable {
         // A user in the stream ID is checked once connected, off libsrt's thread (bcrypt).
         if id.user != nil && id.password != nil && authorizeUser != nil { return .accept(passphrase: nil) }
         if let phrase = stream.publishKey ?? settings.passphrase { return .accept(passphrase: phrase) }
-        guard let auth = engine.configuration.auth else { return .accept(passphrase: nil) }
-        if auth.anonymous.contains(where: { $0.grants(.publish, stream: id.name) }) { return .accept(passphrase: nil) }
+        if RTMPIngestServer.anyoneMayPublish(id.name, engine: engine) { return .accept(passphrase: nil) }
         refused("key", raw, peer)
         return .reject(.unauthorized)
     }

@@ -232,15 +232,23 @@ import Bench
     /// Users instead of keys: `?user=…&pass=…` opens a stream for a user with the publish
     /// permission on it; a reader, a wrong password or nothing is refused, and a stream with no
     /// key of its own is not open to anyone once there are users.
-    @Test func aUserWithThePublishPermissionPublishesWithoutAKey() throws {
-        let rtmpPort = FreePort.tcp()
+    /// Users for the publish tests: `pub` (password pub-secret-77) may publish phone*, `viewer`
+    /// (viewer-secret-88) may only read; anonymous visitors read.
+    static func publishUsers() throws -> String {
         let h = try ["pub": "pub-secret-77", "viewer": "viewer-secret-88"].mapValues { try AccessTests.hash($0) }
-        let (serve, port, dir) = try Servers.serve("""
+        return """
         auth:
           users:
             - {name: pub, password: "\(h["pub"]!)", permissions: [{action: publish, streams: "phone*"}]}
             - {name: viewer, password: "\(h["viewer"]!)", permissions: [read]}
           anonymous: [read]
+
+        """
+    }
+
+    @Test func aUserWithThePublishPermissionPublishesWithoutAKey() throws {
+        let rtmpPort = FreePort.tcp()
+        let (serve, port, dir) = try Servers.serve(try Self.publishUsers() + """
         ingest:
           rtmp: {listen: "127.0.0.1:\(rtmpPort)"}
         streams:

@@ -99,13 +99,7 @@ import Bench
 @Suite(.serialized) struct SRTIngestAccessTests {
     @Test func aUserWithThePublishPermissionPublishesWithoutAPassphrase() throws {
         let srtPort = FreePort.udp()
-        let h = try ["pub": "pub-secret-77", "viewer": "viewer-secret-88"].mapValues { try AccessTests.hash($0) }
-        let (serve, port, dir) = try Servers.serve("""
-        auth:
-          users:
-            - {name: pub, password: "\(h["pub"]!)", permissions: [{action: publish, streams: "phone*"}]}
-            - {name: viewer, password: "\(h["viewer"]!)", permissions: [read]}
-          anonymous: [read]
+        let (serve, port, dir) = try Servers.serve(try RTMPIngestAccessTests.publishUsers() + """
         ingest:
           srt: {listen: "127.0.0.1:\(srtPort)"}
         streams:
