@@ -8,6 +8,7 @@ public final class RelayMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
     private let exported = Mutex<[String: Int]>([:])
     private let accessBox = Mutex<AccessControl?>(nil)
+    private let ingestRefusals = Mutex<[(String, @Sendable () -> [String: Int])]>([])
 
     public init() {}
 
@@ -15,6 +16,12 @@ public final class RelayMetrics: Sendable {
     var access: AccessControl? {
         get { accessBox.withLock { $0 } }
         set { accessBox.withLock { $0 = newValue } }
+    }
+
+    /// Counts the publishers a one-port ingest refuses, by reason, as
+    /// `liverelay_ingest_refused_total{protocol, reason}`.
+    func watchIngest(_ protocolName: String, refusals: @escaping @Sendable () -> [String: Int]) {
+        ingestRefusals.withLock { $0.append((protocolName, refusals)) }
     }
 
     func counter(_ name: String, _ labels: [(String, String)], total: Int) {
@@ -36,6 +43,9 @@ public final class RelayMetrics: Sendable {
         if let access {
             counter("liverelay_auth_failures_total", [], total: access.failedLogins)
             counter("liverelay_auth_rate_limited_total", [], total: access.rateLimited)
+        }
+        for (proto, refusals) in ingestRefusals.withLock({ $0 }) {
+            for (reason, n) in refusals() { counter("liverelay_ingest_refused_total", [("protocol", proto), ("reason", reason)], total: n) }
         }
         for (name, hub) in engine.hubs {
             let s = hub.currentStatus

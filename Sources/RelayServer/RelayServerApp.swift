@@ -65,10 +65,12 @@ public enum RelayServerApp {
             let tls = try rtmp.tls ? certificates.map { try NIOSSLContext(configuration: $0.serverConfiguration()) } : nil
             let ingest = RTMPIngestServer(settings: rtmp, engine: engine, logger: logger, tls: tls, authorizeUser: metrics.access?.publishAuthorizer)
             services.append(.init(service: RTMPIngestService(server: ingest, settings: rtmp)))
+            metrics.watchIngest("rtmp") { ingest.refusals }
         }
         if let srt = configuration.ingest.srt {
             let ingest = SRTIngestServer(settings: srt, engine: engine, logger: logger, authorizeUser: metrics.access?.publishAuthorizer)
             services.append(.init(service: SRTIngestService(server: ingest, settings: srt)))
+            metrics.watchIngest("srt") { ingest.refusals }
         }
         if let rtsp = configuration.rtsp, let access = metrics.access {
             let rtspServer = RTSPServer(engine: engine, host: rtsp.host, port: rtsp.port, maxConnections: limits.connections,

@@ -68,6 +68,12 @@ import Bench
             if stream == "cam5" { #expect(try Self.status(port, "cam5")["state"] as? String != "live", "\(url)") }
         }
         #expect(try Self.status(port, "cam1")["width"] as? Int == 320, "the second publisher took cam1")
+        // Each refusal the handshake made is counted by reason (a wrong passphrase fails inside
+        // SRT's own handshake, after the stream's check).
+        let metrics = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/metrics"], timeout: 10).stdout
+        for reason in ["busy", "unknown_stream", "mode"] {
+            #expect(metrics.contains("liverelay_ingest_refused_total{protocol=\"srt\",reason=\"\(reason)\"} 1"), "\(reason): \(metrics.split(separator: "\n").filter { $0.contains("refused") })")
+        }
 
         // cam1's HLS is playable: a segment of its media, as ffprobe reads it.
         let playlist = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/streams/cam1/hls/index.m3u8"], timeout: 10).stdout
