@@ -56,7 +56,7 @@ public final class SRTListener: @unchecked Sendable {
         }
         let s = srt_create_socket()
         guard s != SRT_INVALID_SOCK else { throw fail("creating the SRT socket") }
-        var ms = Int32(latency.components.seconds * 1000 + latency.components.attoseconds / 1_000_000_000_000_000)
+        var ms = Self.milliseconds(latency)
         _ = srt_setsockflag(s, SRTO_LATENCY, &ms, Int32(MemoryLayout<Int32>.size))
         guard let bound = Self.bind(s, host: host, port: port) else {
             var probe = in6_addr()
@@ -175,6 +175,8 @@ public final class SRTConnection: @unchecked Sendable {
     // libsrt's close is thread-safe (a blocked receive returns).
     private let socket: SRTSOCKET
     private let closed = Atomic<Bool>(false)
+    /// SRTO_RCVTIMEO as last set, in ms (0: not yet).
+    private var receiveTimeout: Int32 = 0
     public let peer: String
     /// The caller's `streamid` (SRTO_STREAMID), as it sent it.
     public let streamID: String
@@ -206,8 +208,12 @@ public final class SRTConnection: @unchecked Sendable {
     /// live-mode message; give 1500).
     public func receive(into buffer: inout [UInt8], timeout: Duration) -> Received {
         guard !closed.load(ordering: .acquiring) else { return .ended("closed") }
-        var ms = Int32(max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
-        _ = srt_setsockflag(socket, SRTO_RCVTIMEO, &ms, Int32(MemoryLayout<Int32>.size))
+        // Set when it changes, not for every message.
+        var ms = max(1, SRTListener.milliseconds(timeout))
+        if ms != receiveTimeout {
+            _ = srt_setsockflag(socket, SRTO_RCVTIMEO, &ms, Int32(MemoryLayout<Int32>.size))
+            receiveTimeout = ms
+        }
         let n = buffer.withUnsafeMutableBytes { b in
             srt_recvmsg(socket, b.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(b.count))
         }
@@ -225,6 +231,11 @@ public final class SRTConnection: @unchecked Sendable {
 }
 
 extension SRTListener {
+    /// A duration in whole milliseconds, as libsrt's options take it.
+    static func milliseconds(_ d: Duration) -> Int32 {
+        Int32(clamping: d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000)
+    }
+
     /// Binds `s` to an IPv4 or IPv6 address; the bound port, or nil.
     static func bind(_ s: SRTSOCKET, host: String, port: Int) -> Int? {
         var v4 = sockaddr_in()

@@ -80,6 +80,10 @@ public final class RTMPIngestServer: Sendable {
         return auth.anonymous.contains { $0.grants(.publish, stream: stream) }
     }
 
+    /// A name a publisher may make a stream with (`auto_create`): a stream name of at most 64
+    /// characters.
+    static func isNewStreamName(_ name: String) -> Bool { name.count <= 64 && Configuration.isStreamName(name) }
+
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
         let x = Array(a.utf8), y = Array(b.utf8)
         var diff = x.count ^ y.count

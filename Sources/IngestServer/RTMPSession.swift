@@ -180,7 +180,7 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
     /// A publish to a stream that does not exist yet: made from `ingest.defaults` (the global key
     /// is the credential), then the publish goes on as for any stream.
     private func autoCreate(_ name: String, key: String?, _ context: ChannelHandlerContext) throws {
-        guard !name.isEmpty, name.count <= 64, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+        guard RTMPIngestServer.isNewStreamName(name) else {
             server.refused("bad_name")
             status(context, "error", "NetStream.Publish.BadName", "stream names may use letters, digits, - and _ only")
             context.flush()

@@ -58,7 +58,7 @@ public final class SRTIngestServer: Sendable {
         guard let id = SRTStreamID(raw) else { refused("bad_request", raw, peer); return .reject(.badRequest) }
         guard id.mode == .publish else { refused("mode", raw, peer); return .reject(.badMode) }
         guard let stream = engine.settings(id.name), points.streams.contains(id.name) else {
-            if engine.settings(id.name) == nil && settings.autoCreate && Self.isValidName(id.name) {
+            if engine.settings(id.name) == nil && settings.autoCreate && RTMPIngestServer.isNewStreamName(id.name) {
                 // Made once accepted; the global passphrase is the credential.
                 return .accept(passphrase: settings.passphrase)
             }
@@ -72,10 +72,6 @@ public final class SRTIngestServer: Sendable {
         if RTMPIngestServer.anyoneMayPublish(id.name, engine: engine) { return .accept(passphrase: nil) }
         refused("key", raw, peer)
         return .reject(.unauthorized)
-    }
-
-    static func isValidName(_ name: String) -> Bool {
-        !name.isEmpty && name.count <= 64 && name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
     }
 
     /// Waits for an async answer on this (caller's own) thread.
@@ -198,7 +194,7 @@ public struct SRTStreamID: Equatable, Sendable {
         }
         // Stream names: letters, digits, - and _ (an app prefix such as `live/` is dropped).
         let parts = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count <= 2, parts.allSatisfy(SRTIngestServer.isValidName) else { return nil }
+        guard parts.count <= 2, parts.allSatisfy(RTMPIngestServer.isNewStreamName) else { return nil }
         name = parts.last!
     }
 

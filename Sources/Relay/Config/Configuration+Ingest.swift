@@ -63,6 +63,11 @@ extension Configuration {
     /// What a stream whose `source` is `publish` is fed by: the one-port ingest servers.
     public static func publishURL(stream: String) -> String { "publish://\(stream)" }
 
+    /// Stream names (and the RTMP app): letters, digits, - and _, not empty.
+    public static func isStreamName(_ name: String) -> Bool {
+        !name.isEmpty && name.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
+    }
+
     public var publishStreams: [Stream] { streams.filter { $0.source.hasPrefix("publish://") } }
 
     static func ingestSettings(_ node: Node, _ r: Reader) throws(ConfigError) -> IngestSettings {
@@ -92,7 +97,7 @@ extension Configuration {
             (s.host, s.port) = try Configuration.hostPort(try r.string(l, "ingest.rtmp.listen"), path: "ingest.rtmp.listen", file: r.file)
             if let a = x["app"] {
                 s.app = try r.string(a, "ingest.rtmp.app")
-                guard !s.app.isEmpty, s.app.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+                guard Configuration.isStreamName(s.app) else {
                     throw ConfigError(file: r.file, path: "ingest.rtmp.app", problem: "letters, digits, - and _ only")
                 }
             }

@@ -125,7 +125,7 @@ public struct Configuration: Sendable {
         let streams = try r.mapping(streamsNode, "streams", allowed: nil)
         for (name, node) in streams.sorted(by: { $0.key < $1.key }) {
             let path = "streams.\(name)"
-            guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }), !name.isEmpty else {
+            guard Self.isStreamName(name) else {
                 throw ConfigError(file: file, path: path, problem: "stream names may use letters, digits, - and _ only")
             }
             let m = try r.mapping(node, path, allowed: ["source", "transport", "hwaccel", "device", "decode_threads", "title", "listen", "realtime", "loop",
