@@ -47,16 +47,4 @@ public enum PictureCheck {
         let psnr = mse <= 0 ? 99 : 10 * log10(255 * 255 / mse)
         return psnr >= threshold ? .clean(stamp, psnr: psnr) : .damaged(stamp, psnr: psnr)
     }
-
-    /// Judges every picture of a file of raw 8-bit luma pictures (`ffmpeg … -f rawvideo
-    /// -pix_fmt gray`), in order.
-    public static func judge(rawLuma bytes: [UInt8], width: Int, height: Int) -> [Verdict] {
-        let size = width * height
-        guard size > 0 else { return [] }
-        return bytes.withUnsafeBufferPointer { buf in
-            stride(from: 0, to: buf.count - size + 1, by: size).map { off in
-                judge(luma: buf.baseAddress! + off, stride: width, width: width, height: height)
-            }
-        }
-    }
 }
