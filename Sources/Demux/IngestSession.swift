@@ -43,8 +43,20 @@ public final class IngestSession: PacketSource {
     /// RTP packets the demuxer reported lost or too late, over this session.
     public private(set) var rtpPacketsLost = 0
 
+    /// Bytes from memory instead of a URL (LiveRelay's own ingest), and their container.
+    private let customInput: UnsafeMutablePointer<AVIOContext>?
+    private let customFormat: String?
+
     /// Opens the source and probes its streams, within `options.openTimeout`.
-    public init(url: String, options: SourceOptions = SourceOptions(), interruptHandle: InterruptHandle = InterruptHandle(), pacing: PacingHint? = nil, logger: Logger = Logger(label: "liverelay.demux")) throws(IngestError) {
+    public convenience init(url: String, options: SourceOptions = SourceOptions(), interruptHandle: InterruptHandle = InterruptHandle(), pacing: PacingHint? = nil, logger: Logger = Logger(label: "liverelay.demux")) throws(IngestError) {
+        try self.init(url: url, options: options, interruptHandle: interruptHandle, pacing: pacing, logger: logger, customInput: nil, format: nil)
+    }
+
+    /// Opens `format` read through `customInput` (which the caller frees after this session),
+    /// or `url` when there is none. `url` names the source in errors either way.
+    init(url: String, options: SourceOptions, interruptHandle: InterruptHandle, pacing: PacingHint? = nil, logger: Logger, customInput: UnsafeMutablePointer<AVIOContext>?, format: String?) throws(IngestError) {
+        self.customInput = customInput
+        self.customFormat = format
         self.url = url
         self.pacing = pacing
         self.options = options
@@ -151,7 +163,13 @@ public final class IngestSession: PacketSource {
         let openDeadline = deadline.map(Self.remaining) ?? options.listenTimeout
         interruptHandle.arm(seconds: openDeadline)
         var ctxOpt: UnsafeMutablePointer<AVFormatContext>? = ctx
-        let r = avformat_open_input(&ctxOpt, url, nil, &dict)
+        var format: UnsafePointer<AVInputFormat>? = nil
+        if let customInput {
+            ctx.pointee.pb = customInput
+            ctx.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+            format = customFormat.flatMap { av_find_input_format($0) }
+        }
+        let r = avformat_open_input(&ctxOpt, url, format, &dict)
         // avformat_open_input frees the context and nils the pointer on failure.
         if r < 0 {
             interruptHandle.disarm()

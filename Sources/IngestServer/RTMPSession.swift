@@ -1,10 +1,11 @@
 import Logging
 import Relay
+import Demux
 import MediaCore
 import NIOCore
 import Foundation
 
-/// One RTMP connection: handshake, commands, then media written as FLV to the stream's pipe.
+/// One RTMP connection: handshake, commands, then media pushed as FLV tags into the stream's feed.
 final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
     // Safety: used only on its channel's event loop.
     typealias InboundIn = ByteBuffer
@@ -14,7 +15,7 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
     var reader = RTMPChunkReader()
     var tcURL = ""
     var stream: String?
-    var output: FLVPipe?
+    var output: FLVFeedWriter?
     var outChunkSize = 4096
 
     init(server: RTMPIngestServer) { self.server = server }
@@ -207,7 +208,7 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
     }
 
     private func begin(_ name: String, _ context: ChannelHandlerContext) throws {
-            switch server.points.begin(name) {
+            switch server.points.beginFeed(name) {
             case .failure(.alreadyPublishing):
                 server.refused("busy")
                 status(context, "error", "NetStream.Publish.BadName", "stream is already publishing")
@@ -217,13 +218,9 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
                 status(context, "error", "NetStream.Publish.Failed", "cannot start")
                 context.flush()
                 throw Refused(description: "\(name): \(f)")
-            case .success(let fd):
+            case .success(let feed):
                 stream = name
-                let points = server.points
-                output = FLVPipe(fd: fd, loop: context.eventLoop, onFailure: { [weak self] in
-                    context.close(promise: nil)
-                    _ = self
-                }, onHeader: { flags in points.announce(name, flvFlags: flags) })
+                output = FLVFeedWriter(feed: feed)
                 server.logger.info("rtmp ingest: publishing", metadata: ["stream": "\(name)"])
                 status(context, "status", "NetStream.Publish.Start", "\(name) is now published")
             }
@@ -242,90 +239,41 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
     }
 }
 
-/// A publisher's media as FLV into the stream's pipe, written without blocking the event loop:
-/// what the pipe cannot take now waits here (bounded) and is retried every few milliseconds.
-final class FLVPipe: @unchecked Sendable {
-    // Safety: used only on one event loop.
-    let fd: Int32
-    let loop: any EventLoop
-    let onFailure: () -> Void
-    private var pending: [UInt8] = []
-    private var pendingStart = 0
-    private var retry: Scheduled<Void>?
-    private var closed = false
-    /// More than this waiting means the stream's reader stopped: the publisher is dropped.
-    static let limit = 32 << 20
-
-    /// Told the FLV header's flags just before the header is written, when the publisher's
-    /// metadata announced its streams.
-    let onHeader: ((UInt8) -> Void)?
-
-    init(fd: Int32, loop: any EventLoop, onFailure: @escaping () -> Void, onHeader: ((UInt8) -> Void)? = nil) {
-        self.fd = fd
-        self.loop = loop
-        self.onFailure = onFailure
-        self.onHeader = onHeader
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-    }
-
-    private var headerWritten = false
+/// A publisher's media as FLV tags into the stream's feed (`FLVFeed`), which the stream's
+/// ingest thread reads in memory. A push never waits: a reader gone, or too far behind, drops
+/// the publisher.
+final class FLVFeedWriter {
+    // Used only on the session's event loop.
+    let feed: FLVFeed
+    private var started = false
     private(set) var written = 0
 
-    /// The FLV header, before the first tag: it says which of audio and video to expect (the
-    /// demuxer waits for every stream the header announces). Known from the metadata, else from
-    /// the first media tag.
-    private func header(first tagType: UInt8, payload: [UInt8]) {
-        var flags: UInt8 = tagType == 8 ? 4 : 1
+    init(feed: FLVFeed) { self.feed = feed }
+
+    /// Before the first tag: which streams to expect (the FLV header; the demuxer that probes
+    /// them waits for every stream the header announces). Known from the metadata, else a guess
+    /// from the first media tag.
+    private func start(first tagType: UInt8, payload: [UInt8]) {
         if tagType == 18, let values = try? AMF0.decodeAll(payload), let meta = values.dropFirst().first {
-            flags = (meta["videocodecid"] != nil ? 1 : 0) | (meta["audiocodecid"] != nil ? 4 : 0)
-            if flags == 0 { flags = 5 }
+            let flags: UInt8 = (meta["videocodecid"] != nil ? 1 : 0) | (meta["audiocodecid"] != nil ? 4 : 0)
             // Only what the metadata says is an announcement: a guess from the first tag must
             // still let a second stream turn up while the reader probes.
-            onHeader?(flags)
+            feed.start(headerFlags: flags == 0 ? 5 : flags, announced: flags != 0)
+        } else {
+            feed.start(headerFlags: tagType == 8 ? 4 : 1, announced: false)
         }
-        // Signature, version 1, flags, header size 9; PreviousTagSize0.
-        pending = [0x46, 0x4C, 0x56, 1, flags, 0, 0, 0, 9, 0, 0, 0, 0]
-        headerWritten = true
     }
 
     func write(tagType: UInt8, timestamp: UInt32, payload: [UInt8]) throws {
-        guard !closed else { return }
-        if !headerWritten { header(first: tagType, payload: payload) }
-        let n = payload.count
-        var tag: [UInt8] = [tagType, UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF),
-                            UInt8(timestamp >> 16 & 0xFF), UInt8(timestamp >> 8 & 0xFF), UInt8(timestamp & 0xFF), UInt8(timestamp >> 24),
-                            0, 0, 0]
-        tag += payload
-        tag += RTMPChunkWriter.u32(UInt32(11 + n))
-        pending += tag
-        flush()
-        if pending.count - pendingStart > Self.limit { throw RTMPSession.Refused(description: "the stream's reader stopped taking media") }
+        if !started {
+            started = true
+            start(first: tagType, payload: payload)
+        }
+        guard feed.push(type: tagType, timestamp: timestamp, payload: payload) else {
+            throw RTMPSession.Refused(description: feed.isAbandoned ? "the stream's reader is gone" : "the stream's reader stopped taking media")
+        }
+        written += 15 + payload.count
     }
 
-    private func flush() {
-        while pendingStart < pending.count {
-            let w = pending.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + pendingStart, pending.count - pendingStart) }
-            if w > 0 { pendingStart += w; written += w; continue }
-            if w < 0 && (errno == EAGAIN || errno == EINTR) { break }
-            // The reader is gone (EPIPE): the stream reconnected or stopped.
-            close()
-            onFailure()
-            return
-        }
-        if pendingStart == pending.count { pending.removeAll(keepingCapacity: true); pendingStart = 0 }
-        else if pendingStart > 1 << 20 { pending.removeFirst(pendingStart); pendingStart = 0 }
-        if pendingStart < pending.count && retry == nil && !closed {
-            retry = loop.scheduleTask(in: .milliseconds(5)) { [weak self] in
-                self?.retry = nil
-                self?.flush()
-            }
-        }
-    }
-
-    func close() {
-        guard !closed else { return }
-        closed = true
-        retry?.cancel()
-        Glibc.close(fd)
-    }
+    func close() { feed.finish() }
 }

@@ -6,21 +6,34 @@ import Synchronization
 /// Streams fed by publishers on LiveRelay's own ingest ports (`source: publish`): where a
 /// publisher's media meets the stream's ingest thread.
 ///
-/// A session layer (the one-port RTMP server) that accepted a publisher for stream NAME calls
-/// `begin(NAME)`: it gets the write end of a pipe and writes the media there (FLV); the stream's
-/// ingest thread, waiting in its opener, gets the read end and hands it to libavformat like any
-/// source. When the publisher leaves, the pipe ends, the stream reconnects and waits for the
+/// A session layer that accepted a publisher for stream NAME calls `begin(NAME)`:
+/// - the one-port RTMP server gets an `FLVFeed` (`beginFeed`) and pushes the publisher's tags
+///   into it; the stream's ingest thread, waiting in its opener, reads them in memory
+///   (`FLVFeedSource`);
+/// - SRT and HLS uploads get the write end of a pipe and write their MPEG-TS there; the ingest
+///   thread hands the read end to libavformat like any source.
+/// When the publisher leaves, the feed or pipe ends, the stream reconnects and waits for the
 /// next one: viewers stay, HLS marks a discontinuity. One publisher per stream at a time.
 public final class PublishPoints: Sendable {
     public static let scheme = "publish"
 
     private struct State {
-        /// Read ends ready for a waiting ingest thread, by stream.
-        var ready: [String: Int32] = [:]
+        /// Media ready for a waiting ingest thread, by stream.
+        var ready: [String: Handoff] = [:]
         /// Streams with a publisher now.
         var live: Set<String> = []
-        /// FLV header flags the current publisher announced.
-        var announced: [String: UInt8] = [:]
+    }
+    /// What a publisher's media reaches the ingest thread through.
+    private enum Handoff {
+        case pipe(Int32)
+        case feed(FLVFeed)
+
+        func discard() {
+            switch self {
+            case .pipe(let fd): close(fd)
+            case .feed(let f): f.abandon()
+            }
+        }
     }
     private let state = Mutex(State())
     /// Wakes waiting openers when a publisher arrives (they also look at their interrupt handle
@@ -40,7 +53,7 @@ public final class PublishPoints: Sendable {
     /// A publish stream removed: a waiting read end is closed.
     public func remove(_ stream: String) {
         names.withLock { _ = $0.remove(stream) }
-        if let fd = state.withLock({ $0.ready.removeValue(forKey: stream) }) { close(fd) }
+        state.withLock({ $0.ready.removeValue(forKey: stream) })?.discard()
     }
 
     public enum Refusal: Error, Equatable {
@@ -52,29 +65,41 @@ public final class PublishPoints: Sendable {
     /// A publisher for `stream` was accepted: the file descriptor to write its media to (the
     /// caller closes it when the publisher leaves, then calls `end`).
     public func begin(_ stream: String) -> Result<Int32, Refusal> {
-        guard names.withLock({ $0.contains(stream) }) else { return .failure(.unknownStream) }
         var fds: [Int32] = [0, 0]
-        let result: Result<Int32, Refusal> = state.withLock { s in
-            guard !s.live.contains(stream) else { return .failure(.alreadyPublishing) }
+        return begin(stream) { () -> Result<(Handoff, Int32), Refusal> in
             guard pipe(&fds) == 0 else { return .failure(.pipe(errno)) }
             _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
             _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
             // A larger pipe (1 MiB where allowed): a keyframe fits while the demuxer catches up.
             _ = fcntl(fds[1], 1031 /* F_SETPIPE_SZ */, 1 << 20)
-            s.announced[stream] = nil
-            if let stale = s.ready.removeValue(forKey: stream) { close(stale) }
-            s.ready[stream] = fds[0]
-            s.live.insert(stream)
-            return .success(fds[1])
+            return .success((.pipe(fds[0]), fds[1]))
+        }
+    }
+
+    /// A publisher of FLV tags for `stream` was accepted: the feed to push them into (the
+    /// caller finishes it when the publisher leaves, then calls `end`).
+    public func beginFeed(_ stream: String) -> Result<FLVFeed, Refusal> {
+        begin(stream) { () -> Result<(Handoff, FLVFeed), Refusal> in
+            let feed = FLVFeed()
+            return .success((.feed(feed), feed))
+        }
+    }
+
+    private func begin<T>(_ stream: String, _ make: () -> Result<(Handoff, T), Refusal>) -> Result<T, Refusal> {
+        guard names.withLock({ $0.contains(stream) }) else { return .failure(.unknownStream) }
+        let result: Result<T, Refusal> = state.withLock { s in
+            guard !s.live.contains(stream) else { return .failure(.alreadyPublishing) }
+            switch make() {
+            case .failure(let f): return .failure(f)
+            case .success(let (handoff, publisherEnd)):
+                s.ready.removeValue(forKey: stream)?.discard()
+                s.ready[stream] = handoff
+                s.live.insert(stream)
+                return .success(publisherEnd)
+            }
         }
         if case .success = result { arrived.lock(); arrived.broadcast(); arrived.unlock() }
         return result
-    }
-
-    /// What the publisher of `stream` announced in its FLV header (1 video, 4 audio, 5 both):
-    /// told before the header is written, so the reader knows it once its input is open.
-    public func announce(_ stream: String, flvFlags: UInt8) {
-        state.withLock { $0.announced[stream] = flvFlags }
     }
 
     /// The publisher of `stream` left (its write end is closed).
@@ -89,16 +114,13 @@ public final class PublishPoints: Sendable {
         let stream = String(url.dropFirst("\(Self.scheme)://".count))
         while true {
             if interrupt.isInterrupted { throw IngestError(.stopped, source: url, stage: "waiting for a publisher", detail: "stopped") }
-            if let fd = state.withLock({ $0.ready.removeValue(forKey: stream) }) {
+            switch state.withLock({ $0.ready.removeValue(forKey: stream) }) {
+            case .feed(let feed):
+                return try FLVFeedSource(feed: feed, url: url, options: options, interruptHandle: interrupt)
+            case .pipe(let fd):
                 var o = options
                 o.listen = false
                 o.realtime = false
-                // A publisher that announced one stream (video, or audio, alone): nothing else
-                // can come, so probing stops at its first frames instead of waiting 100 ms of
-                // media for a second stream (FLV keeps looking until it has two).
-                o.analyzeDurationAfterOpen = AnalyzeHint { [weak self] in
-                    self?.state.withLock { $0.announced[stream] }.flatMap { $0 == 1 || $0 == 4 ? 0.001 : nil }
-                }
                 // Silence from a publisher that is still connected ends the session like any stall.
                 do {
                     return PipeSource(try IngestSession(url: "pipe:\(fd)", options: o, interruptHandle: interrupt), fd: fd)
@@ -106,6 +128,8 @@ public final class PublishPoints: Sendable {
                     close(fd)
                     throw error
                 }
+            case nil:
+                break
             }
             arrived.lock()
             if state.withLock({ $0.ready[stream] == nil }) { _ = arrived.wait(until: Date().addingTimeInterval(0.2)) }
