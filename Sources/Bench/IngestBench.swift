@@ -47,6 +47,10 @@ public struct IngestBenchmark {
             yaml += "  first: {source: publish, preview: {fps: 30}}\n"
             let (serve, port) = try ChildProcess.serve(me: me, yaml: yaml, file: work.appendingPathComponent("serve-ingest-\(n).yaml"),
                                                        ready: "RTMP ingest listening", timeout: 60)
+            // The process with its N streams set up and waiting: what publishers add is counted
+            // against this.
+            Thread.sleep(forTimeInterval: 1)
+            let idleRSS = serve.rssMiB
             let load = RTMPLoad(clip: tags)
             let t0 = Date()
             do { try load.start((0..<n).map { "rtmp://127.0.0.1:\(ingestPort)/live/p\($0)" }, timeout: 60) } catch {
@@ -86,13 +90,13 @@ public struct IngestBenchmark {
                 let rss = procs.map(\.rssMiB).reduce(0, +) / Double(n)
                 let running = pulls.filter { $0.process.isRunning }.count
                 ratio = String(format: "%.2f", oursPerStream / max(0.0001, cpu))
-                peerRow = "| \(n) | nginx-rtmp + \(n) × ffmpeg -c copy -f hls | \(f(cpu)) | \(f(rss)) | | | \(running) of \(n) ffmpeg running | |"
+                peerRow = "| \(n) | nginx-rtmp + \(n) × ffmpeg -c copy -f hls | \(f(cpu)) | \(f(rss)) | | | | \(running) of \(n) ffmpeg running | |"
             }
-            rows.append("| \(n) | LiveRelay one-port ingest → HLS | \(f(oursPerStream)) | \(f(ours.ours.rss / Double(n))) | \(ratio) | \(ours.ours.drops) | \(live) of \(n) | \(String(format: "%.2f", ours.ours.speed)) |")
+            rows.append("| \(n) | LiveRelay one-port ingest → HLS | \(f(oursPerStream)) | \(f(ours.ours.rss / Double(n))) | \(f(max(0, ours.ours.rss - idleRSS) / Double(n))) | \(ratio) | \(ours.ours.drops) | \(live) of \(n) | \(String(format: "%.2f", ours.ours.speed)) |")
             if let peerRow { rows.append(peerRow) }
         }
         var md = "Ingest: N RTMP publishers replaying \(URL(fileURLWithPath: clip).lastPathComponent) (640x360, 30 fps, 1 Mbit/s) in real time from one in-process load generator (not counted), \(Int(seconds)) s per point, \(ProcessInfo.processInfo.activeProcessorCount) cores.\n\n"
-        md += "| publishers | path | CPU % per stream | RSS MiB per stream | LiveRelay / peer CPU | drops | streams live | speed |\n|---:|---|---:|---:|---:|---:|---|---:|\n"
+        md += "| publishers | path | CPU % per stream | RSS MiB per stream | RSS MiB added per publisher | LiveRelay / peer CPU | drops | streams live | speed |\n|---:|---|---:|---:|---:|---:|---:|---|---:|\n"
         md += rows.joined(separator: "\n") + "\n\n" + notes.map { "- \($0)" }.joined(separator: "\n") + "\n"
         print(md)
         try md.write(to: outDir.appendingPathComponent("ingest.md"), atomically: true, encoding: .utf8)

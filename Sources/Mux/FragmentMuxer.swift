@@ -161,7 +161,16 @@ public final class FragmentMuxer {
         let r = av_write_frame(ctx, nil)
         if r < 0 { throw FFmpegError(code: r, operation: "av_write_frame(flush)") }
         avio_flush(ctx.pointee.pb)
-        let out = sink.bytes
+        // A copy of exactly its size: the working buffer keeps its capacity (grown by doubling,
+        // up to twice a segment) for the next one, instead of every segment or part kept in the
+        // HLS window holding a buffer of that capacity.
+        let n = sink.bytes.count
+        let out = sink.bytes.withUnsafeBufferPointer { src in
+            [UInt8](unsafeUninitializedCapacity: n) { dst, count in
+                if n > 0 { dst.baseAddress!.update(from: src.baseAddress!, count: n) }
+                count = n
+            }
+        }
         sink.bytes.removeAll(keepingCapacity: true)
         if format == .mpegts { pendingHeaders = true }
         startedSinceCut.removeAll(keepingCapacity: true)

@@ -1,20 +1,32 @@
 import Histogram
 import Synchronization
 
-/// A latency distribution (HdrHistogram, microseconds, 3 significant digits), shared across
-/// threads.
+/// A latency distribution (HdrHistogram, microseconds, 3 significant digits from 16 µs up;
+/// 60 s and more count as 60 s), shared across threads.
+///
+/// Every stream has several (each sink's queue, its HLS store, its decoder): 32-bit counts and
+/// a 60 s ceiling keep each to 52 KiB, where 64-bit counts up to 600 s took 168 KiB.
 public final class LatencyHistogram: Sendable {
-    private let histogram = Mutex(Histogram<UInt64>(highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: .three))
+    static let ceiling: UInt64 = 60_000_000
+    private let histogram = Mutex(Histogram<UInt32>(lowestDiscernibleValue: 16, highestTrackableValue: ceiling, numberOfSignificantValueDigits: .three))
 
     public init() {}
 
     public func record(nanoseconds: UInt64) {
-        _ = histogram.withLock { $0.record(min(nanoseconds / 1000, 600_000_000)) }
+        record(microseconds: min(nanoseconds / 1000, Self.ceiling))
     }
 
     public func record(milliseconds: Double) {
         guard milliseconds >= 0 else { return }
-        _ = histogram.withLock { $0.record(UInt64(milliseconds * 1000)) }
+        record(microseconds: min(UInt64(min(milliseconds, 1e12) * 1000), Self.ceiling))
+    }
+
+    private func record(microseconds: UInt64) {
+        histogram.withLock { h in
+            // Before a 32-bit count could wrap (a year or more of packets): start afresh.
+            if h.totalCount >= 1 << 31 { h.reset() }
+            h.record(microseconds)
+        }
     }
 
     /// Percentiles in milliseconds.
