@@ -8,7 +8,7 @@ import IngestServer
 /// What the fuzzers feed: input from a config file or the network that must never crash the
 /// process. Each target takes arbitrary bytes.
 enum FuzzTargets {
-    static let names = ["config", "url", "hls", "timeline", "rtmp", "demux"]
+    static let names = ["config", "url", "hls", "timeline", "rtmp", "demux", "flvfeed"]
 
     static func run(_ target: String, _ bytes: [UInt8]) {
         _ = silenced
@@ -38,6 +38,8 @@ enum FuzzTargets {
             RTMPFuzzing.feed(bytes)
         case "demux":
             demux(bytes)
+        case "flvfeed":
+            flvFeed(bytes)
         default:
             break
         }
@@ -74,6 +76,32 @@ enum FuzzTargets {
         while n < 500, let p = try? session.readPacket() {
             _ = p.data.count
             n += 1
+        }
+    }
+
+    /// The bytes as an FLV file whose tags a publisher pushes into LiveRelay's one-port ingest:
+    /// libavformat probes the first ones from memory, then packets are built from the tags
+    /// directly (H.264 and AAC) or by the demuxer.
+    static func flvFeed(_ bytes: [UInt8]) {
+        let feed = FLVFeed()
+        if bytes.count > 4 { feed.start(headerFlags: bytes[4], announced: bytes[4] & 0x80 != 0) }
+        var i = 13
+        while i + 11 <= bytes.count {
+            let n = Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
+            let ts = UInt32(bytes[i + 4]) << 16 | UInt32(bytes[i + 5]) << 8 | UInt32(bytes[i + 6]) | UInt32(bytes[i + 7]) << 24
+            let end = min(bytes.count, i + 11 + n)
+            _ = feed.push(type: bytes[i], timestamp: ts, payload: Array(bytes[(i + 11)..<end]))
+            i = end + 4
+        }
+        feed.finish()
+        var o = SourceOptions()
+        o.openTimeout = 2
+        o.readTimeout = 2
+        guard let source = try? FLVFeedSource(feed: feed, url: "publish://fuzz", options: o, interruptHandle: InterruptHandle()) else { return }
+        var count = 0
+        while count < 500, let p = try? source.readPacket() {
+            _ = p.data.count
+            count += 1
         }
     }
 

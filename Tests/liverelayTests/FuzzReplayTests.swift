@@ -6,13 +6,13 @@ import TestSupport
 /// mutations of it, replayed through the same code the fuzzers drive (scripts/fuzz.sh runs the
 /// real libFuzzer under ASan; FUZZING.md has its figures). A crash fails the test.
 @Suite struct FuzzReplayTests {
-    @Test(arguments: ["config", "url", "hls", "timeline", "rtmp", "demux"])
+    @Test(arguments: ["config", "url", "hls", "timeline", "rtmp", "demux", "flvfeed"])
     func theCorpusAndItsMutationsNeverCrash(target: String) throws {
         let dir = Paths.packageRoot.appendingPathComponent("fuzz/corpus/\(target)")
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).map { dir.appendingPathComponent($0).path }
         try #require(!files.isEmpty)
         // Demuxing opens each input through libavformat: fewer of them, same idea.
-        let r = try ChildProcess.run(Paths.fuzzReplay, [target, "--random", target == "demux" ? "400" : "3000"] + files, timeout: 120)
+        let r = try ChildProcess.run(Paths.fuzzReplay, [target, "--random", target == "demux" || target == "flvfeed" ? "400" : "3000"] + files, timeout: 120)
         #expect(r.status == 0 && r.stdout.contains("no crash"), "\(r.output.suffix(2000))")
     }
 }
