@@ -28,6 +28,9 @@ public final class FLVFeed: @unchecked Sendable {
     private var readerGone = false
     private var readerWaiting = false
     private var flags: (header: UInt8, announced: Bool)?
+    /// Takes each tag as it is pushed, on the pushing thread (see `attach`).
+    private var consumer: ((Tag) -> Void)?
+    private var lastPushNanos: UInt64 = 0
 
     /// The most a reader may leave untaken before the publisher is dropped.
     public static let limit = 32 << 20
@@ -53,6 +56,11 @@ public final class FLVFeed: @unchecked Sendable {
         let now = MonotonicClock.nanoseconds()
         condition.lock(); defer { condition.unlock() }
         if readerGone || publisherLeft || queuedBytes + payload.count > Self.limit { return false }
+        lastPushNanos = now
+        if let consumer {
+            consumer(Tag(type: type, timestamp: timestamp, payload: payload, arrivalNanos: now))
+            return true
+        }
         tags.append(Tag(type: type, timestamp: timestamp, payload: payload, arrivalNanos: now))
         queuedBytes += payload.count
         if readerWaiting { condition.signal() }
@@ -78,6 +86,49 @@ public final class FLVFeed: @unchecked Sendable {
     public var isAbandoned: Bool {
         condition.lock(); defer { condition.unlock() }
         return readerGone
+    }
+
+    /// From now on every tag is handed to `consumer` as it is pushed, on the pushing thread,
+    /// with the feed locked (so in order, one at a time); the tags queued so far are handed to
+    /// it first, on this thread. `detach` ends it.
+    func attach(_ consumer: @escaping (Tag) -> Void) {
+        condition.lock(); defer { condition.unlock() }
+        while head < tags.count {
+            consumer(tags[head])
+            head += 1
+        }
+        tags.removeAll()
+        head = 0
+        queuedBytes = 0
+        lastPushNanos = MonotonicClock.nanoseconds()
+        self.consumer = consumer
+    }
+
+    func detach() {
+        condition.lock(); defer { condition.unlock() }
+        consumer = nil
+    }
+
+    enum Attached {
+        /// The publisher left.
+        case ended
+        /// Nothing was pushed for the silence given.
+        case silent
+        /// Neither yet.
+        case waiting
+    }
+
+    /// With a consumer attached: waits at most `wait` seconds for the publisher to leave, and
+    /// says whether it did or has been silent for `silence` seconds.
+    func waitAttached(wait: Double, silence: Double) -> Attached {
+        condition.lock(); defer { condition.unlock() }
+        if !publisherLeft {
+            readerWaiting = true
+            _ = condition.wait(until: Date(timeIntervalSinceNow: wait))
+            readerWaiting = false
+        }
+        if publisherLeft { return .ended }
+        return MonotonicClock.nanoseconds() &- lastPushNanos >= Timestamps.nanoseconds(silence) ? .silent : .waiting
     }
 
     enum Next {

@@ -11,7 +11,10 @@ import Foundation
 /// drained of what it read ahead and closed, and each later tag becomes a packet here: a copy
 /// of the tag's payload with its timestamps, the way FFmpeg's FLV demuxer makes it, without the
 /// demuxer's per-tag work and buffers. Other codecs stay on the demuxer, still fed from memory.
-public final class FLVFeedSource: PacketSource {
+///
+/// Run by a supervisor (`deliverAll`), the direct path builds and hands on each packet on the
+/// publisher's thread as the tag is pushed: the ingest thread only waits for the end.
+public final class FLVFeedSource: PushingPacketSource {
     public private(set) var streams: [StreamInfo] = []
     public let formatName = "flv"
     public let interruptHandle: InterruptHandle
@@ -159,6 +162,37 @@ public final class FLVFeedSource: PacketSource {
                 }
             case .tag(let tag):
                 if let p = try packet(of: tag) { return p }
+            }
+        }
+    }
+
+    public func deliverAll(_ deliver: @escaping (Packet) -> Void) throws {
+        while heldNext < held.count {
+            deliver(held[heldNext])
+            heldNext += 1
+        }
+        held = []
+        heldNext = 0
+        guard isDirect else {
+            while let p = try demuxer?.readPacket() { deliver(p) }
+            return
+        }
+        // Safety: the packet builder's state (tracks, timestamps, scratch) is touched by one
+        // thread at a time: the pusher's while attached, under the feed's lock, which orders
+        // it with this thread's use before `attach` and after `detach`.
+        feed.attach { [unowned self] tag in
+            // A packet that cannot be made (out of memory) is dropped, not the stream.
+            if let p = try? self.packet(of: tag) { deliver(p) }
+        }
+        defer { feed.detach() }
+        while true {
+            switch feed.waitAttached(wait: 0.25, silence: options.readTimeout) {
+            case .ended:
+                return
+            case .silent:
+                throw IngestError(.timedOut, source: url, stage: "reading", detail: "no answer within \(formatSeconds(options.readTimeout))")
+            case .waiting:
+                if interruptHandle.isInterrupted { throw IngestError(.stopped, source: url, stage: "reading", detail: "stopped") }
             }
         }
     }

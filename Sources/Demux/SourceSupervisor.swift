@@ -108,8 +108,14 @@ public final class SourceSupervisor: Sendable {
                 onEvent(.opened(streams: source.streams, formatName: source.formatName, generation: generation))
                 setState(.live)
                 liveSince = MonotonicClock.nanoseconds()
-                while let packet = try source.readPacket() {
-                    onEvent(.packet(packet))
+                if let pushing = source as? any PushingPacketSource {
+                    // Packets arrive on the producer's thread; this one waits for the end.
+                    let onEvent = onEvent
+                    try pushing.deliverAll { onEvent(.packet($0)) }
+                } else {
+                    while let packet = try source.readPacket() {
+                        onEvent(.packet(packet))
+                    }
                 }
                 onEvent(.closed(error: nil))
                 if !reconnectAtEnd {

@@ -18,3 +18,12 @@ extension PacketSource {
     /// The first video stream, if any.
     public var videoStream: StreamInfo? { streams.first { $0.mediaType == .video } }
 }
+
+/// A source that can hand its packets on from the thread that produces them (a publisher's
+/// session on an event loop), so that the ingest thread does not wake for each packet.
+public protocol PushingPacketSource: PacketSource {
+    /// Hands every packet on through `deliver` until the source ends (returns) or fails
+    /// (throws, as `readPacket` would). Called on the ingest thread, which waits meanwhile;
+    /// `deliver` runs on one thread at a time, in packet order, possibly not the caller's.
+    func deliverAll(_ deliver: @escaping (Packet) -> Void) throws
+}

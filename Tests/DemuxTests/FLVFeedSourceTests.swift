@@ -47,11 +47,17 @@ import TestSupport
         var description: String { "#\(stream) pts \(pts.map(String.init) ?? "-") dts \(dts.map(String.init) ?? "-") dur \(duration) key \(key) \(data.count) B" }
     }
 
-    func read(_ source: any PacketSource) throws -> [Seen] {
-        var out: [Seen] = []
-        while let p = try source.readPacket() {
-            out.append(Seen(stream: p.streamIndex, pts: p.pts, dts: p.dts, duration: p.duration, key: p.isKeyframe, data: p.data))
+    /// Every packet, read one by one, or (`pushed`) handed on by the thread that pushes the
+    /// tags, as a supervisor takes them.
+    func read(_ source: any PacketSource, pushed: Bool = false) throws -> [Seen] {
+        func seen(_ p: Packet) -> Seen { Seen(stream: p.streamIndex, pts: p.pts, dts: p.dts, duration: p.duration, key: p.isKeyframe, data: p.data) }
+        if pushed, let pushing = source as? any PushingPacketSource {
+            let out = Locked<[Seen]>([])
+            try pushing.deliverAll { p in out.withLock { $0.append(seen(p)) } }
+            return out.withLock { $0 }
         }
+        var out: [Seen] = []
+        while let p = try source.readPacket() { out.append(seen(p)) }
         return out
     }
 
@@ -63,9 +69,10 @@ import TestSupport
         }
     }
 
-    @Test(arguments: [["-c:v", "libx264", "-g", "30", "-bf", "2", "-c:a", "aac"],          // B-frames, audio
-                      ["-c:v", "libx264", "-g", "15", "-bf", "0", "-an"]])                  // video alone
-    func h264AndAACBecomeTheDemuxersPacketsWithoutIt(args: [String]) throws {
+    @Test(arguments: [(["-c:v", "libx264", "-g", "30", "-bf", "2", "-c:a", "aac"], false),   // B-frames, audio
+                      (["-c:v", "libx264", "-g", "30", "-bf", "2", "-c:a", "aac"], true),    // the same, pushed
+                      (["-c:v", "libx264", "-g", "15", "-bf", "0", "-an"], true)])           // video alone
+    func h264AndAACBecomeTheDemuxersPacketsWithoutIt(args: [String], pushed: Bool) throws {
         let file = try flv(args)
         defer { try? FileManager.default.removeItem(at: file) }
         let expected = try read(IngestSession(url: file.path, options: options()))
@@ -76,7 +83,7 @@ import TestSupport
         #expect(source.isDirect)
         #expect(source.streams.map(\.codecName).sorted() == (args.contains("-an") ? ["h264"] : ["aac", "h264"]))
         #expect(source.streams.first { $0.mediaType == .video }?.width == 320)
-        let got = try read(source)
+        let got = try read(source, pushed: pushed)
         #expect(got.count == expected.count)
         #expect(expected.count >= (args.contains("-an") ? 90 : 200))
         // Durations of the first packets depend on how long the probe looked (FFmpeg fills
@@ -100,7 +107,8 @@ import TestSupport
         #expect(got.map(\.data) == expected.map(\.data))
     }
 
-    @Test func aSilentPublisherTimesOutAndAStopIsPrompt() throws {
+    @Test(arguments: [false, true])
+    func aSilentPublisherTimesOutAndAStopIsPrompt(pushed: Bool) throws {
         let file = try flv(["-c:v", "libx264", "-an"])
         defer { try? FileManager.default.removeItem(at: file) }
         let all = try tags(file)
@@ -111,7 +119,7 @@ import TestSupport
         o.readTimeout = 1
         let source = try FLVFeedSource(feed: feed, url: "publish://cam", options: o, interruptHandle: InterruptHandle())
         let start = Date()
-        let error = #expect(throws: IngestError.self) { _ = try read(source) }
+        let error = #expect(throws: IngestError.self) { _ = try read(source, pushed: pushed) }
         #expect(error?.kind == .timedOut, "\(String(describing: error))")
         #expect(Date().timeIntervalSince(start) < 3)
         // The reader gone, the publisher's next push is refused: it is dropped.
@@ -124,9 +132,17 @@ import TestSupport
         let second = try FLVFeedSource(feed: stopped, url: "publish://cam", options: options(), interruptHandle: handle)
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { handle.interrupt() }
         let t = Date()
-        let e2 = #expect(throws: IngestError.self) { _ = try read(second) }
+        let e2 = #expect(throws: IngestError.self) { _ = try read(second, pushed: pushed) }
         #expect(e2?.kind == .stopped)
         #expect(Date().timeIntervalSince(t) < 1)
+    }
+
+    /// A lock around a value, for packets handed on from another thread.
+    final class Locked<T>: @unchecked Sendable {
+        private var value: T
+        private let lock = NSLock()
+        init(_ v: T) { value = v }
+        func withLock<R>(_ body: (inout T) -> R) -> R { lock.lock(); defer { lock.unlock() }; return body(&value) }
     }
 
     @Test func garbageTagsNeitherCrashNorStopTheStream() throws {
