@@ -2,10 +2,11 @@ public import MediaCore
 import Foundation
 
 /// A publisher's media as FLV tags, handed from a session layer's thread (the RTMP server's
-/// event loop) to the stream's ingest thread in memory: no pipe, no system call per tag.
+/// event loop) to the stream's reader in memory: no pipe, no system call per tag.
 ///
-/// The publisher's side pushes and never waits; the ingest thread (`FLVFeedSource`) takes
-/// the tags in order and wakes only when one is there. What the reader has not taken is
+/// The publisher's side pushes and never waits. The ingest thread (`FLVFeedSource`) either
+/// takes the tags in order, waking only when one is there, or attaches a consumer that takes
+/// each tag on the pushing thread as it comes (`attach`). What the reader has not taken is
 /// bounded (`limit`): more than that means it stopped, and the push says so.
 public final class FLVFeed: @unchecked Sendable {
     // Safety: every stored `var` is read and written with `condition` locked.

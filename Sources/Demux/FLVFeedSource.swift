@@ -3,7 +3,7 @@ public import MediaCore
 public import Logging
 import Foundation
 
-/// A publisher's FLV tags (`FLVFeed`) as packets, on the stream's ingest thread.
+/// A publisher's FLV tags (`FLVFeed`) as packets.
 ///
 /// Opening: libavformat's FLV demuxer reads the first tags from memory (a custom AVIO, no pipe)
 /// and probes the streams, so the codec parameters are FFmpeg's own (size, profile, frame rate).
@@ -123,8 +123,10 @@ public final class FLVFeedSource: PushingPacketSource {
         input.draining = true
         do {
             while let p = try session.readPacket() { held.append(p) }
+        } catch let e as IngestError {
+            throw e
         } catch {
-            throw IngestError(.failed, source: url, stage: "probing streams", detail: "\(error)")
+            throw IngestError(.failed, source: url, stage: Self.readingStage, detail: "\(error)")
         }
         demuxer = nil
         for s in streams {
@@ -156,10 +158,8 @@ public final class FLVFeedSource: PushingPacketSource {
             case .end:
                 return nil
             case .nothing:
-                if interruptHandle.isInterrupted { throw IngestError(.stopped, source: url, stage: "reading", detail: "stopped") }
-                if MonotonicClock.nanoseconds() >= deadline {
-                    throw IngestError(.timedOut, source: url, stage: "reading", detail: "no answer within \(formatSeconds(options.readTimeout))")
-                }
+                if interruptHandle.isInterrupted { throw stopped }
+                if MonotonicClock.nanoseconds() >= deadline { throw silent }
             case .tag(let tag):
                 if let p = try packet(of: tag) { return p }
             }
@@ -190,11 +190,18 @@ public final class FLVFeedSource: PushingPacketSource {
             case .ended:
                 return
             case .silent:
-                throw IngestError(.timedOut, source: url, stage: "reading", detail: "no answer within \(formatSeconds(options.readTimeout))")
+                throw silent
             case .waiting:
-                if interruptHandle.isInterrupted { throw IngestError(.stopped, source: url, stage: "reading", detail: "stopped") }
+                if interruptHandle.isInterrupted { throw stopped }
             }
         }
+    }
+
+    static let readingStage = "reading"
+    /// How a read ends on a stop, and on `read_timeout` without a tag.
+    private var stopped: IngestError { IngestError(.stopped, source: url, stage: Self.readingStage, detail: "stopped") }
+    private var silent: IngestError {
+        IngestError(.timedOut, source: url, stage: Self.readingStage, detail: "no answer within \(formatSeconds(options.readTimeout))")
     }
 
     /// The packet a tag carries, as FFmpeg's FLV demuxer makes it; nil for a tag that carries
@@ -240,7 +247,7 @@ public final class FLVFeedSource: PushingPacketSource {
         let dts = timestamp(tag.timestamp)
         let n = p.count - body
         guard av_new_packet(scratch, Int32(n)) >= 0, let data = scratch.pointee.data else {
-            throw IngestError(.failed, source: url, stage: "reading", detail: "out of memory")
+            throw IngestError(.failed, source: url, stage: Self.readingStage, detail: "out of memory")
         }
         p.withUnsafeBufferPointer { data.update(from: $0.baseAddress! + body, count: n) }
         scratch.pointee.dts = dts
@@ -260,7 +267,7 @@ public final class FLVFeedSource: PushingPacketSource {
             return try Packet(movingFrom: scratch, timeBase: .milliseconds, mediaType: tag.type == 9 ? .video : .audio, arrivalNanos: tag.arrivalNanos)
         } catch {
             av_packet_unref(scratch)
-            throw IngestError(.failed, source: url, stage: "reading", detail: error.description, underlying: error)
+            throw IngestError(.failed, source: url, stage: Self.readingStage, detail: error.description, underlying: error)
         }
     }
 

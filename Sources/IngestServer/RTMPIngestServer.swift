@@ -10,7 +10,7 @@ import Synchronization
 /// The one-port RTMP ingest (`ingest.rtmp`): many publishers at once, each at
 /// `rtmp://host:port/APP/STREAM` (or OBS's server + stream key `STREAM?key=…`), checked against
 /// the keys before the first media byte is taken, and fed to their stream through
-/// `PublishPoints` as FLV, which libavformat demuxes. A second publisher of a live stream is
+/// `PublishPoints` as FLV tags in memory (`FLVFeed`). A second publisher of a live stream is
 /// refused; one that drops and returns resumes the same stream.
 public final class RTMPIngestServer: Sendable {
     let settings: IngestSettings.RTMPIngest

@@ -38,8 +38,9 @@ public final class RelayEngine: Sendable {
     ///   - captureAge: read on streams configured with `measure: true`.
     public init(configuration: Configuration, sources: SourceOpener = SourceOpener(), captureAge: CaptureAgeReader? = nil, logger: Logger) {
         self.configuration = configuration
-        // Publishers' media goes through pipes: a write to one whose reader left (a stream
-        // stopped or removed under its publisher) must fail with EPIPE, not kill the process.
+        // SRT and HLS-upload publishers' media goes through pipes: a write to one whose reader
+        // left (a stream stopped or removed under its publisher) must fail with EPIPE, not kill
+        // the process.
         signal(SIGPIPE, SIG_IGN)
         self.sources = sources
         self.captureAge = captureAge

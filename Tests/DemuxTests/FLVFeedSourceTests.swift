@@ -48,23 +48,36 @@ import TestSupport
     }
 
     /// Every packet, read one by one, or (`pushed`) handed on by the thread that pushes the
-    /// tags, as a supervisor takes them.
+    /// tags, as a supervisor takes them; with how many were handed on by another thread than
+    /// the reader's.
     func read(_ source: any PacketSource, pushed: Bool = false) throws -> [Seen] {
+        try readCounting(source, pushed: pushed).packets
+    }
+
+    func readCounting(_ source: any PacketSource, pushed: Bool) throws -> (packets: [Seen], fromPusher: Int) {
         func seen(_ p: Packet) -> Seen { Seen(stream: p.streamIndex, pts: p.pts, dts: p.dts, duration: p.duration, key: p.isKeyframe, data: p.data) }
         if pushed, let pushing = source as? any PushingPacketSource {
-            let out = Locked<[Seen]>([])
-            try pushing.deliverAll { p in out.withLock { $0.append(seen(p)) } }
+            let out = Locked<(packets: [Seen], fromPusher: Int)>(([], 0))
+            let reader = pthread_self()
+            try pushing.deliverAll { p in
+                let other = pthread_equal(pthread_self(), reader) == 0
+                out.withLock { $0.packets.append(seen(p)); if other { $0.fromPusher += 1 } }
+            }
             return out.withLock { $0 }
         }
         var out: [Seen] = []
         while let p = try source.readPacket() { out.append(seen(p)) }
-        return out
+        return (out, 0)
     }
 
-    /// Pushes a file's tags from another thread, at once, then says the publisher left.
-    func publish(_ tags: [(UInt8, UInt32, [UInt8])], to feed: FLVFeed, finish: Bool = true) {
+    /// Pushes a file's tags from another thread, at once (or `paced`, 2 ms apart, so that most
+    /// come after the reader is set up), then says the publisher left.
+    func publish(_ tags: [(UInt8, UInt32, [UInt8])], to feed: FLVFeed, finish: Bool = true, paced: Bool = false) {
         Thread.detachNewThread {
-            for t in tags { _ = feed.push(type: t.0, timestamp: t.1, payload: t.2) }
+            for t in tags {
+                _ = feed.push(type: t.0, timestamp: t.1, payload: t.2)
+                if paced { usleep(2000) }
+            }
             if finish { feed.finish() }
         }
     }
@@ -78,12 +91,14 @@ import TestSupport
         let expected = try read(IngestSession(url: file.path, options: options()))
         let feed = FLVFeed()
         feed.start(headerFlags: args.contains("-an") ? 1 : 5, announced: true)
-        publish(try tags(file), to: feed)
+        publish(try tags(file), to: feed, paced: pushed)
         let source = try FLVFeedSource(feed: feed, url: "publish://cam", options: options(), interruptHandle: InterruptHandle())
         #expect(source.isDirect)
         #expect(source.streams.map(\.codecName).sorted() == (args.contains("-an") ? ["h264"] : ["aac", "h264"]))
         #expect(source.streams.first { $0.mediaType == .video }?.width == 320)
-        let got = try read(source, pushed: pushed)
+        let (got, fromPusher) = try readCounting(source, pushed: pushed)
+        // Pushed: packets are made and handed on by the publisher's thread as its tags come.
+        if pushed { #expect(fromPusher > got.count / 2, "\(fromPusher) of \(got.count) handed on by the pushing thread") }
         #expect(got.count == expected.count)
         #expect(expected.count >= (args.contains("-an") ? 90 : 200))
         // Durations of the first packets depend on how long the probe looked (FFmpeg fills
