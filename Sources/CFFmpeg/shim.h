@@ -16,6 +16,7 @@
 #include <libavutil/log.h>
 #include <libavutil/dict.h>
 #include <libavutil/time.h>
+#include <libavutil/md5.h>
 #include <libswscale/swscale.h>
 #include <errno.h>
 #include <stdio.h>

@@ -11,6 +11,18 @@ public struct SourceOptions: Sendable, Hashable {
     }
 
     public var transport: Transport = .auto
+
+    /// Which RTSP client reads an `rtsp://` source.
+    public enum RTSPClient: String, Sendable, Hashable, CaseIterable, Codable {
+        /// LiveRelay's own (H.264 with AAC or G.711): a picture is handed on as its last RTP
+        /// packet arrives. Other streams still go to FFmpeg's.
+        case liverelay
+        /// FFmpeg's RTSP demuxer: one frame interval later for H.264 (its parser waits for the
+        /// next picture to start).
+        case ffmpeg
+    }
+
+    public var rtspClient: RTSPClient = .liverelay
     /// Deadline for connecting and probing the streams, in seconds.
     public var openTimeout: Double = 5
     /// Deadline for each packet read, in seconds: a silent source times out after this.

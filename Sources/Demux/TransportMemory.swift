@@ -27,7 +27,7 @@ public final class TransportMemory: Sendable {
     /// Watches an open source: a UDP session of an `auto` source whose reads time out while its
     /// server answers makes the next opens use TCP.
     public func watch(_ source: any PacketSource, options: SourceOptions, reachability: Reachability?) -> any PacketSource {
-        guard options.transport == .auto, let s = source as? IngestSession, s.transportUsed == .udp, let reachability else { return source }
+        guard options.transport == .auto, let s = source as? any RTSPTransportReporting, s.transportUsed == .udp, let reachability else { return source }
         return UDPWatch(inner: s, memory: self, reachability: reachability)
     }
 
@@ -41,11 +41,11 @@ public final class TransportMemory: Sendable {
 /// An RTSP/UDP session, read through: a read timeout with the server still reachable is a UDP
 /// path that broke.
 final class UDPWatch: PacketSource {
-    let inner: IngestSession
+    let inner: any RTSPTransportReporting
     let memory: TransportMemory
     let reachability: Reachability
 
-    init(inner: IngestSession, memory: TransportMemory, reachability: Reachability) {
+    init(inner: any RTSPTransportReporting, memory: TransportMemory, reachability: Reachability) {
         self.inner = inner
         self.memory = memory
         self.reachability = reachability

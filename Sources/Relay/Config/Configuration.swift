@@ -128,7 +128,7 @@ public struct Configuration: Sendable {
             guard Self.isStreamName(name) else {
                 throw ConfigError(file: file, path: path, problem: "stream names may use letters, digits, - and _ only")
             }
-            let m = try r.mapping(node, path, allowed: ["source", "transport", "hwaccel", "device", "decode_threads", "title", "listen", "realtime", "loop",
+            let m = try r.mapping(node, path, allowed: ["source", "transport", "rtsp_client", "hwaccel", "device", "decode_threads", "title", "listen", "realtime", "loop",
                                                         "open_timeout", "read_timeout", "preview", "hls",
                                                         "record", "forward", "description", "keywords", "measure", "publish_key",
                                                         "on_demand", "on_demand_idle"])
@@ -177,6 +177,7 @@ public struct Configuration: Sendable {
                 }
             }
             if let t = m["transport"] { s.sourceOptions.transport = try r.choice(t, "\(path).transport", SourceOptions.Transport.self) }
+            if let t = m["rtsp_client"] { s.sourceOptions.rtspClient = try r.choice(t, "\(path).rtsp_client", SourceOptions.RTSPClient.self) }
             if let t = m["hwaccel"] { s.decoderOptions.hardware = try r.choice(t, "\(path).hwaccel", HardwareAcceleration.self) }
             if let t = m["device"] { s.decoderOptions.devicePath = try r.string(t, "\(path).device") }
             if let t = m["decode_threads"] { s.decoderOptions.sliceThreads = Int(try r.number(t, "\(path).decode_threads", 1...16)) }

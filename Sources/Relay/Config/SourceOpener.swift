@@ -31,6 +31,9 @@ public struct SourceOpener: Sendable {
 
     public func open(url: String, options: SourceOptions, interruptHandle: InterruptHandle, pacing: PacingHint? = nil) throws(IngestError) -> any PacketSource {
         if let s = scheme(of: url) { return try s.open(url, interruptHandle) }
+        if url.lowercased().hasPrefix("rtsp://") && !options.listen {
+            return try RTSPSource.open(url: url, options: options, interruptHandle: interruptHandle)
+        }
         return try IngestSession(url: url, options: options, interruptHandle: interruptHandle, pacing: pacing)
     }
 

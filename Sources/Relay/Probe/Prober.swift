@@ -103,7 +103,7 @@ public struct Prober: Sendable {
         return ProbeReport(
             source: Redactor.redact(url),
             container: source.formatName,
-            transport: session?.transportUsed?.rawValue,
+            transport: (source as? any RTSPTransportReporting)?.transportUsed?.rawValue,
             streams: source.streams.map { s in
                 ProbeReport.Stream(index: s.index, mediaType: s.mediaType.rawValue, codec: s.codecName,
                                    width: s.mediaType == .video ? s.width : nil, height: s.mediaType == .video ? s.height : nil,
