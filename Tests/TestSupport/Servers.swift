@@ -13,11 +13,13 @@ public enum Servers {
         public let port: Int
         public let child: ChildProcess
 
-        public init(mounts: [String] = [], records: [String] = [], port: Int? = nil) throws {
+        /// `arguments`: more of rtsp_server.py's (`--auth user:pass`, `--digest`).
+        public init(mounts: [String] = [], records: [String] = [], port: Int? = nil, arguments: [String] = []) throws {
             self.port = port ?? FreePort.tcp()
             var args = [Paths.packageRoot.appendingPathComponent("scripts/rtsp_server.py").path, "--port", String(self.port)]
             for m in mounts { args += ["--mount", m] }
             for r in records { args += ["--record", r] }
+            args += arguments
             child = try ChildProcess(Servers.python, args)
             guard child.waitFor("ready", timeout: 15) else {
                 child.stop()

@@ -55,6 +55,8 @@ final class RTPTrack {
     private var au: [UInt8] = []
     private var auTimestamp: UInt32 = 0
     private var auKey = false
+    /// The unit has a picture's slice (not only parameter sets, SEI or a delimiter).
+    private var auHasSlice = false
     private var auArrival: UInt64 = 0
     private var inFragment = false
     // AAC: an access unit split over packets.
@@ -221,16 +223,20 @@ final class RTPTrack {
 
     private func noteNAL(_ header: UInt8, _ rest: UnsafeBufferPointer<UInt8>, fragment: Bool) {
         switch header & 0x1F {
-        case 5: auKey = true
+        case 1: auHasSlice = true
+        case 5: auKey = true; auHasSlice = true
         case 7 where !fragment: inBandSPS = [header] + Array(rest)
         case 8 where !fragment: inBandPPS = [header] + Array(rest)
         default: break
         }
     }
 
+    /// Hands the access unit on. One with no slice (parameter sets a server sent on their own,
+    /// as gst-rtsp-server does when a viewer joins) is kept and put in front of the next.
     private func finishAU() {
         inFragment = false
-        guard !au.isEmpty else { return }
+        guard !au.isEmpty, auHasSlice || au.count > 1 << 16 else { return }
+        auHasSlice = false
         let size = au.count
         emit(au, ts: auTimestamp, key: auKey, arrival: auArrival)
         au = []

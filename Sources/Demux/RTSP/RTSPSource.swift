@@ -63,7 +63,11 @@ public final class RTSPSource: RTSPTransportReporting {
     private var timelines: [Timeline?] = []
     private var origin: UInt64?
     private var damagedUntilKeyframe = false
-    private var lastVideoPTS: Int64?
+    /// The last video timestamps handed on (a repeated picture is told from a B-frame by them).
+    private var recentVideoPTS: [Int64] = []
+    private var recentNext = 0
+    /// Frames dropped as sent again.
+    public private(set) var repeated = 0
     private var ended = false
     private var acceptVideo = false
     private let scratch: UnsafeMutablePointer<AVPacket>
@@ -71,10 +75,11 @@ public final class RTSPSource: RTSPTransportReporting {
     private var probeKeyframe: RTPFrame?
     private var probeSecondPTS: Int64?
     private var probeFirstPTS: Int64?
+    private var probeEvent = false
     private var serverSource: String?
     private var datagram = [UInt8](repeating: 0, count: 65536)
 
-    private struct Timeline { var last: UInt32; var ext: Int64; let offset: Int64 }
+    private struct Timeline { var last: UInt32; var ext: Int64; let offset: Int64; var lastPTS: Int64? = nil }
 
     static let probingStage = "probing streams"
 
@@ -88,6 +93,11 @@ public final class RTSPSource: RTSPTransportReporting {
             } catch let u as Unsupported {
                 logger.info("using FFmpeg's RTSP client", metadata: ["source": "\(Redactor.redact(url))", "reason": "\(u.reason)"])
                 FFmpegPreferred.insert(url)
+                // Our connection stays open until FFmpeg's session is up: a server with shared
+                // media (gst-rtsp-server) would take it down as ours closes and answer FFmpeg 503.
+                return try withExtendedLifetime(u.connection) { () throws(IngestError) in
+                    try IngestSession(url: url, options: options, interruptHandle: interruptHandle, logger: logger)
+                }
             } catch let e as IngestError {
                 throw e
             } catch {
@@ -98,7 +108,11 @@ public final class RTSPSource: RTSPTransportReporting {
     }
 
     /// Something this client does not take; the source is opened with FFmpeg's instead.
-    struct Unsupported: Error { let reason: String }
+    struct Unsupported: Error {
+        let reason: String
+        /// The session's connection, still open.
+        var connection: AnyObject?
+    }
 
     /// URLs whose streams this client handed to FFmpeg once: later opens go there directly.
     enum FFmpegPreferred {
@@ -204,7 +218,7 @@ public final class RTSPSource: RTSPTransportReporting {
             let p = try request("PLAY", url: playURL, headers: ["Range: npt=0.000-"], until: end)
             guard p.status == 200 else { throw WireError.status(p.status, p.reason) }
         } catch {
-            if case .unsupported(let reason) = error { throw Unsupported(reason: reason) }
+            if case .unsupported(let reason) = error { throw Unsupported(reason: reason, connection: link) }
             throw fail(error, stage: "opening", deadline: total)
         }
         let now = MonotonicClock.nanoseconds()
@@ -348,7 +362,8 @@ public final class RTSPSource: RTSPTransportReporting {
             }
             if params != nil && params!.1 == nil && probeSecondPTS != nil { break }
             do throws(WireError) {
-                try pump(until: end)
+                probeEvent = false
+                try pump(until: end, probing: true)
             } catch .timedOut where params != nil {
                 break // no frame rate from a second picture: none
             } catch {
@@ -413,7 +428,7 @@ public final class RTSPSource: RTSPTransportReporting {
         guard c.pointee.width > 0, c.pointee.height > 0 else {
             throw IngestError(.invalidData, source: url, stage: Self.probingStage, detail: "the first keyframe could not be decoded (no parameter sets?)")
         }
-        if c.pointee.has_b_frames > 0 { throw Unsupported(reason: "pictures may be reordered (B-frames)") }
+        if c.pointee.has_b_frames > 0 { throw Unsupported(reason: "pictures may be reordered (B-frames)", connection: link) }
         let rate = c.pointee.framerate.num > 0 && c.pointee.framerate.den > 0 ? av_q2d(c.pointee.framerate) : nil
         do {
             return (try CodecParameters(fromCodecContext: c), rate)
@@ -494,11 +509,12 @@ public final class RTSPSource: RTSPTransportReporting {
         }
     }
 
-    /// Waits for and takes what arrives (answers, RTP, RTCP) until a packet is ready, the
-    /// server ends, or `deadline`; sends keep-alives and receiver reports when due.
-    private func pump(until deadline: UInt64) throws(WireError) {
+    /// Waits for and takes what arrives (answers, RTP, RTCP) until a packet is ready (while
+    /// probing: until the probe has a new picture), the server ends, or `deadline`; sends
+    /// keep-alives and receiver reports when due.
+    private func pump(until deadline: UInt64, probing: Bool = false) throws(WireError) {
         guard let link else { throw .closed }
-        while readyStart >= ready.count && !ended {
+        while (probing ? !probeEvent : readyStart >= ready.count) && !ended {
             var ms = try pollSlice(until: deadline, interrupt: interruptHandle)
             let now = MonotonicClock.nanoseconds()
             for t in tracks {
@@ -591,7 +607,22 @@ public final class RTSPSource: RTSPTransportReporting {
             timelines[i] = Timeline(last: f.timestamp, ext: 0, offset: offset)
             pts = offset
         }
+        // A frame at or before the last of its track: sent again (gst-rtsp-server sends its
+        // first keyframe again to every viewer of a shared stream when another joins), or,
+        // for video between earlier pictures, a stream with B-frames.
+        if let last = timelines[i]?.lastPTS, pts <= last {
+            if kind == .video && pts < last && last - pts < Int64(t.clockRate) && !recentVideoPTS.contains(pts) {
+                // Reordered pictures: their decode order is not known here.
+                FFmpegPreferred.insert(url)
+                logger.warning("pictures arrive out of presentation order (B-frames); the next connection uses FFmpeg's RTSP client", metadata: ["source": "\(redactedURL)"])
+                ended = true
+            }
+            repeated += 1
+            return
+        }
+        timelines[i]?.lastPTS = pts
         if kind == .video {
+            if recentVideoPTS.count < 64 { recentVideoPTS.append(pts) } else { recentVideoPTS[recentNext] = pts; recentNext = (recentNext + 1) % 64 }
             if streams.isEmpty {
                 // Probing: pictures before the first keyframe cannot be decoded; keep them out.
                 if !acceptVideo {
@@ -599,18 +630,12 @@ public final class RTSPSource: RTSPTransportReporting {
                     acceptVideo = true
                     probeKeyframe = f
                     probeFirstPTS = pts
+                    probeEvent = true
                 } else if probeSecondPTS == nil {
                     probeSecondPTS = pts
+                    probeEvent = true
                 }
             }
-            if let last = lastVideoPTS, pts < last, last - pts < Int64(t.clockRate) {
-                // Reordered pictures (B-frames): their decode order is not known here.
-                FFmpegPreferred.insert(url)
-                logger.warning("pictures arrive out of presentation order (B-frames); the next connection uses FFmpeg's RTSP client", metadata: ["source": "\(redactedURL)"])
-                ended = true
-                return
-            }
-            lastVideoPTS = pts
         }
         let count = f.data.count
         guard av_new_packet(scratch, Int32(count)) >= 0 else { return }
