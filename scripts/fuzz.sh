@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Fuzzes LiveRelay's input parsers with libFuzzer under AddressSanitizer:
-#   scripts/fuzz.sh [SECONDS] [TARGET…]     (targets: config url hls timeline rtmp demux flvfeed; default all, 60 s each)
+#   scripts/fuzz.sh [SECONDS] [TARGET…]     (targets: config url hls timeline rtmp demux flvfeed rtsp; default all, 60 s each)
 # Each target starts from fuzz/corpus/TARGET (checked in) and adds what it finds to
 # .build-fuzz/corpus/TARGET; crashes are written to .build-fuzz/crashes/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(config url hls timeline rtmp demux flvfeed)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(config url hls timeline rtmp demux flvfeed rtsp)
 swift build --scratch-path .build-fuzz --product liverelay-fuzz \
   --sanitize=fuzzer --sanitize=address \
   -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DFUZZING >&2

@@ -8,7 +8,7 @@ import IngestServer
 /// What the fuzzers feed: input from a config file or the network that must never crash the
 /// process. Each target takes arbitrary bytes.
 enum FuzzTargets {
-    static let names = ["config", "url", "hls", "timeline", "rtmp", "demux", "flvfeed"]
+    static let names = ["config", "url", "hls", "timeline", "rtmp", "demux", "flvfeed", "rtsp"]
 
     static func run(_ target: String, _ bytes: [UInt8]) {
         _ = silenced
@@ -40,6 +40,8 @@ enum FuzzTargets {
             demux(bytes)
         case "flvfeed":
             flvFeed(bytes)
+        case "rtsp":
+            RTSPFuzzing.feed(bytes)
         default:
             break
         }

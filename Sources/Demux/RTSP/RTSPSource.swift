@@ -333,7 +333,7 @@ public final class RTSPSource: RTSPTransportReporting {
     private func response(to cseq: Int, until end: UInt64) throws(WireError) -> RTSPResponse {
         guard let link else { throw .closed }
         while true {
-            while let chunk = try RTSPParse.next(link) {
+            while let chunk = try RTSPParse.next(link.input) {
                 switch chunk {
                 case .response(let r):
                     if r.header("cseq").flatMap({ Int($0) }) == cseq { return r }
@@ -525,7 +525,7 @@ public final class RTSPSource: RTSPTransportReporting {
             if n > 0 {
                 if polls[0].revents != 0 {
                     guard try link.receive() else { ended = true; return }
-                    while let chunk = try RTSPParse.next(link) {
+                    while let chunk = try RTSPParse.next(link.input) {
                         if case .interleaved(let channel, let payload) = chunk { take(channel: channel, payload) }
                     }
                     if link.isClosed { ended = true }

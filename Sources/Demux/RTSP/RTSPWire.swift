@@ -65,11 +65,33 @@ func pollSlice(until deadline: UInt64, interrupt: InterruptHandle, cap: Int32 = 
 
 /// A TCP connection with every wait bounded by a deadline and a stop flag: the RTSP control
 /// channel, and the media with it when RTP is interleaved.
+/// Bytes received and not yet taken.
+final class ByteQueue {
+    private var buffer: [UInt8] = []
+    private var start = 0
+
+    func append<C: Collection>(_ bytes: C) where C.Element == UInt8 {
+        if start > 0 && start >= buffer.count / 2 {
+            buffer.removeSubrange(0..<start)
+            start = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    var available: Int { buffer.count - start }
+
+    func consume(_ n: Int) { start += n }
+
+    /// The byte `i` places after the read position.
+    @inline(__always) func byte(_ i: Int) -> UInt8 { buffer[start + i] }
+
+    func bytes(_ range: Range<Int>) -> ArraySlice<UInt8> { buffer[(start + range.lowerBound)..<(start + range.upperBound)] }
+}
+
 final class TCPLink {
     let fd: Int32
-    /// Bytes read, not yet taken (`start` onwards).
-    private(set) var buffer: [UInt8] = []
-    private(set) var start = 0
+    /// What the server sent, not yet taken.
+    let input = ByteQueue()
     /// The address the connection reached (the server's, for UDP source checks).
     let peer: sockaddr_storage
 
@@ -147,15 +169,11 @@ final class TCPLink {
     /// Reads what the socket has now into the buffer (no wait). False when the server closed
     /// and nothing more came.
     func receive() throws(WireError) -> Bool {
-        if start > 0 && start >= buffer.count / 2 {
-            buffer.removeSubrange(0..<start)
-            start = 0
-        }
         var got = 0
         while true {
             let n = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
             if n > 0 {
-                buffer.append(contentsOf: scratch[0..<n])
+                input.append(scratch[0..<n])
                 got += n
                 if n < scratch.count { return true }
                 continue
@@ -173,14 +191,6 @@ final class TCPLink {
         if try !receive() { throw .closed }
     }
 
-    var available: Int { buffer.count - start }
-
-    func consume(_ n: Int) { start += n }
-
-    /// The byte `i` places after the read position.
-    @inline(__always) func byte(_ i: Int) -> UInt8 { buffer[start + i] }
-
-    func bytes(_ range: Range<Int>) -> ArraySlice<UInt8> { buffer[(start + range.lowerBound)..<(start + range.upperBound)] }
 }
 
 /// One RTSP response.
@@ -208,7 +218,7 @@ enum RTSPParse {
 
     /// The next whole chunk at the link's read position, consumed; nil if more bytes are needed.
     /// Bytes that are neither are skipped up to the next `$` or `RTSP/` (a server's stray data).
-    static func next(_ link: TCPLink) throws(WireError) -> RTSPChunk? {
+    static func next(_ link: ByteQueue) throws(WireError) -> RTSPChunk? {
         while link.available > 0 {
             if link.byte(0) == 0x24 { // '$'
                 guard link.available >= 4 else { return nil }
@@ -228,7 +238,7 @@ enum RTSPParse {
         return nil
     }
 
-    private static func response(_ link: TCPLink) throws(WireError) -> RTSPChunk? {
+    private static func response(_ link: ByteQueue) throws(WireError) -> RTSPChunk? {
         let n = link.available
         var end = -1
         var i = 3
@@ -342,5 +352,42 @@ struct RTSPAuth {
             out[key] = value
         }
         return out
+    }
+}
+
+/// Bytes from a hostile RTSP server, for the fuzzer: parsed as answers and interleaved media,
+/// each answer's body as an SDP and its challenges answered, the media rebuilt by one track of
+/// each payload format (UDP-style reordering on the first byte's say).
+public enum RTSPFuzzing {
+    public static func feed(_ bytes: [UInt8]) {
+        let q = ByteQueue()
+        q.append(bytes.dropFirst())
+        let queue = Int(bytes.first ?? 0) & 0x0F
+        let tracks = [RTPTrack(streamIndex: 0, format: .h264, payloadType: 96, clockRate: 90000, queueSize: queue, maxDelay: 0.01),
+                      RTPTrack(streamIndex: 1, format: .aac(sizeLength: 13, indexLength: 3, indexDeltaLength: 3), payloadType: 97, clockRate: 48000, queueSize: queue, maxDelay: 0.01),
+                      RTPTrack(streamIndex: 2, format: .g711, payloadType: 0, clockRate: 8000, queueSize: queue, maxDelay: 0.01)]
+        var now: UInt64 = 0
+        while let chunk = try? RTSPParse.next(q) {
+            switch chunk {
+            case .response(let r):
+                let sdp = SDP(String(decoding: r.body, as: UTF8.self))
+                for m in sdp.media {
+                    _ = RTSPSource.parameterSets(m.fmtp["sprop-parameter-sets"])
+                    _ = RTSPSource.hex(m.fmtp["config"] ?? "")
+                    _ = SDP.resolve(m.control, base: "rtsp://h/x")
+                }
+                var auth = RTSPAuth(user: "u", password: "p")
+                if auth.challenge(r.headers("www-authenticate")) { _ = auth.header(method: "DESCRIBE", uri: "rtsp://h/x") }
+                _ = RTSPAuth.parameters((r.header("transport") ?? "").replacingOccurrences(of: ";", with: ","))
+            case .interleaved(let channel, let payload):
+                now += 3_000_000
+                let t = tracks[Int(channel / 2) % tracks.count]
+                payload.withUnsafeBytes { b in
+                    if channel % 2 == 1 { t.receiveControl(b) } else { t.receive(b, arrival: now) }
+                }
+                t.releaseDue(now: now)
+                t.frames.removeAll()
+            }
+        }
     }
 }
