@@ -113,6 +113,10 @@ final class LatencyRun {
             serveHeader += "server:\n  rtsp: {listen: \"127.0.0.1:\(rtspOut!)\"}\n"
             scenarios.append(Scenario(name: "liverelay-rtsp-out-udp", path: "camera → LiveRelay (RTSP/UDP) → LiveRelay RTSP server → ffmpeg (RTSP/UDP, nobuffer)",
                                       input: nobuffer + ["-rtsp_transport", "udp", "-i", "rtsp://127.0.0.1:\(rtspOut!)/cam_udp"], relay: "serve", warmup: 3))
+            // The same hop with FFmpeg's RTSP demuxer reading the camera (the peer, in the same run).
+            serveStreams += "  cam_ffclient:\n    source: \(cam)\n    transport: udp\n    rtsp_client: ffmpeg\n    preview: false\n"
+            scenarios.append(Scenario(name: "liverelay-rtsp-out-udp-ffmpeg-client", path: "camera → LiveRelay with FFmpeg's RTSP client (RTSP/UDP) → LiveRelay RTSP server → ffmpeg (RTSP/UDP, nobuffer)",
+                                      input: nobuffer + ["-rtsp_transport", "udp", "-i", "rtsp://127.0.0.1:\(rtspOut!)/cam_ffclient"], relay: "serve", warmup: 3))
             if !parallel {
                 scenarios.append(Scenario(name: "liverelay-rtsp-out-tcp", path: "camera → LiveRelay (RTSP/UDP) → LiveRelay RTSP server → ffmpeg (RTSP/TCP, nobuffer)",
                                           input: nobuffer + ["-rtsp_transport", "tcp", "-i", "rtsp://127.0.0.1:\(rtspOut!)/cam_udp"], relay: "serve", warmup: 3))
