@@ -607,18 +607,22 @@ public final class RTSPSource: RTSPTransportReporting {
             timelines[i] = Timeline(last: f.timestamp, ext: 0, offset: offset)
             pts = offset
         }
-        // A frame at or before the last of its track: sent again (gst-rtsp-server sends its
-        // first keyframe again to every viewer of a shared stream when another joins), or,
-        // for video between earlier pictures, a stream with B-frames.
+        // A picture sent again (gst-rtsp-server sends its first keyframe again to every viewer
+        // of a shared stream when another joins) is dropped; a picture shortly before the last
+        // one is a B-frame, whose decode order is not known here (FFmpeg's client next time).
+        // Anything else going back (a camera that restarted its clock) is handed on, as
+        // FFmpeg's demuxer does: the hub's timeline takes it as a discontinuity.
         if let last = timelines[i]?.lastPTS, pts <= last {
-            if kind == .video && pts < last && last - pts < Int64(t.clockRate) && !recentVideoPTS.contains(pts) {
-                // Reordered pictures: their decode order is not known here.
+            if kind == .video ? recentVideoPTS.contains(pts) : pts == last {
+                repeated += 1
+                return
+            }
+            if kind == .video && last - pts < Int64(t.clockRate) {
                 FFmpegPreferred.insert(url)
                 logger.warning("pictures arrive out of presentation order (B-frames); the next connection uses FFmpeg's RTSP client", metadata: ["source": "\(redactedURL)"])
                 ended = true
+                return
             }
-            repeated += 1
-            return
         }
         timelines[i]?.lastPTS = pts
         if kind == .video {
