@@ -172,6 +172,8 @@ final class RTPTrack {
     }
 
     private static let startCode: [UInt8] = [0, 0, 0, 1]
+    /// The largest access unit taken (a sender that never ends one cannot fill memory).
+    static let maxAccessUnit = 32 << 20
 
     /// RFC 6184, non-interleaved mode: single NAL units, STAP-A and FU-A. The access unit ends
     /// at the marker bit (or, if a sender never sets it, when the timestamp changes).
@@ -212,6 +214,13 @@ final class RTPTrack {
             ignored += 1 // STAP-B, MTAP, FU-B: interleaved mode, which LiveRelay does not ask for
         }
         if marker { finishAU() }
+        if au.count > Self.maxAccessUnit {
+            au = []
+            auKey = false
+            auHasSlice = false
+            inFragment = false
+            ignored += 1
+        }
     }
 
     private func appendNAL(_ nal: UnsafeBufferPointer<UInt8>) {

@@ -78,6 +78,8 @@ public final class RTSPSource: RTSPTransportReporting {
     private var probeEvent = false
     private var serverSource: String?
     private var datagram = [UInt8](repeating: 0, count: 65536)
+    /// Datagrams from a host other than the server's, dropped.
+    public private(set) var strays = 0
 
     private struct Timeline { var last: UInt32; var ext: Int64; let offset: Int64; var lastPTS: Int64? = nil }
 
@@ -170,6 +172,8 @@ public final class RTSPSource: RTSPTransportReporting {
         for u in udp { close(u.rtp); close(u.rtcp) }
         udp = []
         tracks = []
+        kinds = []
+        timeBases = []
         channels = [:]
         polls = []
         ready = []
@@ -177,6 +181,15 @@ public final class RTSPSource: RTSPTransportReporting {
         timelines = []
         origin = nil
         auth = nil
+        serverSource = nil
+        acceptVideo = false
+        probeKeyframe = nil
+        probeFirstPTS = nil
+        probeSecondPTS = nil
+        recentVideoPTS = []
+        recentNext = 0
+        damagedUntilKeyframe = false
+        ended = false
     }
 
     private func fail(_ e: WireError, stage: String, deadline: Double) -> IngestError {
@@ -572,7 +585,7 @@ public final class RTSPSource: RTSPTransportReporting {
                 if n < 0 && errno == EINTR { continue }
                 break
             }
-            guard UDPPair.sameHost(from, link.peer) || serverSource.map({ UDPPair.host(from) == $0 }) == true else { continue }
+            guard UDPPair.sameHost(from, link.peer) || serverSource.map({ UDPPair.host(from) == $0 }) == true else { strays += 1; continue }
             let arrival = MonotonicClock.nanoseconds()
             datagram.withUnsafeBytes { b in
                 let d = UnsafeRawBufferPointer(rebasing: b[0..<n])
@@ -744,7 +757,17 @@ struct UDPPair {
 
     /// Whether two addresses name the same host (ports aside).
     static func sameHost(_ a: sockaddr_storage, _ b: sockaddr_storage) -> Bool {
-        a.ss_family == b.ss_family && host(a) == host(b)
+        guard a.ss_family == b.ss_family else { return false }
+        let v6 = Int32(a.ss_family) == AF_INET6
+        var a = a, b = b
+        return withUnsafeBytes(of: &a) { x in
+            withUnsafeBytes(of: &b) { y in
+                if v6 {
+                    return x.load(as: sockaddr_in6.self).sin6_addr.__in6_u.__u6_addr32 == y.load(as: sockaddr_in6.self).sin6_addr.__in6_u.__u6_addr32
+                }
+                return x.load(as: sockaddr_in.self).sin_addr.s_addr == y.load(as: sockaddr_in.self).sin_addr.s_addr
+            }
+        }
     }
 
     /// An empty receiver report with our CNAME, to the server's RTCP port.
