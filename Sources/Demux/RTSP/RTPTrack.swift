@@ -37,8 +37,6 @@ final class RTPTrack {
     var frames: [RTPFrame] = []
     /// RTP packets lost (never came, or came too late to be put back), over the session.
     private(set) var totalLost = 0
-    /// Bytes that were not RTP or not this track's payload type (ignored).
-    private(set) var ignored = 0
     /// The sender's wall clock at an RTP timestamp, from its last sender report.
     private(set) var senderReport: (wallMicros: Int64, timestamp: UInt32)?
     /// The sender said goodbye (RTCP BYE).
@@ -77,7 +75,7 @@ final class RTPTrack {
     /// Takes one RTP packet as received.
     func receive(_ packet: UnsafeRawBufferPointer, arrival: UInt64) {
         let b = packet.bindMemory(to: UInt8.self)
-        guard b.count >= 12, b[0] >> 6 == 2, Int(b[1] & 0x7F) == payloadType else { ignored += 1; return }
+        guard b.count >= 12, b[0] >> 6 == 2, Int(b[1] & 0x7F) == payloadType else { return }
         let seq = UInt16(b[2]) << 8 | UInt16(b[3])
         guard queueSize > 0, let exp = expected else {
             // In arrival order: hand on at once; a gap is counted as lost.
@@ -151,11 +149,11 @@ final class RTPTrack {
         var start = 12 + 4 * Int(b[0] & 0x0F)
         var end = b.count
         if b[0] & 0x10 != 0 { // header extension
-            guard start + 4 <= end else { ignored += 1; return }
+            guard start + 4 <= end else { return }
             start += 4 + 4 * (Int(b[start + 2]) << 8 | Int(b[start + 3]))
         }
         if b[0] & 0x20 != 0 { end -= Int(b[end - 1]) } // padding
-        guard start <= end else { ignored += 1; return }
+        guard start <= end else { return }
         let payload = UnsafeBufferPointer(rebasing: b[start..<end])
         switch format {
         case .h264: h264(payload, ts: ts, marker: marker, arrival: arrival)
@@ -211,7 +209,7 @@ final class RTPTrack {
             }
             // A middle or end with no start: its start was lost; the unit is left out.
         default:
-            ignored += 1 // STAP-B, MTAP, FU-B: interleaved mode, which LiveRelay does not ask for
+            break // STAP-B, MTAP, FU-B: interleaved mode, which LiveRelay does not ask for
         }
         if marker { finishAU() }
         if au.count > Self.maxAccessUnit {
@@ -219,7 +217,6 @@ final class RTPTrack {
             auKey = false
             auHasSlice = false
             inFragment = false
-            ignored += 1
         }
     }
 
@@ -259,7 +256,7 @@ final class RTPTrack {
         guard p.count >= 2, sizeLength > 0 else { return }
         let headerBits = Int(p[0]) << 8 | Int(p[1])
         let headerBytes = (headerBits + 7) / 8
-        guard 2 + headerBytes <= p.count else { ignored += 1; return }
+        guard 2 + headerBytes <= p.count else { return }
         var bits = BitReader(UnsafeBufferPointer(rebasing: p[2..<(2 + headerBytes)]))
         var sizes: [Int] = []
         var used = 0

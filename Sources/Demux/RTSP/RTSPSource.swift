@@ -37,8 +37,6 @@ public final class RTSPSource: RTSPTransportReporting {
     public private(set) var streams: [StreamInfo] = []
     public let formatName = "rtsp"
     public private(set) var transportUsed: SourceOptions.Transport?
-    /// RTP packets lost (never came, or too late to be put back) over this session.
-    public var rtpPacketsLost: Int { tracks.reduce(0) { $0 + $1.totalLost } }
 
     private let address: RTSPAddress
     private let logger: Logger
@@ -66,10 +64,7 @@ public final class RTSPSource: RTSPTransportReporting {
     /// The last video timestamps handed on (a repeated picture is told from a B-frame by them).
     private var recentVideoPTS: [Int64] = []
     private var recentNext = 0
-    /// Frames dropped as sent again.
-    public private(set) var repeated = 0
     private var ended = false
-    private var acceptVideo = false
     private let scratch: UnsafeMutablePointer<AVPacket>
     /// Set during the probe: the first keyframe (with parameter sets) and a second picture.
     private var probeKeyframe: RTPFrame?
@@ -78,8 +73,6 @@ public final class RTSPSource: RTSPTransportReporting {
     private var probeEvent = false
     private var serverSource: String?
     private var datagram = [UInt8](repeating: 0, count: 65536)
-    /// Datagrams from a host other than the server's, dropped.
-    public private(set) var strays = 0
 
     private struct Timeline { var last: UInt32; var ext: Int64; let offset: Int64; var lastPTS: Int64? = nil }
 
@@ -182,7 +175,6 @@ public final class RTSPSource: RTSPTransportReporting {
         origin = nil
         auth = nil
         serverSource = nil
-        acceptVideo = false
         probeKeyframe = nil
         probeFirstPTS = nil
         probeSecondPTS = nil
@@ -367,11 +359,17 @@ public final class RTSPSource: RTSPTransportReporting {
         let videoIndex = kinds.firstIndex(of: .video)!
         let media = sdp.media.filter { ["video", "audio"].contains($0.kind) }
         let videoMedia = media.first { $0.kind == "video" }!
-        let sprop = Self.parameterSets(videoMedia.fmtp["sprop-parameter-sets"])
+        let sprop = RTSPStreamParameters.parameterSets(videoMedia.fmtp["sprop-parameter-sets"])
         var params: (CodecParameters, Double?)?
         while params == nil || (params!.1 == nil && probeSecondPTS == nil) {
             if let key = probeKeyframe, params == nil {
-                params = try videoParameters(key, sprop: sprop)
+                var extradata = sprop
+                if extradata.isEmpty, let t = tracks.first(where: { $0.format == .h264 }), let sps = t.inBandSPS, let pps = t.inBandPPS {
+                    extradata = [0, 0, 0, 1] + sps + [0, 0, 0, 1] + pps
+                }
+                let v = try RTSPStreamParameters.video(keyframe: key.data, extradata: extradata, source: url)
+                if v.mayReorder { throw Unsupported(reason: "pictures may be reordered (B-frames)", connection: link) }
+                params = (v.parameters, v.frameRate)
             }
             if params != nil && params!.1 == nil && probeSecondPTS != nil { break }
             do throws(WireError) {
@@ -392,112 +390,10 @@ public final class RTSPSource: RTSPTransportReporting {
                 if rate == nil, let a = probeFirstPTS, let b = probeSecondPTS, b > a { rate = Double(t.clockRate) / Double(b - a) }
                 found.append(StreamInfo(index: i, timeBase: timeBases[i], frameRate: rate, parameters: params!.0))
             } else {
-                found.append(StreamInfo(index: i, timeBase: timeBases[i], frameRate: nil, parameters: try audioParameters(media[i], format: t.format)))
+                found.append(StreamInfo(index: i, timeBase: timeBases[i], frameRate: nil, parameters: try RTSPStreamParameters.audio(media[i], format: t.format, source: url)))
             }
         }
         streams = found
-    }
-
-    static func parameterSets(_ sprop: String?) -> [UInt8] {
-        guard let sprop else { return [] }
-        var out: [UInt8] = []
-        for part in sprop.split(separator: ",") {
-            var b64 = String(part)
-            while b64.count % 4 != 0 { b64 += "=" }
-            guard let d = Data(base64Encoded: b64), !d.isEmpty else { continue }
-            out += [0, 0, 0, 1] + Array(d)
-        }
-        return out
-    }
-
-    /// The video stream's parameters as FFmpeg's decoder reads them from the first keyframe.
-    private func videoParameters(_ key: RTPFrame, sprop: [UInt8]) throws -> (CodecParameters, Double?) {
-        guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264), var ctx = Optional(avcodec_alloc_context3(codec)), let c = ctx else {
-            throw IngestError(.failed, source: url, stage: Self.probingStage, detail: "no H.264 decoder")
-        }
-        defer { avcodec_free_context(&ctx) }
-        var extradata = sprop
-        if extradata.isEmpty, let t = tracks.first(where: { $0.format == .h264 }), let sps = t.inBandSPS, let pps = t.inBandPPS {
-            extradata = [0, 0, 0, 1] + sps + [0, 0, 0, 1] + pps
-        }
-        if !extradata.isEmpty, let buf = av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) {
-            extradata.withUnsafeBytes { _ = memcpy(buf, $0.baseAddress!, extradata.count) }
-            c.pointee.extradata = buf.assumingMemoryBound(to: UInt8.self)
-            c.pointee.extradata_size = Int32(extradata.count)
-        }
-        c.pointee.thread_count = 1
-        guard avcodec_open2(c, codec, nil) >= 0, av_new_packet(scratch, Int32(key.data.count)) >= 0 else {
-            throw IngestError(.failed, source: url, stage: Self.probingStage, detail: "could not open an H.264 decoder")
-        }
-        key.data.withUnsafeBytes { _ = memcpy(scratch.pointee.data, $0.baseAddress!, key.data.count) }
-        scratch.pointee.flags = AV_PKT_FLAG_KEY
-        _ = avcodec_send_packet(c, scratch)
-        av_packet_unref(scratch)
-        if let frame = av_frame_alloc() {
-            var f: UnsafeMutablePointer<AVFrame>? = frame
-            _ = avcodec_receive_frame(c, frame)
-            av_frame_free(&f)
-        }
-        guard c.pointee.width > 0, c.pointee.height > 0 else {
-            throw IngestError(.invalidData, source: url, stage: Self.probingStage, detail: "the first keyframe could not be decoded (no parameter sets?)")
-        }
-        if c.pointee.has_b_frames > 0 { throw Unsupported(reason: "pictures may be reordered (B-frames)", connection: link) }
-        let rate = c.pointee.framerate.num > 0 && c.pointee.framerate.den > 0 ? av_q2d(c.pointee.framerate) : nil
-        do {
-            return (try CodecParameters(fromCodecContext: c), rate)
-        } catch {
-            throw IngestError(.failed, source: url, stage: Self.probingStage, detail: error.description)
-        }
-    }
-
-    private func audioParameters(_ m: SDP.Media, format: RTPPayloadFormat) throws -> CodecParameters {
-        guard let p = avcodec_parameters_alloc() else { throw IngestError(.failed, source: url, stage: Self.probingStage, detail: "out of memory") }
-        var q: UnsafeMutablePointer<AVCodecParameters>? = p
-        defer { avcodec_parameters_free(&q) }
-        p.pointee.codec_type = AVMEDIA_TYPE_AUDIO
-        p.pointee.sample_rate = Int32(clamping: m.clockRate)
-        var channels = m.channels ?? 1
-        switch format {
-        case .g711:
-            p.pointee.codec_id = m.encoding == "PCMU" ? AV_CODEC_ID_PCM_MULAW : AV_CODEC_ID_PCM_ALAW
-            p.pointee.bits_per_coded_sample = 8
-        default:
-            p.pointee.codec_id = AV_CODEC_ID_AAC
-            let config = Self.hex(m.fmtp["config"] ?? "")
-            if config.count >= 2 {
-                config.withUnsafeBufferPointer { b in
-                    var r = BitReader(b)
-                    var object = r.read(5)
-                    if object == 31 { object = 32 + r.read(6) }
-                    let rateIndex = r.read(4)
-                    if rateIndex == 15 { _ = r.read(24) }
-                    let c = r.read(4)
-                    if m.channels == nil, (1...7).contains(c) { channels = c == 7 ? 8 : c }
-                    p.pointee.profile = Int32(object - 1)
-                }
-                if let buf = av_mallocz(config.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) {
-                    config.withUnsafeBytes { _ = memcpy(buf, $0.baseAddress!, config.count) }
-                    p.pointee.extradata = buf.assumingMemoryBound(to: UInt8.self)
-                    p.pointee.extradata_size = Int32(config.count)
-                }
-            }
-        }
-        av_channel_layout_default(&p.pointee.ch_layout, Int32(max(1, min(channels, 8))))
-        do {
-            return try CodecParameters(copying: p)
-        } catch {
-            throw IngestError(.failed, source: url, stage: Self.probingStage, detail: error.description)
-        }
-    }
-
-    static func hex(_ s: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var it = s.makeIterator()
-        while let a = it.next(), let b = it.next() {
-            guard let v = UInt8(String([a, b]), radix: 16) else { return [] }
-            out.append(v)
-        }
-        return out
     }
 
     // MARK: - Reading
@@ -585,7 +481,7 @@ public final class RTSPSource: RTSPTransportReporting {
                 if n < 0 && errno == EINTR { continue }
                 break
             }
-            guard UDPPair.sameHost(from, link.peer) || serverSource.map({ UDPPair.host(from) == $0 }) == true else { strays += 1; continue }
+            guard UDPPair.sameHost(from, link.peer) || serverSource.map({ UDPPair.host(from) == $0 }) == true else { continue }
             let arrival = MonotonicClock.nanoseconds()
             datagram.withUnsafeBytes { b in
                 let d = UnsafeRawBufferPointer(rebasing: b[0..<n])
@@ -599,9 +495,8 @@ public final class RTSPSource: RTSPTransportReporting {
     private func collect(_ i: Int) {
         let t = tracks[i]
         guard !t.frames.isEmpty else { return }
-        let frames = t.frames
-        t.frames.removeAll(keepingCapacity: true)
-        for f in frames { packet(of: f, track: i) }
+        for f in t.frames { packet(of: f, track: i) }
+        t.frames.removeAll(keepingCapacity: true) // unique again: its buffer is kept
     }
 
     private func packet(of f: RTPFrame, track i: Int) {
@@ -627,7 +522,6 @@ public final class RTSPSource: RTSPTransportReporting {
         // FFmpeg's demuxer does: the hub's timeline takes it as a discontinuity.
         if let last = timelines[i]?.lastPTS, pts <= last {
             if kind == .video ? recentVideoPTS.contains(pts) : pts == last {
-                repeated += 1
                 return
             }
             if kind == .video && last - pts < Int64(t.clockRate) {
@@ -642,9 +536,8 @@ public final class RTSPSource: RTSPTransportReporting {
             if recentVideoPTS.count < 64 { recentVideoPTS.append(pts) } else { recentVideoPTS[recentNext] = pts; recentNext = (recentNext + 1) % 64 }
             if streams.isEmpty {
                 // Probing: pictures before the first keyframe cannot be decoded; keep them out.
-                if !acceptVideo {
+                if probeKeyframe == nil {
                     guard f.isKey else { return }
-                    acceptVideo = true
                     probeKeyframe = f
                     probeFirstPTS = pts
                     probeEvent = true
@@ -689,106 +582,5 @@ public final class RTSPSource: RTSPTransportReporting {
         nextReport = MonotonicClock.nanoseconds() &+ 5_000_000_000
         guard let link else { return }
         for u in udp { u.report(to: link.peer) }
-    }
-}
-
-/// The two UDP sockets of one track (RTP on an even port, RTCP on the next).
-struct UDPPair {
-    let rtp: Int32
-    let rtcp: Int32
-    let port: UInt16
-    var serverRTCP: UInt16?
-    private static let ssrc = UInt32.random(in: 1...UInt32.max)
-
-    init(family: sa_family_t) throws(WireError) {
-        for _ in 0..<32 {
-            let a = Self.bound(family: family, port: 0)
-            guard a.fd >= 0 else { break }
-            if a.port % 2 == 0 {
-                let b = Self.bound(family: family, port: a.port + 1)
-                if b.fd >= 0 { rtp = a.fd; rtcp = b.fd; port = a.port; return }
-            }
-            close(a.fd)
-        }
-        throw .failed("no pair of UDP ports for RTP and RTCP")
-    }
-
-    private static func bound(family: sa_family_t, port: UInt16) -> (fd: Int32, port: UInt16) {
-        let fd = socket(Int32(family), Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return (-1, 0) }
-        var size: Int32 = 2 << 20 // a 4K keyframe arrives as one burst
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var storage = sockaddr_storage()
-        var len: socklen_t
-        if Int32(family) == AF_INET6 {
-            withUnsafeMutableBytes(of: &storage) { raw in
-                let a = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self)
-                a.pointee.sin6_family = sa_family_t(AF_INET6)
-                a.pointee.sin6_port = port.bigEndian
-            }
-            len = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        } else {
-            withUnsafeMutableBytes(of: &storage) { raw in
-                let a = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self)
-                a.pointee.sin_family = sa_family_t(AF_INET)
-                a.pointee.sin_port = port.bigEndian
-            }
-            len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        }
-        let ok = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        guard ok == 0 else { close(fd); return (-1, 0) }
-        var got = sockaddr_storage()
-        var gotLen = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = withUnsafeMutablePointer(to: &got) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &gotLen) } }
-        let p = withUnsafeBytes(of: &got) { raw -> UInt16 in
-            Int32(family) == AF_INET6 ? UInt16(bigEndian: raw.load(as: sockaddr_in6.self).sin6_port) : UInt16(bigEndian: raw.load(as: sockaddr_in.self).sin_port)
-        }
-        return (fd, p)
-    }
-
-    /// The numeric host of an address.
-    static func host(_ a: sockaddr_storage) -> String {
-        var a = a
-        var text = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-        let len = socklen_t(Int32(a.ss_family) == AF_INET6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
-        let r = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getnameinfo($0, len, &text, socklen_t(text.count), nil, 0, NI_NUMERICHOST) } }
-        return r == 0 ? String(cString: text) : ""
-    }
-
-    /// Whether two addresses name the same host (ports aside).
-    static func sameHost(_ a: sockaddr_storage, _ b: sockaddr_storage) -> Bool {
-        guard a.ss_family == b.ss_family else { return false }
-        let v6 = Int32(a.ss_family) == AF_INET6
-        var a = a, b = b
-        return withUnsafeBytes(of: &a) { x in
-            withUnsafeBytes(of: &b) { y in
-                if v6 {
-                    return x.load(as: sockaddr_in6.self).sin6_addr.__in6_u.__u6_addr32 == y.load(as: sockaddr_in6.self).sin6_addr.__in6_u.__u6_addr32
-                }
-                return x.load(as: sockaddr_in.self).sin_addr.s_addr == y.load(as: sockaddr_in.self).sin_addr.s_addr
-            }
-        }
-    }
-
-    /// An empty receiver report with our CNAME, to the server's RTCP port.
-    func report(to peer: sockaddr_storage) {
-        guard let port = serverRTCP else { return }
-        var p: [UInt8] = [0x80, 201, 0, 1]
-        p += withUnsafeBytes(of: Self.ssrc.bigEndian, Array.init)
-        let cname = Array("liverelay".utf8)
-        var sdes: [UInt8] = [0x81, 202, 0, 0] + withUnsafeBytes(of: Self.ssrc.bigEndian, Array.init) + [1, UInt8(cname.count)] + cname + [0]
-        while sdes.count % 4 != 0 { sdes.append(0) }
-        sdes[3] = UInt8(sdes.count / 4 - 1)
-        p += sdes
-        var to = peer
-        let len: socklen_t
-        if Int32(to.ss_family) == AF_INET6 {
-            withUnsafeMutableBytes(of: &to) { $0.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self).pointee.sin6_port = port.bigEndian }
-            len = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        } else {
-            withUnsafeMutableBytes(of: &to) { $0.baseAddress!.assumingMemoryBound(to: sockaddr_in.self).pointee.sin_port = port.bigEndian }
-            len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        }
-        _ = p.withUnsafeBytes { b in withUnsafePointer(to: &to) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(rtcp, b.baseAddress, b.count, 0, $0, len) } } }
     }
 }

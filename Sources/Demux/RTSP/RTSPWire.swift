@@ -372,8 +372,8 @@ public enum RTSPFuzzing {
             case .response(let r):
                 let sdp = SDP(String(decoding: r.body, as: UTF8.self))
                 for m in sdp.media {
-                    _ = RTSPSource.parameterSets(m.fmtp["sprop-parameter-sets"])
-                    _ = RTSPSource.hex(m.fmtp["config"] ?? "")
+                    _ = RTSPStreamParameters.parameterSets(m.fmtp["sprop-parameter-sets"])
+                    _ = RTSPStreamParameters.hex(m.fmtp["config"] ?? "")
                     _ = SDP.resolve(m.control, base: "rtsp://h/x")
                 }
                 var auth = RTSPAuth(user: "u", password: "p")
