@@ -1,13 +1,24 @@
 internal import CFFmpeg
 public import MediaCore
 
+/// What an RTSP session sends: RTP packets of a stream's packets, and the description of its tracks.
+public protocol RTPPacketizing: AnyObject {
+    var tracks: [RTPPacketizer.Track] { get }
+    /// The session description (`application/sdp`).
+    var sdp: String { get }
+    /// Tracks of the source left out, and why.
+    var skipped: [String] { get }
+    /// One packet's RTP packets (and any RTCP before them), timestamps in microseconds.
+    func packetize(_ packet: Packet, pts: Int64?, dts: Int64?) throws(FFmpegError) -> [RTPPacketizer.Datagram]
+}
+
 /// Cuts packets into RTP with FFmpeg's own packetizers (the `rtp` muxer: H.264 FU-A, HEVC,
 /// AAC, Opus, G.711 …) and describes them with FFmpeg's SDP writer (`av_sdp_create`), for an
 /// RTSP server's session layer to send. One muxer per track (the `rtp` muxer carries one
 /// stream), each writing into memory: every RTP or RTCP packet it flushes is handed out at once,
 /// nothing is held. Timestamps come in microseconds, already made continuous by the caller.
 /// Confined to one thread.
-public final class RTPPacketizer {
+public final class RTPPacketizer: RTPPacketizing {
     /// One RTP packet (or RTCP sender report) of one track.
     public struct Datagram {
         public let track: Int
@@ -17,6 +28,7 @@ public final class RTPPacketizer {
 
     /// A track of the session: which source stream, and its control URL suffix in the SDP.
     public struct Track: Sendable {
+        /// The source stream; -1 for an MPEG-TS track, which carries them all.
         public let sourceIndex: Int
         public let mediaType: MediaType
         public let codecName: String

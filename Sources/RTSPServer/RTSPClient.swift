@@ -103,7 +103,15 @@ final class RTSPClient: @unchecked Sendable {
     }
 
     /// The stream's hub if it exists and this client may read it; else the response to give.
-    private func access(_ r: RTSPRequest, _ name: String) async -> Result<StreamHub, RTSPResponseError> {
+    /// A name in another case finds the one stream it can mean (VLC's SAT>IP module lowercases
+    /// the whole URL).
+    private func access(_ r: RTSPRequest, _ given: String) async -> Result<StreamHub, RTSPResponseError> {
+        let hubs = server.engine.hubs
+        var name = given
+        if hubs[given] == nil {
+            let same = hubs.keys.filter { $0.lowercased() == given.lowercased() }
+            if same.count == 1 { name = same[0] }
+        }
         // Permission first, existence second: a client that may not read a name learns nothing
         // of whether a stream by that name exists.
         switch await server.authorize(r.header("Authorization"), name, address) {
@@ -112,7 +120,7 @@ final class RTSPClient: @unchecked Sendable {
         case .forbidden: return .failure(RTSPResponseError(RTSPResponse(403, "Forbidden")))
         case .limited: return .failure(RTSPResponseError(RTSPResponse(429, "Too Many Requests")))
         }
-        guard let hub = server.engine.hubs[name] else { return .failure(RTSPResponseError(RTSPResponse(404, "Not Found"))) }
+        guard let hub = hubs[name] else { return .failure(RTSPResponseError(RTSPResponse(404, "Not Found"))) }
         return .success(hub)
     }
 
@@ -123,25 +131,30 @@ final class RTSPClient: @unchecked Sendable {
         case .success(let h): hub = h
         case .failure(let e): return e.response
         }
-        guard let d = await waitForDescription(hub) else {
+        guard let d = await waitForDescription(hub, format: .perTrack) else {
             return RTSPResponse(503, "Service Unavailable", headers: [("Retry-After", "2")])
         }
-        stream = name
+        stream = hub.name
         description = d
-        var base = r.uri
+        return RTSPResponse(200, "OK", headers: [("Content-Type", "application/sdp"), ("Content-Base", Self.base(r.uri))], body: d.sdp)
+    }
+
+    /// The request's URL without its query, ending in `/`: what track controls are relative to.
+    static func base(_ uri: String) -> String {
+        var base = uri
         if let q = base.firstIndex(of: "?") { base = String(base[..<q]) }
         if !base.hasSuffix("/") { base += "/" }
-        return RTSPResponse(200, "OK", headers: [("Content-Type", "application/sdp"), ("Content-Base", base)], body: d.sdp)
+        return base
     }
 
     /// The stream's session description; a stream not connected yet (on demand, or
     /// connecting) is asked for and waited for, up to 10 s.
-    private func waitForDescription(_ hub: StreamHub) async -> RTSPDescription? {
+    private func waitForDescription(_ hub: StreamHub, format: RTPPayloadFormat) async -> RTSPDescription? {
         let end = MonotonicClock.nanoseconds() + 10_000_000_000
         while true {
             hub.demand()
             do {
-                if let d = try RTPFeed.describe(hub) { return d }
+                if let d = try RTPFeed.describe(hub, format: format) { return d }
             } catch {
                 server.logger.warning("rtsp: no session description", metadata: ["stream": "\(hub.name)", "error": "\(error)"])
                 return nil
@@ -163,7 +176,6 @@ final class RTSPClient: @unchecked Sendable {
 
     private func setup(_ r: RTSPRequest) async -> RTSPResponse {
         guard let (name, trackGiven) = Self.target(r.uri) else { return RTSPResponse(404, "Not Found") }
-        if let s = stream, s != name, sessionID != nil { return RTSPResponse(459, "Aggregate Operation Not Allowed") }
         if sessionID != nil, !sessionMatches(r) { return RTSPResponse(454, "Session Not Found") }
         if isPlaying { return RTSPResponse(455, "Method Not Valid in This State") }
         let hub: StreamHub
@@ -171,10 +183,14 @@ final class RTSPClient: @unchecked Sendable {
         case .success(let h): hub = h
         case .failure(let e): return e.response
         }
-        if description == nil || stream != name {
-            guard let d = await waitForDescription(hub) else { return RTSPResponse(503, "Service Unavailable") }
+        if let s = stream, s != hub.name, sessionID != nil { return RTSPResponse(459, "Aggregate Operation Not Allowed") }
+        // SETUP of the stream itself with no DESCRIBE before it: a client that knows no session
+        // description (VLC without live555, SAT>IP style) gets every track in one MPEG-TS.
+        let satIP = description == nil && trackGiven == nil
+        if description == nil || stream != hub.name {
+            guard let d = await waitForDescription(hub, format: satIP ? .mpegTS : .perTrack) else { return RTSPResponse(503, "Service Unavailable") }
             description = d
-            stream = name
+            stream = hub.name
         }
         let tracks = description?.tracks.count ?? 0
         let track = trackGiven ?? 0
@@ -193,7 +209,9 @@ final class RTSPClient: @unchecked Sendable {
         transports[track] = transport
         if case .udp = transport { overUDP.store(true, ordering: .relaxed) }
         if sessionID == nil { sessionID = Self.newSessionID() }
-        return RTSPResponse(200, "OK", headers: [("Transport", reply)] + sessionHeader)
+        // An MPEG-TS session's client has seen no SDP: Content-Base tells it where PLAY goes.
+        let base: [(String, String)] = description?.format == .mpegTS && trackGiven == nil ? [("Content-Base", Self.base(r.uri))] : []
+        return RTSPResponse(200, "OK", headers: [("Transport", reply)] + sessionHeader + base)
     }
 
     static func newSessionID() -> String {
@@ -235,7 +253,7 @@ final class RTSPClient: @unchecked Sendable {
             if feed == nil {
                 let outputName = "rtsp-\(sessionID ?? "0")"
                 do {
-                    guard let f = try RTPFeed.attach(hub: hub, name: outputName),
+                    guard let f = try RTPFeed.attach(hub: hub, name: outputName, format: description?.format ?? .perTrack),
                           f.description.tracks.count == description?.tracks.count else {
                         return RTSPResponse(503, "Service Unavailable")
                     }

@@ -2,6 +2,7 @@ import Testing
 import MediaCore
 import Mux
 import TestSupport
+import Foundation
 
 /// The RTP packetizer on its own: the stamped source's H.264 cut into RTP by FFmpeg's
 /// packetizer, checked packet by packet as a receiver would (RFC 3550 header, RFC 6184
@@ -51,5 +52,38 @@ import TestSupport
         // The marker ends each access unit; frames are 1/30 s apart on the 90 kHz clock.
         #expect(markers == frames)
         for (a, b) in zip(timestamps, timestamps.dropFirst()) { #expect((2999...3001).contains(b &- a)) }
+    }
+}
+
+/// Every track in one MPEG-TS over RTP (RFC 2250), for clients that never DESCRIBE: whole TS
+/// packets in each RTP packet, in sequence, and the transport stream they carry decodes.
+@Suite struct MPEGTSPacketizerTests {
+    @Test func eachPacketLeavesAtOnceAsWholeTSPacketsThatDecode() throws {
+        let frames = 60
+        let (packets, streams) = try TestMedia.packets(frames, size: "640x360")
+        let p = try MPEGTSPacketizer(streams: streams, title: "cam")
+        #expect(p.tracks.count == 1 && p.sdp.contains("m=video 0 RTP/AVP 33\r\n") && p.sdp.contains("a=rtpmap:33 MP2T/90000\r\n"), "\(p.sdp)")
+        var ts: [UInt8] = [], last: UInt16?
+        for (i, packet) in packets.enumerated() {
+            let us = Int64(i) * 1_000_000 / 30
+            let out = try p.packetize(packet, pts: us, dts: us)
+            // Nothing held for the next picture: every packet gives RTP at once.
+            #expect(!out.isEmpty, "packet \(i) held back")
+            for d in out {
+                let b = d.bytes
+                #expect(b.count <= 1400 && b[0] == 0x80 && b[1] == 33)
+                #expect((b.count - 12) % 188 == 0 && b[12] == 0x47, "whole TS packets")
+                let seq = UInt16(b[2]) << 8 | UInt16(b[3])
+                if let last { #expect(seq == last &+ 1) }
+                last = seq
+                ts += b[12...]
+            }
+        }
+        let file = Paths.tempDirectory("mpegts-rtp").appendingPathComponent("out.ts")
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        try Data(ts).write(to: file)
+        let r = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v", "-show_entries", "stream=nb_read_frames,codec_name",
+                                                         "-of", "csv=p=0", file.path], timeout: 20)
+        #expect(r.stdout.split(separator: "\n").first == "h264,\(frames)", "\(r.output)")
     }
 }

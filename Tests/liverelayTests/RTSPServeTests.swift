@@ -82,6 +82,39 @@ import TestSupport
         #expect(!after.contains("\"kind\":\"rtsp\""), "the client left but its output stayed")
     }
 
+    /// VLC as Debian ships it (no live555): its `rtsp://` handler is the SAT>IP module, which
+    /// sends SETUP on the URL with no DESCRIBE and reads RTP as MPEG-TS. It gets the stream in
+    /// one transport stream; what it recorded is read back, every picture's stamp.
+    @Test func vlcWithoutLive555ReadsTheStreamAsMPEGTS() throws {
+        let (serve, port, rtspPort, dir) = try Self.start()
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let vlcDir = dir.appendingPathComponent("vlc")
+        try FileManager.default.createDirectory(at: vlcDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+        chmod(dir.path, 0o755)
+        let file = vlcDir.appendingPathComponent("cam.ts").path
+        // VLC refuses to run as root: as nobody, as a user would.
+        let vlc = try ChildProcess("/usr/bin/timeout", ["-k", "1", "30", "/usr/sbin/runuser", "-u", "nobody", "--", "/usr/bin/cvlc", "-vv", "--play-and-exit",
+                                                        "--run-time=4", "rtsp://127.0.0.1:\(rtspPort)/cam", "--sout", "#std{access=file,mux=ts,dst=\(file)}"])
+        defer { vlc.stop() }
+        usleep(2_500_000)
+        // While it plays, it is an output of the stream like any RTSP client.
+        let api = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/api/streams/cam"], timeout: 10).stdout
+        #expect(api.contains("\"kind\":\"rtsp\""), "\(api.prefix(600))")
+        #expect(vlc.wait(timeout: 30))
+        #expect((vlc.stdout + vlc.stderr).contains("using access module \"satip\"") && (vlc.stdout + vlc.stderr).contains("using demux module \"ts\""), "\((vlc.stdout + vlc.stderr).suffix(600))")
+        #expect(!(vlc.stdout + vlc.stderr).contains("main input error"), "\((vlc.stdout + vlc.stderr).suffix(600))")
+        let frames = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-count_packets", "-select_streams", "v", "-show_entries", "stream=nb_read_packets",
+                                                              "-of", "default=nw=1:nk=1", file], timeout: 20)
+        #expect((frames.stdout.split(separator: "\n").first.flatMap { Int($0) } ?? 0) >= 75, "VLC wrote \(frames.output)")
+        let p = try Self.probe(file, transport: "auto")
+        #expect(p["stamps_read"] as? Int == 60 && p["width"] as? Int == 640 && p["corrupt_frames"] as? Int == 0, "\(p)")
+
+        // The module lowercases the URL: a name in another case finds the one stream it means,
+        // and the answer says where PLAY goes (no SDP was seen).
+        let setup = try Self.rawRequest(rtspPort, "SETUP rtsp://127.0.0.1:\(rtspPort)/CAM RTSP/1.0\r\nCSeq: 0\r\nTransport: RTP/AVP;unicast;client_port=9000-9001\r\n\r\n")
+        #expect(setup.hasPrefix("RTSP/1.0 200") && setup.contains("Content-Base: rtsp://127.0.0.1:\(rtspPort)/CAM/"), "\(setup)")
+    }
+
     @Test func readingNeedsTheReadPermissionAndNoPasswordIsLogged() throws {
         let pw = ["ops": "rtsp-ops-secret-1", "lobby": "rtsp-lobby-secret-2"]
         let h = try pw.mapValues { try AccessTests.hash($0) }

@@ -2,8 +2,18 @@ public import MediaCore
 public import Mux
 import Synchronization
 
+/// How a session carries the stream.
+public enum RTPPayloadFormat: Sendable {
+    /// A track per source stream in its own RTP payload format (RFC 6184 H.264, RFC 3640 AAC …).
+    case perTrack
+    /// Every stream in one MPEG transport stream (RFC 2250, payload type 33): for clients that
+    /// SETUP without a DESCRIBE (VLC without live555, SAT>IP style).
+    case mpegTS
+}
+
 /// What an RTSP client is told before it plays: the session description and its tracks.
 public struct RTSPDescription: Sendable {
+    public let format: RTPPayloadFormat
     public let sdp: String
     public let tracks: [RTPPacketizer.Track]
     /// Tracks of the source left out (no RTP payload format for their codec).
@@ -24,31 +34,39 @@ public final class RTPFeed: PacketFeed, StreamOutput, @unchecked Sendable {
 
     public let kind = OutputKind.rtsp
     public let description: RTSPDescription
-    private let packetizer: RTPPacketizer
+    private let packetizer: any RTPPacketizing
     private let timeline = PacketTimeline()
     private let layout: [String]
     private let errors = Atomic<Int>(0)
     private let ended = Atomic<Bool>(false)
 
     /// The session description of `hub`'s latest connection; nil before its first.
-    public static func describe(_ hub: StreamHub) throws(FFmpegError) -> RTSPDescription? {
+    public static func describe(_ hub: StreamHub, format: RTPPayloadFormat = .perTrack) throws(FFmpegError) -> RTSPDescription? {
         guard let epoch = hub.latestEpoch else { return nil }
-        let p = try RTPPacketizer(streams: epoch.streams, title: hub.title ?? hub.name)
-        return RTSPDescription(sdp: p.sdp, tracks: p.tracks, skipped: p.skipped)
+        let p = try packetizer(format, epoch, title: hub.title ?? hub.name)
+        return RTSPDescription(format: format, sdp: p.sdp, tracks: p.tracks, skipped: p.skipped)
+    }
+
+    private static func packetizer(_ format: RTPPayloadFormat, _ epoch: IngestEpoch, title: String) throws(FFmpegError) -> any RTPPacketizing {
+        switch format {
+        case .perTrack: return try RTPPacketizer(streams: epoch.streams, title: title)
+        case .mpegTS: return try MPEGTSPacketizer(streams: epoch.streams, title: title)
+        }
     }
 
     /// A feed of `hub` for one client, registered as output `name`; its description is that of
     /// the stream's latest connection. Nil before the stream's first connection.
-    public static func attach(hub: StreamHub, name: String, policy: SinkPolicy = defaultPolicy) throws(FFmpegError) -> RTPFeed? {
+    public static func attach(hub: StreamHub, name: String, format: RTPPayloadFormat = .perTrack,
+                              policy: SinkPolicy = defaultPolicy) throws(FFmpegError) -> RTPFeed? {
         guard let epoch = hub.latestEpoch else { return nil }
-        let p = try RTPPacketizer(streams: epoch.streams, title: hub.title ?? hub.name)
-        return RTPFeed(hub: hub, name: name, packetizer: p, layout: Self.layout(epoch), policy: policy)
+        let p = try packetizer(format, epoch, title: hub.title ?? hub.name)
+        return RTPFeed(hub: hub, name: name, packetizer: p, format: format, layout: Self.layout(epoch), policy: policy)
     }
 
-    private init(hub: StreamHub, name: String, packetizer: RTPPacketizer, layout: [String], policy: SinkPolicy) {
+    private init(hub: StreamHub, name: String, packetizer: any RTPPacketizing, format: RTPPayloadFormat, layout: [String], policy: SinkPolicy) {
         self.packetizer = packetizer
         self.layout = layout
-        description = RTSPDescription(sdp: packetizer.sdp, tracks: packetizer.tracks, skipped: packetizer.skipped)
+        description = RTSPDescription(format: format, sdp: packetizer.sdp, tracks: packetizer.tracks, skipped: packetizer.skipped)
         super.init(hub: hub, name: name, policy: policy)
         hub.register(self)
     }
