@@ -19,7 +19,8 @@ import Synchronization
     }
 
     @Test func theSlidingWindowKeepsCountSegmentsAndCarriesDiscontinuitiesOut() async {
-        let store = HLSStore(settings: Self.settings(.mpegts, count: 3))
+        let now = Atomic<UInt64>(0)
+        let store = HLSStore(settings: Self.settings(.mpegts, count: 3), clock: { now.load(ordering: .relaxed) })
         let events = Mutex<[String]>([])
         store.addOutput { e in
             events.withLock {
@@ -44,13 +45,26 @@ import Synchronization
         #expect(text.contains("#EXT-X-MEDIA-SEQUENCE:2"))
         #expect(text.contains("#EXT-X-DISCONTINUITY-SEQUENCE:1"))
         #expect(!text.contains("seg1.ts"))
-        // Files in the order they were made, removals after the segment that pushed them out.
-        let e = events.withLock { $0 }
-        #expect(e.filter { $0.hasPrefix("put") } == (0...4).map { "put seg\($0).ts" })
-        #expect(e.firstIndex(of: "rm seg0.ts")! > e.firstIndex(of: "put seg3.ts")!)
-        // A segment just removed is still served for a client that was fetching it.
+        // Files in the order they were made. A segment out of the playlist stays, served and on
+        // disk, for its duration plus the playlist's that listed it (RFC 8216 §6.2.2): segment 0
+        // left a playlist of 0, 1, 2 (3 s), so it stays 1 + 3 s; so does segment 1.
+        #expect(events.withLock { $0 }.filter { $0.hasPrefix("put") } == (0...4).map { "put seg\($0).ts" })
+        #expect(!events.withLock { $0 }.contains { $0.hasPrefix("rm") })
+        #expect(await store.resource("seg0.ts")?.data == [0])
         #expect(await store.resource("seg1.ts")?.data == [1])
         #expect(await store.resource("seg9.ts") == nil)
+        now.store(3_900_000_000, ordering: .relaxed)
+        Self.addSegment(store, 5)
+        #expect(!events.withLock { $0 }.contains { $0.hasPrefix("rm") }, "removed before its time")
+        #expect(await store.resource("seg0.ts")?.data == [0])
+        now.store(4_000_000_000, ordering: .relaxed)
+        Self.addSegment(store, 6)
+        // Time is up for 0 and 1 (left at 0 s), not for 2 (left at 3.9 s).
+        let e = events.withLock { $0 }
+        #expect(e.filter { $0.hasPrefix("rm") } == ["rm seg0.ts", "rm seg1.ts"], "\(e)")
+        #expect(await store.resource("seg0.ts") == nil)
+        #expect(await store.resource("seg1.ts") == nil)
+        #expect(await store.resource("seg2.ts")?.data == [2])
     }
 
     /// A segment cut without a keyframe (a late one) never heads the window while a later

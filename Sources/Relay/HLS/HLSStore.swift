@@ -28,21 +28,35 @@ public final class HLSStore: Sendable {
     struct State {
         var playlist: HLSPlaylist
         var inits: [String: [UInt8]] = [:]
-        /// Segments just removed from the window, still served to clients that were fetching them.
-        var retired: [(uri: String, data: [UInt8])] = []
+        /// Segments removed from the window, still served (and still in the directory or at the
+        /// origin) until `until`: RFC 8216 §6.2.2.
+        var retired: [Retired] = []
         var waiters: [UInt64: Waiter] = [:]
         var nextWaiter: UInt64 = 0
     }
 
+    /// A segment out of the playlist that clients may still fetch: for its own duration plus
+    /// that of the playlist that listed it (RFC 8216 §6.2.2: a client that loaded that playlist
+    /// just before the change may still be reading its way down to this segment).
+    struct Retired {
+        let uri: String
+        let data: [UInt8]
+        let parts: [String]
+        let initURI: String?
+        let until: UInt64
+    }
+
     private let state: Mutex<State>
+    private let clock: @Sendable () -> UInt64
     public let settings: HLSSettings
     private let outputs = Mutex<[@Sendable (HLSOutput) -> Void]>([])
     /// From the arrival of a part's (or, without parts, a segment's) last frame to the moment
     /// it is listed: what LiveRelay adds before a player can fetch it.
     public let availability = LatencyHistogram()
 
-    public init(settings: HLSSettings, eventMemoryBudget: Int = 256 << 20) {
+    public init(settings: HLSSettings, eventMemoryBudget: Int = 256 << 20, clock: (@Sendable () -> UInt64)? = nil) {
         self.settings = settings
+        self.clock = clock ?? { MonotonicClock.nanoseconds() }
         self.eventMemoryBudget = eventMemoryBudget
         state = Mutex(State(playlist: HLSPlaylist(settings: settings)))
     }
@@ -102,6 +116,10 @@ public final class HLSStore: Sendable {
             s.playlist.targetDuration = max(s.playlist.targetDuration, Int(duration.rounded()))
             var out: [HLSOutput] = observed ? [.file(name: last.uri, data: last.bytes)] : []
             if settings.playlist == .sliding {
+                let now = clock()
+                // The longest playlist that listed the segments leaving now: the one before this
+                // change (with parts, the segment just completed was listed in it already).
+                let listed = s.playlist.segments.reduce(0.0) { $0 + ($1.complete ? $1.duration : 0) } - (last.parts.isEmpty ? last.duration : 0)
                 // The window, and no segment without a keyframe at its head while a later one
                 // has one: a player that learns the codec from the first listed segment
                 // (Chromium's own HLS player) needs a keyframe there, or it fails for good.
@@ -110,22 +128,32 @@ public final class HLSStore: Sendable {
                             && s.playlist.segments.dropFirst().contains { $0.complete && $0.independent }) {
                     let gone = s.playlist.segments.removeFirst()
                     if gone.discontinuity { s.playlist.discontinuitySequence += 1 }
-                    s.retired.append((gone.uri, gone.bytes))
-                    if s.retired.count > 3 { s.retired.removeFirst() }
-                    out.append(.removed(name: gone.uri))
-                    for p in gone.parts { out.append(.removed(name: p.uri)) }
-                    // An init segment no longer referenced goes too.
-                    if let m = gone.initURI, !s.playlist.segments.contains(where: { $0.initURI == m }) {
-                        s.inits[m] = nil
-                        out.append(.removed(name: m))
-                    }
+                    let hold = UInt64(max(0, gone.duration + listed) * 1e9)
+                    s.retired.append(Retired(uri: gone.uri, data: gone.bytes, parts: gone.parts.map(\.uri), initURI: gone.initURI, until: now &+ hold))
                 }
+                out += Self.expire(&s, now: now)
             } else {
                 Self.evictOldMedia(&s, keep: settings.segmentCount, budget: eventMemoryBudget)
             }
             if observed { out.append(.playlist(text: s.playlist.render(forStaticServer: true))) }
             return out
         }
+    }
+
+    /// Retired segments whose time is up: gone from memory, the directory and the origin, with
+    /// their parts, and their init segment once nothing listed or retired uses it.
+    static func expire(_ s: inout State, now: UInt64) -> [HLSOutput] {
+        var out: [HLSOutput] = []
+        while let first = s.retired.first, first.until <= now {
+            s.retired.removeFirst()
+            out.append(.removed(name: first.uri))
+            for p in first.parts { out.append(.removed(name: p)) }
+            if let m = first.initURI, !s.playlist.segments.contains(where: { $0.initURI == m }), !s.retired.contains(where: { $0.initURI == m }) {
+                s.inits[m] = nil
+                out.append(.removed(name: m))
+            }
+        }
+        return out
     }
 
     /// Bytes of media an event playlist keeps in memory: beyond the newest `segmentCount`
