@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdarg.h>
 #include <string.h>
+#include <malloc.h>
 
 static inline int lr_averror(int e) { return AVERROR(e); }
 static inline int lr_averror_eof(void) { return AVERROR_EOF; }

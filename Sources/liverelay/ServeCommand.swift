@@ -35,6 +35,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "liverelay")
         Self.raiseDescriptorLimit(logger: logger)
+        MemoryTuning.keepLargeBuffersOutOfTheHeap()
         do {
             try await serve(configuration, logger: logger)
         } catch let e as TLSSetupError {
