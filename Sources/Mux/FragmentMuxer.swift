@@ -17,8 +17,7 @@ public final class FragmentMuxer {
     /// fMP4: `ftyp` + `moov`, to be served as the playlist's `EXT-X-MAP`. Empty for MPEG-TS.
     public private(set) var initSegment: [UInt8] = []
     private var context: UnsafeMutablePointer<AVFormatContext>?
-    private var io: UnsafeMutablePointer<AVIOContext>?
-    private let sink = ByteSink()
+    private var io: MemoryIO?
     private let scratch: UnsafeMutablePointer<AVPacket>
     private var streamMap: [Int: Int] = [:]
     private var outTimeBases: [AVRational] = []
@@ -35,11 +34,6 @@ public final class FragmentMuxer {
     /// Output streams that have had a packet since the last cut.
     private var startedSinceCut: Set<Int> = []
 
-    /// Accumulates what the muxer writes.
-    final class ByteSink {
-        var bytes: [UInt8] = []
-    }
-
     public init(format: FragmentFormat, streams: [StreamInfo]) throws(FFmpegError) {
         self.format = format
         guard let pkt = av_packet_alloc() else { throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "av_packet_alloc") }
@@ -53,10 +47,6 @@ public final class FragmentMuxer {
             ctx.pointee.pb = nil
             avformat_free_context(ctx)
         }
-        if io != nil {
-            av_freep(&io!.pointee.buffer)
-            avio_context_free(&io)
-        }
         var p: UnsafeMutablePointer<AVPacket>? = scratch
         av_packet_free(&p)
     }
@@ -66,22 +56,9 @@ public final class FragmentMuxer {
         try ffcheck(avformat_alloc_output_context2(&ctx, nil, format == .mpegts ? "mpegts" : "mp4", nil), "avformat_alloc_output_context2")
         guard let ctx else { throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "avformat_alloc_output_context2") }
         context = ctx
-        let size: Int32 = 65536
-        guard let buffer = av_malloc(Int(size))?.assumingMemoryBound(to: UInt8.self) else {
-            throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "av_malloc")
-        }
-        // Safety: `sink` is retained by self and outlives the AVIOContext freed in deinit.
-        io = avio_alloc_context(buffer, size, 1, Unmanaged.passUnretained(sink).toOpaque(), nil, { opaque, buf, n in
-            guard let opaque, let buf, n > 0 else { return n }
-            Unmanaged<ByteSink>.fromOpaque(opaque).takeUnretainedValue().bytes.append(contentsOf: UnsafeBufferPointer(start: buf, count: Int(n)))
-            return n
-        }, nil)
-        guard let io else {
-            av_free(buffer)
-            throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "avio_alloc_context")
-        }
-        io.pointee.seekable = 0
-        ctx.pointee.pb = io
+        let io = try MemoryIO(bufferSize: 65536)
+        self.io = io
+        ctx.pointee.pb = io.context
         // No flush per packet: bytes stay in the AVIO buffer until `cut` (fewer callbacks).
         ctx.pointee.max_delay = 0
         for s in streams where s.mediaType == .video || s.mediaType == .audio {
@@ -118,12 +95,12 @@ public final class FragmentMuxer {
         }
         try ffcheck(avformat_write_header(ctx, &dict), "avformat_write_header")
         headerWritten = true
-        avio_flush(io)
+        io.flush()
         outTimeBases = (0..<Int(ctx.pointee.nb_streams)).map { ctx.pointee.streams[$0]!.pointee.time_base }
         if format == .fmp4 {
-            initSegment = sink.bytes
+            initSegment = io.sink.bytes
         }
-        sink.bytes.removeAll(keepingCapacity: true)
+        io.sink.bytes.removeAll(keepingCapacity: true)
         pendingHeaders = true
     }
 
@@ -154,24 +131,35 @@ public final class FragmentMuxer {
         try ffcheck(av_write_frame(ctx, scratch), "av_write_frame")
     }
 
+    /// Lends the bytes written since the last call without ending a segment (buffered PES data
+    /// flushed): for a stream sent on as it is muxed, MPEG-TS over RTP.
+    public func drain<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) throws(FFmpegError) -> T {
+        guard let ctx = context, let io, headerWritten else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
+        let r = av_write_frame(ctx, nil)
+        if r < 0 { throw FFmpegError(code: r, operation: "av_write_frame(flush)") }
+        io.flush()
+        defer { io.sink.bytes.removeAll(keepingCapacity: true) }
+        return io.sink.bytes.withUnsafeBufferPointer(body)
+    }
+
     /// Ends the current segment or part and returns its bytes.
     public func cut() throws(FFmpegError) -> [UInt8] {
-        guard let ctx = context, headerWritten else { return [] }
+        guard let ctx = context, let io, headerWritten else { return [] }
         // Flushes the fragment (fMP4: moof+mdat) or buffered PES data (MPEG-TS).
         let r = av_write_frame(ctx, nil)
         if r < 0 { throw FFmpegError(code: r, operation: "av_write_frame(flush)") }
-        avio_flush(ctx.pointee.pb)
+        io.flush()
         // A copy of exactly its size: the working buffer keeps its capacity (grown by doubling,
         // up to twice a segment) for the next one, instead of every segment or part kept in the
         // HLS window holding a buffer of that capacity.
-        let n = sink.bytes.count
-        let out = sink.bytes.withUnsafeBufferPointer { src in
+        let n = io.sink.bytes.count
+        let out = io.sink.bytes.withUnsafeBufferPointer { src in
             [UInt8](unsafeUninitializedCapacity: n) { dst, count in
                 if n > 0 { dst.baseAddress!.update(from: src.baseAddress!, count: n) }
                 count = n
             }
         }
-        sink.bytes.removeAll(keepingCapacity: true)
+        io.sink.bytes.removeAll(keepingCapacity: true)
         if format == .mpegts { pendingHeaders = true }
         startedSinceCut.removeAll(keepingCapacity: true)
         return out
