@@ -84,6 +84,36 @@ import Logging
         }
     }
 
+    /// A camera with periodic intra refresh (x264's `intra-refresh`, as low-latency bodycams
+    /// use): no IDR after the first picture. Those with a recovery point are keyframes — where
+    /// an output can resume after a drop — as FFmpeg's demuxer has them.
+    @Test func intraRefreshRecoveryPointsAreKeyframesAsFFmpegHasThem() throws {
+        let server = try Servers.RTSP(mounts: ["/ir=( videotestsrc is-live=true pattern=ball ! video/x-raw,width=320,height=180,framerate=30/1 ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=15 intra-refresh=true bitrate=500 ! rtph264pay name=pay0 pt=96 )"])
+        let (ours, theirs) = try Self.sideBySide(server.url("/ir"), transport: .tcp, seconds: 3)
+        #expect(ours.0 is RTSPSource, "LiveRelay's client took the stream")
+        var byBytes: [[UInt8]: Read] = [:]
+        for r in theirs.1 where r.video { byBytes[r.data] = r }
+        let matched = ours.1.filter(\.video).compactMap { r in byBytes[r.data].map { (r, $0) } }
+        #expect(matched.count >= 50, "\(matched.count) pictures equal to FFmpeg's")
+        #expect(matched.allSatisfy { $0.0.key == $0.1.key }, "keyframe flags differ from FFmpeg's")
+        // No IDR after the first, yet a keyframe every refresh period (15 pictures).
+        let keys = matched.filter(\.0.key)
+        #expect(keys.count >= 4, "\(keys.count) keyframes in \(matched.count) pictures")
+        #expect(keys.contains { r in !Self.hasIDR(r.0.data) }, "the keyframes were all IDR: no intra refresh")
+    }
+
+    /// Whether an Annex B access unit has an IDR slice.
+    static func hasIDR(_ au: [UInt8]) -> Bool {
+        var i = 0
+        while i + 3 < au.count {
+            if au[i] == 0, au[i + 1] == 0, au[i + 2] == 1 {
+                if au[i + 3] & 0x1F == 5 { return true }
+                i += 3
+            } else { i += 1 }
+        }
+        return false
+    }
+
     /// At 2 fps FFmpeg's parser holds each picture ~500 ms, until the next one starts.
     @Test func aPictureIsHandedOnWhenItsLastPacketArrives() throws {
         let server = try Servers.RTSP(mounts: ["/slow=( videotestsrc is-live=true ! video/x-raw,width=320,height=180,framerate=2/1 ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=4 ! rtph264pay name=pay0 pt=96 )"])
@@ -202,6 +232,22 @@ import Logging
         #expect(t.frames.first?.isKey == true && t.inBandSPS == [0x67, 1, 2] && t.inBandPPS == [0x68, 3])
         Self.feed(t, [Self.picture[4]])
         #expect(t.frames.count == 2 && t.frames[1].data == [0, 0, 0, 1, 0x41, 0xB0] && !t.frames[1].isKey)
+    }
+
+    /// Periodic intra refresh: no IDR after the first, a recovery point SEI where a decoder can
+    /// join. That picture is a keyframe (as FFmpeg's parser has it); other SEI are not.
+    @Test func aRecoveryPointMakesAKeyframe() {
+        let t = RTPTrack(streamIndex: 0, format: .h264, payloadType: 96, clockRate: 90000, queueSize: 0, maxDelay: 0.1)
+        // User data (type 5, 2 bytes) then a recovery point (type 6), in front of a P slice.
+        Self.feed(t, [Self.rtp(seq: 1, ts: 3000, marker: true, [24, 0, 9, 0x06, 5, 2, 0xAA, 0xBB, 6, 1, 0xC4, 0x80, 0, 2, 0x41, 0xB0])])
+        // User data only.
+        Self.feed(t, [Self.rtp(seq: 2, ts: 6000, marker: true, [24, 0, 6, 0x06, 5, 2, 0xAA, 0xBB, 0x80, 0, 2, 0x41, 0xB1])])
+        #expect(t.frames.map(\.isKey) == [true, false], "\(t.frames.map(\.data))")
+        let messages: [([UInt8], Bool)] = [([6, 1, 0xC4, 0x80], true), ([5, 2, 0xAA, 0xBB, 0x80], false), ([0xFF, 0x07, 1, 0, 0x80], false),
+                                           ([5, 0xFF, 0x01], false), ([], false), ([5, 2, 0xAA, 0xBB, 6, 1, 0xC4, 0x80], true)]
+        for (m, expected) in messages {
+            #expect(m.withUnsafeBufferPointer { RTPTrack.hasRecoveryPoint($0) } == expected, "\(m)")
+        }
     }
 
     @Test func reorderedPacketsArePutBackWithinTheQueue() {

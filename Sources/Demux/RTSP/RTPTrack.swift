@@ -231,10 +231,35 @@ final class RTPTrack {
         switch header & 0x1F {
         case 1: auHasSlice = true
         case 5: auKey = true; auHasSlice = true
+        // A recovery point: where a camera using periodic intra refresh (no IDR after the
+        // first) can be joined; FFmpeg's parser counts it as a keyframe too.
+        case 6 where Self.hasRecoveryPoint(rest): auKey = true
         case 7 where !fragment: inBandSPS = [header] + Array(rest)
         case 8 where !fragment: inBandPPS = [header] + Array(rest)
         default: break
         }
+    }
+
+    /// Whether an SEI NAL unit's messages (after its header) include a recovery point (type 6).
+    static func hasRecoveryPoint(_ sei: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        func value() -> Int? {
+            var v = 0
+            while i < sei.count {
+                let b = Int(sei[i])
+                i += 1
+                v += b
+                if b != 0xFF { return v }
+            }
+            return nil
+        }
+        // Each message: type and size (0xFF runs), then its payload; 0x80 is the trailing bits.
+        while i < sei.count, sei[i] != 0x80 {
+            guard let type = value(), let size = value() else { return false }
+            if type == 6 { return true }
+            i += size
+        }
+        return false
     }
 
     /// Hands the access unit on. One with no slice (parameter sets a server sent on their own,
