@@ -1,0 +1,175 @@
+internal import CFFmpeg
+import MediaCore
+import Foundation
+import Glibc
+
+/// The RTSP exchange of `RTSPSource`: OPTIONS, DESCRIBE, a SETUP per track, PLAY, and the
+/// requests and answers on the control connection.
+extension RTSPSource {
+    func fail(_ e: WireError, stage: String, deadline: Double) -> IngestError {
+        switch e {
+        case .unreachable(let m): return IngestError(.unreachable, source: url, stage: stage, detail: m)
+        case .timedOut: return IngestError(.timedOut, source: url, stage: stage, detail: "no answer within \(formatSeconds(deadline))")
+        case .stopped: return IngestError(.stopped, source: url, stage: stage, detail: "stopped")
+        case .closed: return IngestError(.failed, source: url, stage: stage, detail: "the server closed the connection")
+        case .status(let code, let reason):
+            let detail = code == 401 ? (address.user == nil ? "the server wants credentials (401 \(reason))" : "credentials refused (401 \(reason))")
+                                     : "server answered \(code) \(reason)"
+            return IngestError((400..<500).contains(code) ? .refused : .failed, source: url, stage: stage, detail: detail)
+        case .invalid(let m): return IngestError(.invalidData, source: url, stage: stage, detail: m)
+        case .failed(let m): return IngestError(.failed, source: url, stage: stage, detail: m)
+        case .unsupported(let m): return IngestError(.failed, source: url, stage: stage, detail: "not supported: " + m)
+        }
+    }
+
+    func seconds(until deadline: UInt64) -> Double {
+        max(0, Double(Int64(bitPattern: deadline &- MonotonicClock.nanoseconds())) / 1e9)
+    }
+
+    /// The RTSP exchange over one transport, then the probe: all before `end`.
+    func start(_ transport: SourceOptions.Transport, until end: UInt64, probeShare: Double) throws {
+        transportUsed = transport
+        let total = seconds(until: end)
+        let described: SDP
+        do throws(WireError) {
+            link = try TCPLink(host: address.host, port: address.port, deadline: end, interrupt: interruptHandle)
+            let o = try request("OPTIONS", url: address.requestURL, headers: [], until: end)
+            if o.status == 401 { throw WireError.status(401, o.reason) }
+            if o.status == 200, let p = o.header("public"), p.uppercased().contains("GET_PARAMETER") { keepaliveMethod = "GET_PARAMETER" }
+            let d = try request("DESCRIBE", url: address.requestURL, headers: ["Accept: application/sdp"], until: end)
+            guard d.status == 200 else { throw WireError.status(d.status, d.reason) }
+            let base = d.header("content-base") ?? d.header("content-location") ?? address.requestURL
+            described = SDP(String(decoding: d.body, as: UTF8.self))
+            try makeTracks(described, base: base, transport: transport, until: end)
+            playURL = SDP.resolve(described.control, base: base)
+            let p = try request("PLAY", url: playURL, headers: ["Range: npt=0.000-"], until: end)
+            guard p.status == 200 else { throw WireError.status(p.status, p.reason) }
+        } catch {
+            if case .unsupported(let reason) = error { throw Unsupported(reason: reason, connection: link) }
+            throw fail(error, stage: "opening", deadline: total)
+        }
+        let now = MonotonicClock.nanoseconds()
+        nextKeepalive = now &+ keepaliveInterval
+        nextReport = now
+        sendReports()
+        polls = [pollfd(fd: link!.fd, events: Int16(POLLIN), revents: 0)]
+        for u in udp {
+            polls.append(pollfd(fd: u.rtp, events: Int16(POLLIN), revents: 0))
+            polls.append(pollfd(fd: u.rtcp, events: Int16(POLLIN), revents: 0))
+        }
+        let probeEnd = now &+ UInt64(Double(end &- min(end, now)) * probeShare)
+        try probe(described, until: probeEnd, deadline: seconds(until: probeEnd))
+    }
+
+    /// One track per H.264 video, AAC or G.711 audio section (others are left out: ONVIF
+    /// metadata); SETUP for each.
+    func makeTracks(_ sdp: SDP, base: String, transport: SourceOptions.Transport, until end: UInt64) throws(WireError) {
+        let queue = transport == .udp ? (options.reorderQueueSize ?? 500) : 0
+        let wait = options.reorderWait ?? 0.1
+        var chosen: [(SDP.Media, RTPPayloadFormat)] = []
+        for m in sdp.media {
+            switch (m.kind, m.encoding) {
+            case ("video", "H264"):
+                if let mode = m.fmtp["packetization-mode"], mode == "2" { throw unsupported("H.264 in interleaved packetization mode") }
+                chosen.append((m, .h264))
+            case ("audio", "MPEG4-GENERIC"):
+                guard let s = m.fmtp["sizelength"].flatMap(Int.init), (1...16).contains(s), m.fmtp["config"] != nil else { throw unsupported("mpeg4-generic audio without AU headers") }
+                chosen.append((m, .aac(sizeLength: s, indexLength: m.fmtp["indexlength"].flatMap(Int.init) ?? 0, indexDeltaLength: m.fmtp["indexdeltalength"].flatMap(Int.init) ?? 0)))
+            case ("audio", "PCMU"), ("audio", "PCMA"):
+                chosen.append((m, .g711))
+            case ("video", _), ("audio", _):
+                throw unsupported("\(m.kind) encoded as \(m.encoding.isEmpty ? "payload type \(m.payloadType)" : m.encoding)")
+            default:
+                continue
+            }
+        }
+        guard chosen.contains(where: { $0.0.kind == "video" }) else { throw unsupported("no H.264 video") }
+        for (i, (m, format)) in chosen.enumerated() {
+            guard m.clockRate > 0, (0...127).contains(m.payloadType) else { throw unsupported("\(m.kind) with no clock rate") }
+            tracks.append(RTPTrack(streamIndex: i, format: format, payloadType: m.payloadType, clockRate: m.clockRate, queueSize: queue, maxDelay: wait))
+            kinds.append(m.kind == "video" ? .video : .audio)
+            timeBases.append(TimeBase(1, Int32(clamping: m.clockRate)))
+            timelines.append(nil)
+            var spec: String
+            if transport == .tcp {
+                spec = "RTP/AVP/TCP;unicast;interleaved=\(2 * i)-\(2 * i + 1)"
+            } else {
+                let pair = try UDPPair(family: link!.peer.ss_family)
+                udp.append(pair)
+                spec = "RTP/AVP;unicast;client_port=\(pair.port)-\(pair.port + 1)"
+            }
+            let r = try request("SETUP", url: SDP.resolve(m.control, base: base), headers: ["Transport: " + spec], until: end)
+            guard r.status == 200 else {
+                if r.status == 461 && transport == .udp { throw WireError.status(461, "Unsupported Transport (UDP)") }
+                throw WireError.status(r.status, r.reason)
+            }
+            if session == nil, let s = r.header("session") {
+                let parts = s.split(separator: ";")
+                session = parts.first.map { $0.trimmingCharacters(in: .whitespaces) }
+                if let t = parts.dropFirst().first(where: { $0.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("timeout=") }),
+                   let secs = Double(t.split(separator: "=")[1].trimmingCharacters(in: .whitespaces)), secs >= 2 {
+                    keepaliveInterval = UInt64(secs / 2 * 1e9)
+                }
+            }
+            let reply = RTSPAuth.parameters((r.header("transport") ?? "").replacingOccurrences(of: ";", with: ","))
+            if transport == .tcp {
+                let ch = (reply["interleaved"] ?? "\(2 * i)-\(2 * i + 1)").split(separator: "-").compactMap { UInt8($0) }
+                guard let rtp = ch.first else { throw WireError.invalid("SETUP answered with no interleaved channel") }
+                channels[rtp] = (i, false)
+                channels[ch.count > 1 ? ch[1] : rtp &+ 1] = (i, true)
+            } else {
+                if let sp = reply["server_port"]?.split(separator: "-").compactMap({ UInt16($0) }), let first = sp.first {
+                    udp[i].serverRTCP = sp.count > 1 ? sp[1] : first &+ 1
+                }
+                if let s = reply["source"] { serverSource = s }
+            }
+        }
+    }
+
+    func unsupported(_ reason: String) -> WireError { .unsupported(reason) }
+
+    // MARK: - Requests
+
+    func requestBytes(_ method: String, url: String, headers: [String]) -> [UInt8] {
+        cseq += 1
+        var s = "\(method) \(url) RTSP/1.0\r\nCSeq: \(cseq)\r\nUser-Agent: LiveRelay\r\n"
+        if var a = auth, let h = a.header(method: method, uri: url) { auth = a; s += "Authorization: \(h)\r\n" }
+        if let session { s += "Session: \(session)\r\n" }
+        for h in headers { s += h + "\r\n" }
+        return Array((s + "\r\n").utf8)
+    }
+
+    /// Sends a request and waits for its answer (media arriving meanwhile is taken); answers a
+    /// 401 once with the URL's credentials.
+    func request(_ method: String, url: String, headers: [String], until end: UInt64) throws(WireError) -> RTSPResponse {
+        var answered = false
+        while true {
+            guard let link else { throw .closed }
+            try link.send(requestBytes(method, url: url, headers: headers), deadline: end, interrupt: interruptHandle)
+            let want = cseq
+            let r = try response(to: want, until: end)
+            if r.status == 401, !answered, let user = address.user {
+                answered = true
+                var a = RTSPAuth(user: user, password: address.password ?? "")
+                if a.challenge(r.headers("www-authenticate")) { auth = a; continue }
+            }
+            return r
+        }
+    }
+
+    func response(to cseq: Int, until end: UInt64) throws(WireError) -> RTSPResponse {
+        guard let link else { throw .closed }
+        while true {
+            while let chunk = try RTSPParse.next(link.input) {
+                switch chunk {
+                case .response(let r):
+                    if r.header("cseq").flatMap({ Int($0) }) == cseq { return r }
+                case .interleaved(let channel, let payload):
+                    take(channel: channel, payload)
+                }
+            }
+            if link.isClosed { throw .closed }
+            try link.fill(deadline: end, interrupt: interruptHandle)
+        }
+    }
+}
