@@ -131,24 +131,27 @@ public final class FragmentMuxer {
         try ffcheck(av_write_frame(ctx, scratch), "av_write_frame")
     }
 
-    /// Lends the bytes written since the last call without ending a segment (buffered PES data
-    /// flushed): for a stream sent on as it is muxed, MPEG-TS over RTP.
-    public func drain<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) throws(FFmpegError) -> T {
-        guard let ctx = context, let io, headerWritten else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
+    /// Writes out the fragment (fMP4: moof+mdat) or buffered PES data (MPEG-TS), into `io`.
+    private func flush(_ io: MemoryIO) throws(FFmpegError) {
+        guard let ctx = context else { return }
         let r = av_write_frame(ctx, nil)
         if r < 0 { throw FFmpegError(code: r, operation: "av_write_frame(flush)") }
         io.flush()
+    }
+
+    /// Lends the bytes written since the last call without ending a segment (buffered PES data
+    /// flushed): for a stream sent on as it is muxed, MPEG-TS over RTP.
+    public func drain<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) throws(FFmpegError) -> T {
+        guard let io, headerWritten else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
+        try flush(io)
         defer { io.sink.bytes.removeAll(keepingCapacity: true) }
         return io.sink.bytes.withUnsafeBufferPointer(body)
     }
 
     /// Ends the current segment or part and returns its bytes.
     public func cut() throws(FFmpegError) -> [UInt8] {
-        guard let ctx = context, let io, headerWritten else { return [] }
-        // Flushes the fragment (fMP4: moof+mdat) or buffered PES data (MPEG-TS).
-        let r = av_write_frame(ctx, nil)
-        if r < 0 { throw FFmpegError(code: r, operation: "av_write_frame(flush)") }
-        io.flush()
+        guard let io, headerWritten else { return [] }
+        try flush(io)
         // A copy of exactly its size: the working buffer keeps its capacity (grown by doubling,
         // up to twice a segment) for the next one, instead of every segment or part kept in the
         // HLS window holding a buffer of that capacity.

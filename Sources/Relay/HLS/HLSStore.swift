@@ -39,10 +39,8 @@ public final class HLSStore: Sendable {
     /// that of the playlist that listed it (RFC 8216 §6.2.2: a client that loaded that playlist
     /// just before the change may still be reading its way down to this segment).
     struct Retired {
-        let uri: String
-        let data: [UInt8]
-        let parts: [String]
-        let initURI: String?
+        /// As it was listed: served from its own bytes or parts, as a listed one is.
+        let segment: HLSSegment
         let until: UInt64
     }
 
@@ -129,7 +127,7 @@ public final class HLSStore: Sendable {
                     let gone = s.playlist.segments.removeFirst()
                     if gone.discontinuity { s.playlist.discontinuitySequence += 1 }
                     let hold = UInt64(max(0, gone.duration + listed) * 1e9)
-                    s.retired.append(Retired(uri: gone.uri, data: gone.bytes, parts: gone.parts.map(\.uri), initURI: gone.initURI, until: now &+ hold))
+                    s.retired.append(Retired(segment: gone, until: now &+ hold))
                 }
                 out += Self.expire(&s, now: now)
             } else {
@@ -146,9 +144,10 @@ public final class HLSStore: Sendable {
         var out: [HLSOutput] = []
         while let first = s.retired.first, first.until <= now {
             s.retired.removeFirst()
-            out.append(.removed(name: first.uri))
-            for p in first.parts { out.append(.removed(name: p)) }
-            if let m = first.initURI, !s.playlist.segments.contains(where: { $0.initURI == m }), !s.retired.contains(where: { $0.initURI == m }) {
+            let gone = first.segment
+            out.append(.removed(name: gone.uri))
+            for p in gone.parts { out.append(.removed(name: p.uri)) }
+            if let m = gone.initURI, !s.playlist.segments.contains(where: { $0.initURI == m }), !s.retired.contains(where: { $0.segment.initURI == m }) {
                 s.inits[m] = nil
                 out.append(.removed(name: m))
             }
@@ -282,11 +281,14 @@ public final class HLSStore: Sendable {
         let type = name.hasSuffix(".ts") ? "video/mp2t" : "video/iso.segment"
         let found: (data: [UInt8], parts: [HLSPart], type: String)? = state.withLock { s in
             if let d = s.inits[name] { return (d, [], "video/mp4") }
-            for seg in s.playlist.segments.reversed() {
+            func match(_ seg: HLSSegment) -> (data: [UInt8], parts: [HLSPart], type: String)? {
                 if seg.uri == name && seg.complete { return (seg.data, seg.parts, type) }
                 if let p = seg.parts.first(where: { $0.uri == name }) { return (p.data, [], type) }
+                return nil
             }
-            if let r = s.retired.first(where: { $0.uri == name }) { return (r.data, [], type) }
+            for seg in s.playlist.segments.reversed() { if let m = match(seg) { return m } }
+            // Out of the playlist but still within its RFC 8216 §6.2.2 time.
+            for r in s.retired { if let m = match(r.segment) { return m } }
             return nil
         }
         guard let found else { return nil }
