@@ -35,9 +35,12 @@ let package = Package(
             pkgConfig: "libavformat libavcodec libswscale libavutil",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]
         ),
+        // Wire formats and text a peer sends, parsed without a trap: no FFmpeg, no NIO, no
+        // Foundation. Both sides of a protocol use it.
+        .target(name: "Wire", swiftSettings: swiftSettings),
         .target(
             name: "MediaCore",
-            dependencies: ["CFFmpeg", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CFFmpeg", "Wire", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .systemLibrary(
@@ -47,7 +50,7 @@ let package = Package(
         ),
         .target(
             name: "Demux",
-            dependencies: ["CFFmpeg", "CSRT", "MediaCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CFFmpeg", "CSRT", "MediaCore", "Wire", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -68,7 +71,7 @@ let package = Package(
         .target(
             name: "Relay",
             dependencies: [
-                "MediaCore", "Demux", "Decode", "Mux",
+                "MediaCore", "Demux", "Decode", "Mux", "Wire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -78,7 +81,7 @@ let package = Package(
         .target(
             name: "IngestServer",
             dependencies: [
-                "Relay", "MediaCore", "Demux",
+                "Relay", "MediaCore", "Demux", "Wire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -89,7 +92,7 @@ let package = Package(
         .target(
             name: "RTSPServer",
             dependencies: [
-                "Relay", "Mux", "MediaCore",
+                "Relay", "Mux", "MediaCore", "Wire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -99,7 +102,7 @@ let package = Package(
         .target(
             name: "RelayServer",
             dependencies: [
-                "Relay", "IngestServer", "RTSPServer",
+                "Relay", "IngestServer", "RTSPServer", "Wire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -150,6 +153,7 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: swiftSettings),
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "DemuxTests", dependencies: ["Demux", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "DecodeTests", dependencies: ["Decode", "Demux", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),

@@ -1,4 +1,5 @@
 internal import CFFmpeg
+import Wire
 public import MediaCore
 public import Logging
 import Foundation
@@ -132,7 +133,7 @@ public final class FLVFeedSource: PushingPacketSource {
         for s in streams {
             switch s.mediaType {
             case .video:
-                let ms = s.frameRate.map { $0 > 0 ? Int64((1000 / $0).rounded()) : 0 } ?? 0
+                let ms = s.frameRate.map { $0 > 0 ? Int64(saturating: (1000 / $0).rounded()) : 0 } ?? 0
                 video = Track(index: s.index, extradata: s.parameters.extradata, duration: ms)
             case .audio:
                 let sr = Int64(s.parameters.sampleRate)

@@ -1,4 +1,5 @@
 public import MediaCore
+import Wire
 
 /// Why a source could not be opened or read. Its description is one line, names the source
 /// with credentials removed, and says what happened.
@@ -38,6 +39,18 @@ public struct IngestError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { "\(source): \(kind.label) while \(stage): \(detail)" }
 
+    /// The source's port answered but it does not serve yet (a camera booting: not found,
+    /// unavailable, no answer in time, closed, no media). Not for credentials refused (no tight
+    /// loop against a camera that refuses us) nor for a source that did not answer at all.
+    public var meansNotServingYet: Bool {
+        switch kind {
+        case .unreachable, .stopped: return false
+        case .refused:
+            return !(detail.utf8Contains("401") || detail.utf8Contains("403") || detail.utf8Contains("credentials"))
+        case .timedOut, .invalidData, .noVideoStream, .failed: return true
+        }
+    }
+
     /// Classifies an FFmpeg failure, trusting our own deadline flag over FFmpeg's code.
     static func classify(_ error: FFmpegError, source: String, stage: String, handle: InterruptHandle, deadline: Double) -> IngestError {
         if handle.didTimeOut {
@@ -61,8 +74,8 @@ public struct IngestError: Error, Sendable, CustomStringConvertible {
             kind = .failed
         default:
             // HTTP-style 4xx replies from RTSP/HTTP servers
-            if error.message.contains("Server returned 4") { kind = .refused }
-            else if error.message.lowercased().contains("name or service") || error.message.lowercased().contains("resolv") { kind = .unreachable }
+            if error.message.utf8Contains("Server returned 4") { kind = .refused }
+            else if error.message.utf8ContainsIgnoringCase("name or service") || error.message.utf8ContainsIgnoringCase("resolv") { kind = .unreachable }
             else { kind = .failed }
         }
         return IngestError(kind, source: source, stage: stage, detail: error.message, underlying: error)

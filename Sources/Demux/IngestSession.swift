@@ -1,4 +1,5 @@
 internal import CFFmpeg
+import Wire
 public import MediaCore
 public import Logging
 import Foundation
@@ -103,7 +104,7 @@ public final class IngestSession: PacketSource {
     }
 
     static func scheme(of url: String) -> String? {
-        guard let r = url.range(of: "://") else { return nil }
+        guard let r = url.utf8Range(of: "://") else { return nil }
         return url[..<r.lowerBound].lowercased()
     }
 
@@ -145,7 +146,7 @@ public final class IngestSession: PacketSource {
             switch scheme {
             case "rtmp": passed["listen"] = "1"
             case "rtsp": passed["rtsp_flags"] = "listen"
-            case "srt": if !url.contains("mode=") { passed["mode"] = "listener" }
+            case "srt": if !url.utf8Contains("mode=") { passed["mode"] = "listener" }
             case "udp", "tcp": if scheme == "tcp" { passed["listen"] = "1" }
             default: break
             }
@@ -305,7 +306,7 @@ public final class IngestSession: PacketSource {
                 let p = try Packet(movingFrom: scratch, timeBase: timeBase, mediaType: mediaType, arrivalNanos: arrival)
                 markDamage(p)
                 if realtime != noTimestamp && realtime > 0 && pts != noTimestamp && timeBase.denominator > 0 {
-                    p.senderWallMicros = realtime &+ Int64((Double(pts) * Double(timeBase.numerator) / Double(timeBase.denominator) * 1_000_000).rounded())
+                    p.senderWallMicros = realtime &+ Int64(saturating: (Double(pts) * Double(timeBase.numerator) / Double(timeBase.denominator) * 1_000_000).rounded())
                 }
                 return p
             } catch {

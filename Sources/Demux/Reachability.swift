@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 import Glibc
 
 /// A cheap check that a network source is back: a TCP connect to its host and port, bounded
@@ -20,7 +21,7 @@ public struct Reachability: Sendable {
     /// The probe for a URL whose source listens on TCP (RTSP, RTMP, HTTP); nil for the rest
     /// (UDP, SRT, files, listen mode: nothing to knock on).
     public init?(url: String, listen: Bool) {
-        guard !listen, let r = url.range(of: "://") else { return nil }
+        guard !listen, let r = url.utf8Range(of: "://") else { return nil }
         let scheme = url[..<r.lowerBound].lowercased()
         let defaults: [String: UInt16] = ["rtsp": 554, "rtsps": 322, "rtmp": 1935, "rtmps": 443, "http": 80, "https": 443, "tcp": 0]
         guard let defaultPort = defaults[scheme], let a = Self.authority(of: url) else { return nil }
@@ -32,7 +33,7 @@ public struct Reachability: Sendable {
     /// The host (brackets removed from IPv6) and port, if given, of a URL: userinfo, path,
     /// query and fragment left out. Nil without `://` or with a port that is not a number.
     public static func authority(of url: String) -> (host: String, port: UInt16?)? {
-        guard let r = url.range(of: "://") else { return nil }
+        guard let r = url.utf8Range(of: "://") else { return nil }
         var rest = url[r.upperBound...]
         if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
         if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }

@@ -1,4 +1,5 @@
 public import MediaCore
+import Wire
 public import Logging
 import Foundation
 import Synchronization
@@ -96,11 +97,20 @@ public final class SourceSupervisor: Sendable {
         if changed { onEvent(.stateChanged(s)) }
     }
 
+    /// How long after a source was last live, or last unreachable, a source whose port answers
+    /// but which does not serve yet is retried every `quickRetry` instead of after its backoff.
+    public static let bootWindow: Double = 30
+    public static let quickRetry: Double = 0.2
+
     private func run() {
         var attempt = 0
         var generation = 0
+        // When the source was last live or last did not answer: a camera booting after either
+        // is retried quickly.
+        var lastChange = MonotonicClock.nanoseconds()
         while !handle.isInterrupted {
             var lastError: String?
+            var booting = false
             var liveSince: UInt64?
             do {
                 let source = try factory(handle)
@@ -126,12 +136,14 @@ public final class SourceSupervisor: Sendable {
             } catch {
                 let text = Redactor.scrub("\(error)")
                 if handle.isInterrupted { break }
+                booting = (error as? IngestError)?.meansNotServingYet ?? false
                 if liveSince != nil { onEvent(.closed(error: text)) }
                 lastError = text
             }
             if let since = liveSince, Double(MonotonicClock.nanoseconds() - since) / 1e9 >= backoff.stableAfter {
                 attempt = 0
             }
+            if liveSince != nil { lastChange = MonotonicClock.nanoseconds() }
             attempt += 1
             if let max = backoff.maxAttempts, attempt > max {
                 setState(.stopped(reason: lastError ?? "gave up"))
@@ -139,11 +151,17 @@ public final class SourceSupervisor: Sendable {
             }
             let reason = lastError ?? "unknown"
             setState(.reconnecting(attempt: attempt, lastError: reason))
-            let wait = backoff.delay(attempt: attempt, unit: Double.random(in: 0..<1))
-            logger.warning("source down; reconnecting", metadata: [
-                "stream.name": "\(name)", "attempt": "\(attempt)", "delay_s": "\(wait)", "error": "\(reason)",
-            ])
-            waitForRetry(wait)
+            var wait = backoff.delay(attempt: attempt, unit: Double.random(in: 0..<1))
+            // A camera whose port answers while it boots (DESCRIBE refused 404/503, stalled, or
+            // an SDP without media) is asked again on a short interval, not after its backoff.
+            let sinceChange = Double(MonotonicClock.nanoseconds() &- lastChange) / 1e9
+            if booting, reachability != nil, sinceChange < Self.bootWindow { wait = min(wait, Self.quickRetry) }
+            if attempt <= 3 || wait > Self.quickRetry || attempt % 25 == 0 {
+                logger.warning("source down; reconnecting", metadata: [
+                    "stream.name": "\(name)", "attempt": "\(attempt)", "delay_s": "\(wait)", "error": "\(reason)",
+                ])
+            }
+            if waitForRetry(wait) { lastChange = MonotonicClock.nanoseconds() }
         }
         setState(.stopped(reason: "stopped"))
     }
@@ -152,15 +170,17 @@ public final class SourceSupervisor: Sendable {
     /// soon as a source that did not answer answers again (a camera back from a tunnel is seen
     /// within a check interval, whatever its backoff had grown to). A source that answers all
     /// along (it is up, but refused us) waits its whole backoff: no tight loop against it.
-    private func waitForRetry(_ seconds: Double) {
-        guard let reachability else { sleepInterruptibly(seconds); return }
+    /// True when the source did not answer at some point of the wait.
+    @discardableResult
+    private func waitForRetry(_ seconds: Double) -> Bool {
+        guard let reachability else { sleepInterruptibly(seconds); return false }
         let end = MonotonicClock.nanoseconds() + Timestamps.nanoseconds(seconds)
         var wasDown = false
         while !handle.isInterrupted && MonotonicClock.nanoseconds() < end {
             if reachability.isReachable() {
                 if wasDown {
                     logger.info("source answers again; reopening now", metadata: ["stream.name": "\(name)"])
-                    return
+                    return true
                 }
             } else {
                 wasDown = true
@@ -168,10 +188,11 @@ public final class SourceSupervisor: Sendable {
             let left = Double(end &- MonotonicClock.nanoseconds()) / 1e9
             sleepInterruptibly(min(Reachability.interval, max(0, left)))
         }
+        return wasDown
     }
 
     private func sleepInterruptibly(_ seconds: Double) {
-        let end = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
+        let end = MonotonicClock.nanoseconds() + PeerNumber.nanoseconds(seconds)
         while !handle.isInterrupted {
             let now = MonotonicClock.nanoseconds()
             if now >= end { return }

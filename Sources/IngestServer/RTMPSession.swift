@@ -1,4 +1,5 @@
 import Logging
+import Wire
 import Relay
 import Demux
 import MediaCore
@@ -105,7 +106,7 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
             let app = object?["app"]?.string ?? ""
             tcURL = object?["tcUrl"]?.string ?? ""
             let appName = app.split(separator: "?").first.map(String.init) ?? ""
-            guard appName.trimmingCharacters(in: CharacterSet(charactersIn: "/")) == server.settings.app else {
+            guard String(decoding: appName.utf8.drop { $0 == 0x2F }.reversed().drop { $0 == 0x2F }.reversed(), as: UTF8.self) == server.settings.app else {
                 server.refused("app")
                 command(context, [.string("_error"), txn, .null, .object([("level", .string("error")), ("code", .string("NetConnection.Connect.Rejected")),
                                                                           ("description", .string("unknown application"))])])

@@ -1,4 +1,5 @@
 import Synchronization
+import Wire
 
 /// A flag another thread sets to stop blocking work, plus the deadline of the current blocking
 /// call. FFmpeg polls it through the interrupt callback.
@@ -16,7 +17,7 @@ public final class InterruptHandle: Sendable {
     /// Arms a deadline `seconds` from now (0 or less: none).
     public func arm(seconds: Double) {
         deadlineFired.store(false, ordering: .relaxed)
-        let d: UInt64 = seconds > 0 ? MonotonicClock.nanoseconds() + UInt64(seconds * 1e9) : 0
+        let d: UInt64 = seconds > 0 ? MonotonicClock.nanoseconds() &+ PeerNumber.nanoseconds(seconds) : 0
         deadlineNanos.store(d, ordering: .releasing)
     }
 

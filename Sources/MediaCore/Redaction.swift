@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 import Synchronization
 
 /// Removes credentials from source and destination URLs and from free text.
@@ -147,38 +148,4 @@ extension String {
         return String(validating: bytes, as: UTF8.self)
     }
 
-    func replacingAll(_ target: String, with replacement: String) -> String {
-        guard !target.isEmpty else { return self }
-        var out = ""
-        var rest = self[...]
-        while let r = rest.utf8Range(of: target) {
-            out += rest[..<r.lowerBound]
-            out += replacement
-            rest = rest[r.upperBound...]
-        }
-        out += rest
-        return out
-    }
-}
-
-extension StringProtocol {
-    /// The first occurrence of `needle`, compared byte by byte on UTF-8 (the standard library
-    /// only): Foundation's `range(of:)`/`contains` on Linux stopped the process on some inputs
-    /// the fuzzer made ("String index is out of bounds"). Matches of valid UTF-8 start and end
-    /// on scalar boundaries.
-    package func utf8Range(of needle: String) -> Range<Index>? {
-        let n = Array(needle.utf8)
-        guard let first = n.first else { return nil }
-        let u = utf8
-        var i = u.startIndex
-        while i != u.endIndex {
-            if u[i] == first {
-                var j = u.index(after: i), k = 1
-                while k < n.count, j != u.endIndex, u[j] == n[k] { j = u.index(after: j); k += 1 }
-                if k == n.count { return i..<j }
-            }
-            i = u.index(after: i)
-        }
-        return nil
-    }
 }

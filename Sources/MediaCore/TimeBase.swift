@@ -1,4 +1,5 @@
 package import CFFmpeg
+import Wire
 
 /// A rational time base (seconds per tick), as FFmpeg's `AVRational`.
 public struct TimeBase: Sendable, Hashable, CustomStringConvertible {
@@ -63,7 +64,7 @@ public enum Timestamps {
     /// Nanoseconds from seconds, for a deadline: 0 for negative or NaN, at most ~31 years.
     public static func nanoseconds(_ seconds: Double) -> UInt64 {
         guard seconds.isFinite, seconds > 0 else { return seconds == .infinity ? maxNanos : 0 }
-        return seconds >= Double(maxNanos) / 1e9 ? maxNanos : UInt64(seconds * 1e9)
+        return min(maxNanos, UInt64(saturating: seconds * 1e9))
     }
 
     static let limit: Int64 = 1 << 62

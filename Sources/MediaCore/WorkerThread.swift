@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 import Synchronization
 
 /// A dedicated thread for blocking work (an FFmpeg read or decode, a file write, an upload):
@@ -94,7 +95,7 @@ public final class WorkerThread: Sendable {
     /// Blocking join for code that is on a thread of its own (a command's main thread, a test):
     /// never call it from the cooperative pool.
     public func joinBlocking(timeout: Double) -> Bool {
-        let end = MonotonicClock.nanoseconds() + UInt64(max(0, timeout) * 1e9)
+        let end = MonotonicClock.nanoseconds() &+ PeerNumber.nanoseconds(timeout)
         while !isFinished {
             if MonotonicClock.nanoseconds() >= end { return false }
             usleep(2000)

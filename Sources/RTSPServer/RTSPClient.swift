@@ -1,4 +1,5 @@
 import Logging
+import Wire
 import Relay
 import Mux
 import MediaCore
@@ -42,7 +43,7 @@ final class RTSPClient: @unchecked Sendable {
 
     /// A UDP session whose client sent nothing (no request, no RTCP report) for this long.
     func silentOverUDP(seconds: Double) -> Bool {
-        overUDP.load(ordering: .relaxed) && MonotonicClock.nanoseconds() &- lastHeard.load(ordering: .relaxed) > UInt64(seconds * 1e9)
+        overUDP.load(ordering: .relaxed) && MonotonicClock.nanoseconds() &- lastHeard.load(ordering: .relaxed) > PeerNumber.nanoseconds(seconds)
     }
 
     func serve(_ requests: AsyncStream<RTSPRequest>) async {
@@ -85,7 +86,7 @@ final class RTSPClient: @unchecked Sendable {
     /// Which stream (and track) a request URI names: `rtsp://host:port/{stream}[/streamid=N]`.
     static func target(_ uri: String) -> (stream: String, track: Int?)? {
         var path = Substring(uri)
-        if let r = path.range(of: "://") {
+        if let r = path.utf8Range(of: "://") {
             path = path[r.upperBound...]
             guard let slash = path.firstIndex(of: "/") else { return nil }
             path = path[slash...]
@@ -167,7 +168,7 @@ final class RTSPClient: @unchecked Sendable {
     private func sessionMatches(_ r: RTSPRequest) -> Bool {
         guard let id = sessionID else { return false }
         guard let given = r.header("Session") else { return true }
-        return given.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } == id
+        return RTSPSessionHeader(parsing: given)?.id == id
     }
 
     private var sessionHeader: [(String, String)] {

@@ -1,5 +1,6 @@
 import NIOCore
 import Foundation
+import Wire
 
 /// One RTSP request (RFC 2326): method, URI, headers, body.
 struct RTSPRequest: Sendable {
@@ -9,7 +10,7 @@ struct RTSPRequest: Sendable {
     var body: [UInt8]
 
     func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers.first { $0.name.equalsIgnoringCase(name) }?.value
     }
 
     var cseq: String { header("CSeq") ?? "0" }
@@ -55,7 +56,7 @@ struct RTSPRequestDecoder: ByteToMessageDecoder {
             throw RTSPDecodeError(description: "unreadable request head")
         }
         var request = try Self.parseHead(text)
-        let bodyLength = Int(request.header("Content-Length")?.trimmingCharacters(in: .whitespaces) ?? "0") ?? -1
+        let bodyLength = request.header("Content-Length").map { PeerNumber.integer($0, in: 0...Int.max) ?? -1 } ?? 0
         guard (0...Self.maxBody).contains(bodyLength) else { throw RTSPDecodeError(description: "bad Content-Length") }
         guard buffer.readableBytes >= headLength + 4 + bodyLength else { return .needMoreData }
         buffer.moveReaderIndex(forwardBy: headLength + 4)
@@ -90,8 +91,8 @@ struct RTSPRequestDecoder: ByteToMessageDecoder {
         var headers: [(String, String)] = []
         for line in lines where !line.isEmpty {
             guard let colon = line.firstIndex(of: ":") else { throw RTSPDecodeError(description: "header without a colon") }
-            headers.append((String(line[..<colon]).trimmingCharacters(in: .whitespaces),
-                            String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
+            headers.append((String(line[..<colon].trimmingASCIISpaces()),
+                            String(line[line.index(after: colon)...].trimmingASCIISpaces())))
             if headers.count > 64 { throw RTSPDecodeError(description: "too many headers") }
         }
         return RTSPRequest(method: String(requestLine[0]), uri: String(requestLine[1]), headers: headers, body: [])
@@ -129,23 +130,14 @@ enum RTSPTransport: Equatable {
     /// The first offer of the header LiveRelay can serve; nil when none (multicast only, or
     /// nothing readable).
     static func choose(_ header: String, track: Int) -> RTSPTransport? {
-        for offer in header.split(separator: ",") {
-            let parts = offer.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let spec = parts.first?.uppercased(), spec.hasPrefix("RTP/AVP") else { continue }
-            if parts.contains(where: { $0.lowercased() == "multicast" }) { continue }
-            func range(_ key: String) -> (Int, Int)? {
-                guard let p = parts.first(where: { $0.lowercased().hasPrefix(key + "=") }) else { return nil }
-                let nums = p.dropFirst(key.count + 1).split(separator: "-").compactMap { Int($0) }
-                guard let a = nums.first else { return nil }
-                return (a, nums.count > 1 ? nums[1] : a + 1)
+        for offer in RTSPTransportSpec.parseList(header) where offer.isRTP && !offer.isMulticast {
+            if offer.isInterleaved {
+                if let p = offer.interleaved { return .interleaved(rtp: p.rtp, rtcp: p.rtcp) }
+                guard (0...127).contains(track) else { continue }
+                return .interleaved(rtp: UInt8(track * 2), rtcp: UInt8(track * 2 + 1))
             }
-            if spec.hasSuffix("/TCP") {
-                let (a, b) = range("interleaved") ?? (track * 2, track * 2 + 1)
-                guard (0...255).contains(a), (0...255).contains(b) else { continue }
-                return .interleaved(rtp: UInt8(a), rtcp: UInt8(b))
-            }
-            guard let (a, b) = range("client_port"), (1...65535).contains(a), (1...65535).contains(b) else { continue }
-            return .udp(rtpPort: a, rtcpPort: b)
+            guard let p = offer.clientPort else { continue }
+            return .udp(rtpPort: Int(p.rtp), rtcpPort: Int(p.rtcp))
         }
         return nil
     }

@@ -1,11 +1,12 @@
 import Relay
+import Wire
 import Foundation
 
 /// The operations page: every stream's live preview in a plain `<img>`, with its state.
 enum OpsPage {
     static func escape(_ s: String) -> String {
-        s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        s.replacingAll("&", with: "&amp;").replacingAll("<", with: "&lt;")
+            .replacingAll(">", with: "&gt;").replacingAll("\"", with: "&quot;")
     }
 
     static func render(engine: RelayEngine, visible: (String) -> Bool = { _ in true }) -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
@@ -144,7 +145,7 @@ final class WallSession: Sendable {
     private func choosePath(_ name: String) -> (WallPath, String) {
         let hub = engine.hubs[name]
         let codec = hub?.currentStatus.codec
-        let avc = canDecode.withLock { $0.contains("avc1") }
+        let avc = canDecode.withLock { $0.contains { $0 == "avc1" } }
         let hasPreview = engine.preview(name) != nil
         if fellBack.withLock({ $0.contains(name) }) {
             return hasPreview ? (.jpeg, "the page could not decode this stream") : (.none, "the page could not decode this stream and it has no preview")

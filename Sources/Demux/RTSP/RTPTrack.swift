@@ -1,4 +1,5 @@
 import MediaCore
+import Wire
 
 /// One access unit (a whole picture) or audio frame, taken out of RTP.
 struct RTPFrame {
@@ -67,7 +68,7 @@ final class RTPTrack {
         self.payloadType = payloadType
         self.clockRate = clockRate
         self.queueSize = queueSize
-        self.maxDelayNanos = UInt64(max(0, maxDelay) * 1e9)
+        self.maxDelayNanos = PeerNumber.nanoseconds(maxDelay)
     }
 
     // MARK: - Sequence order

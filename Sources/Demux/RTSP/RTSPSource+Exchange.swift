@@ -1,5 +1,6 @@
 internal import CFFmpeg
 import MediaCore
+import Wire
 import Foundation
 import Glibc
 
@@ -32,11 +33,7 @@ extension RTSPSource {
         let total = seconds(until: end)
         let described: SDP
         do throws(WireError) {
-            link = try TCPLink(host: address.host, port: address.port, deadline: end, interrupt: interruptHandle)
-            let o = try request("OPTIONS", url: address.requestURL, headers: [], until: end)
-            if o.status == 401 { throw WireError.status(401, o.reason) }
-            if o.status == 200, let p = o.header("public"), p.uppercased().contains("GET_PARAMETER") { keepaliveMethod = "GET_PARAMETER" }
-            let d = try request("DESCRIBE", url: address.requestURL, headers: ["Accept: application/sdp"], until: end)
+            let d = try describe(until: end)
             guard d.status == 200 else { throw WireError.status(d.status, d.reason) }
             let base = d.header("content-base") ?? d.header("content-location") ?? address.requestURL
             described = SDP(String(decoding: d.body, as: UTF8.self))
@@ -57,7 +54,7 @@ extension RTSPSource {
             polls.append(pollfd(fd: u.rtp, events: Int16(POLLIN), revents: 0))
             polls.append(pollfd(fd: u.rtcp, events: Int16(POLLIN), revents: 0))
         }
-        let probeEnd = now &+ UInt64(Double(end &- min(end, now)) * probeShare)
+        let probeEnd = now &+ UInt64(saturating: Double(end &- min(end, now)) * probeShare)
         try probe(described, until: probeEnd, deadline: seconds(until: probeEnd))
     }
 
@@ -84,8 +81,10 @@ extension RTSPSource {
             }
         }
         guard chosen.contains(where: { $0.0.kind == "video" }) else { throw unsupported("no H.264 video") }
+        // Interleaved channels are one byte: two per track.
+        guard chosen.count <= 16 else { throw .invalid("\(chosen.count) media sections (at most 16 are taken)") }
         for (i, (m, format)) in chosen.enumerated() {
-            guard m.clockRate > 0, (0...127).contains(m.payloadType) else { throw unsupported("\(m.kind) with no clock rate") }
+            guard (1...10_000_000).contains(m.clockRate), (0...127).contains(m.payloadType) else { throw unsupported("\(m.kind) with no usable clock rate") }
             tracks.append(RTPTrack(streamIndex: i, format: format, payloadType: m.payloadType, clockRate: m.clockRate, queueSize: queue, maxDelay: wait))
             kinds.append(m.kind == "video" ? .video : .audio)
             timeBases.append(TimeBase(1, Int32(clamping: m.clockRate)))
@@ -103,25 +102,22 @@ extension RTSPSource {
                 if r.status == 461 && transport == .udp { throw WireError.status(461, "Unsupported Transport (UDP)") }
                 throw WireError.status(r.status, r.reason)
             }
-            if session == nil, let s = r.header("session") {
-                let parts = s.split(separator: ";")
-                session = parts.first.map { $0.trimmingCharacters(in: .whitespaces) }
-                if let t = parts.dropFirst().first(where: { $0.trimmingCharacters(in: .whitespaces).lowercased().hasPrefix("timeout=") }),
-                   let secs = Double(t.split(separator: "=")[1].trimmingCharacters(in: .whitespaces)), secs >= 2 {
-                    keepaliveInterval = UInt64(secs / 2 * 1e9)
-                }
+            if session == nil, let value = r.header("session") {
+                guard let header = RTSPSessionHeader(parsing: value) else { throw WireError.invalid("SETUP answered with an empty Session header") }
+                session = header.id
+                // Keep alive at half the server's timeout; a timeout beyond two minutes (or none
+                // usable: `timeout=1e20`, `inf`) keeps the default interval.
+                if let t = header.timeout, t >= 2 { keepaliveInterval = min(keepaliveInterval, UInt64(t) * 500_000_000) }
             }
-            let reply = RTSPAuth.parameters((r.header("transport") ?? "").replacingOccurrences(of: ";", with: ","))
+            let reply = r.header("transport").flatMap { RTSPTransportSpec(parsing: $0) }
             if transport == .tcp {
-                let ch = (reply["interleaved"] ?? "\(2 * i)-\(2 * i + 1)").split(separator: "-").compactMap { UInt8($0) }
-                guard let rtp = ch.first else { throw WireError.invalid("SETUP answered with no interleaved channel") }
-                channels[rtp] = (i, false)
-                channels[ch.count > 1 ? ch[1] : rtp &+ 1] = (i, true)
+                // A server that names no channels uses the ones offered.
+                let pair = reply?.interleaved ?? .init(rtp: UInt8(truncatingIfNeeded: 2 * i), rtcp: UInt8(truncatingIfNeeded: 2 * i + 1))
+                channels[pair.rtp] = (i, false)
+                channels[pair.rtcp] = (i, true)
             } else {
-                if let sp = reply["server_port"]?.split(separator: "-").compactMap({ UInt16($0) }), let first = sp.first {
-                    udp[i].serverRTCP = sp.count > 1 ? sp[1] : first &+ 1
-                }
-                if let s = reply["source"] { serverSource = s }
+                if let sp = reply?.serverPort { udp[i].serverRTCP = sp.rtcp }
+                if let s = reply?.source { serverSource = s }
             }
         }
     }
@@ -163,7 +159,7 @@ extension RTSPSource {
             while let chunk = try RTSPParse.next(link.input) {
                 switch chunk {
                 case .response(let r):
-                    if r.header("cseq").flatMap({ Int($0) }) == cseq { return r }
+                    if r.header("cseq").flatMap({ PeerNumber.integer($0, in: 0...Int.max) }) == cseq { return r }
                 case .interleaved(let channel, let payload):
                     take(channel: channel, payload)
                 }

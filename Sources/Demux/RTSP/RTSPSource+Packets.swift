@@ -1,4 +1,5 @@
 internal import CFFmpeg
+import Wire
 import MediaCore
 import Foundation
 import Logging
@@ -63,7 +64,7 @@ extension RTSPSource {
         } else {
             let o = origin ?? f.arrivalNanos
             origin = o
-            let offset = Int64(Double(f.arrivalNanos &- min(o, f.arrivalNanos)) * Double(t.clockRate) / 1e9)
+            let offset = Int64(saturating: Double(f.arrivalNanos &- min(o, f.arrivalNanos)) * Double(t.clockRate) / 1e9)
             timelines[i] = Timeline(last: f.timestamp, ext: 0, offset: offset)
             pts = offset
         }

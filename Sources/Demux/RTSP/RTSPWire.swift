@@ -1,4 +1,5 @@
 internal import CFFmpeg
+import Wire
 import MediaCore
 import Foundation
 import Glibc
@@ -31,7 +32,7 @@ struct RTSPAddress {
     let password: String?
 
     init?(_ url: String) {
-        guard let r = url.range(of: "://"), url[..<r.lowerBound].lowercased() == "rtsp" else { return nil }
+        guard let r = url.utf8Range(of: "://"), url[..<r.lowerBound].lowercased() == "rtsp" else { return nil }
         let rest = Substring(url[r.upperBound...])
         let pathStart = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) ?? rest.endIndex
         var authority = rest[..<pathStart]
@@ -258,10 +259,10 @@ enum RTSPParse {
         var headers: [(String, String)] = []
         while let line = lines.next() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.append((line[..<colon].trimmingCharacters(in: .whitespaces).lowercased(),
-                            line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            headers.append((line[..<colon].trimmingASCIISpaces().lowercased(),
+                            String(line[line.index(after: colon)...].trimmingASCIISpaces())))
         }
-        let length = headers.first { $0.0 == "content-length" }.flatMap { Int($0.1) } ?? 0
+        let length = headers.first { $0.0 == "content-length" }.map { PeerNumber.integer($0.1, in: 0...Int.max) ?? -1 } ?? 0
         guard length >= 0, length <= 1 << 20 else { throw .invalid("a body of \(length) bytes") }
         guard n >= end + length else { return nil }
         let body = Array(link.bytes(end..<(end + length)))
@@ -291,7 +292,7 @@ struct RTSPAuth {
             let p = Self.parameters(String(d.dropFirst(6)))
             guard let realm = p["realm"], let nonce = p["nonce"] else { return false }
             if let a = p["algorithm"], a.uppercased() != "MD5" { return false }
-            let qop = p["qop"].map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.contains("auth") } ?? false
+            let qop = p["qop"].map { $0.split(separator: ",").contains { $0.trimmingASCIISpaces() == "auth" } } ?? false
             scheme = .digest(realm: realm, nonce: nonce, opaque: p["opaque"], qop: qop)
             return true
         }
@@ -336,7 +337,7 @@ struct RTSPAuth {
         while i < s.endIndex {
             while i < s.endIndex, s[i] == " " || s[i] == "," { i = s.index(after: i) }
             guard let eq = s[i...].firstIndex(of: "=") else { break }
-            let key = s[i..<eq].trimmingCharacters(in: .whitespaces).lowercased()
+            let key = s[i..<eq].trimmingASCIISpaces().lowercased()
             var j = s.index(after: eq)
             var value = ""
             if j < s.endIndex, s[j] == "\"" {
@@ -346,7 +347,7 @@ struct RTSPAuth {
                 i = close < s.endIndex ? s.index(after: close) : close
             } else {
                 let close = s[j...].firstIndex(of: ",") ?? s.endIndex
-                value = s[j..<close].trimmingCharacters(in: .whitespaces)
+                value = String(s[j..<close].trimmingASCIISpaces())
                 i = close
             }
             out[key] = value
@@ -378,7 +379,8 @@ public enum RTSPFuzzing {
                 }
                 var auth = RTSPAuth(user: "u", password: "p")
                 if auth.challenge(r.headers("www-authenticate")) { _ = auth.header(method: "DESCRIBE", uri: "rtsp://h/x") }
-                _ = RTSPAuth.parameters((r.header("transport") ?? "").replacingOccurrences(of: ";", with: ","))
+                _ = r.header("transport").flatMap { RTSPTransportSpec(parsing: $0) }
+                _ = r.header("session").flatMap { RTSPSessionHeader(parsing: $0) }
             case .interleaved(let channel, let payload):
                 now += 3_000_000
                 let t = tracks[Int(channel / 2) % tracks.count]

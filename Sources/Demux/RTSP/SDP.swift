@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// The parts of a session description (RFC 8866) an RTSP client needs: each media section's
 /// kind, payload type, encoding, clock, format parameters and control URL.
@@ -23,7 +24,7 @@ struct SDP {
     init(_ text: String) {
         var current: Media?
         for raw in text.split(whereSeparator: \.isNewline) {
-            let line = raw.trimmingCharacters(in: .whitespaces)
+            let line = raw.trimmingASCIISpaces()
             guard line.count >= 2, line.dropFirst().first == "=" else { continue }
             let value = String(line.dropFirst(2))
             switch line.first {
@@ -55,7 +56,7 @@ struct SDP {
                     for p in f[1].split(separator: ";") {
                         let kv = p.split(separator: "=", maxSplits: 1)
                         guard let k = kv.first else { continue }
-                        m.fmtp[k.trimmingCharacters(in: .whitespaces).lowercased()] = kv.count > 1 ? kv[1].trimmingCharacters(in: .whitespaces) : ""
+                        m.fmtp[k.trimmingASCIISpaces().lowercased()] = kv.count > 1 ? String(kv[1].trimmingASCIISpaces()) : ""
                     }
                     current = m
                 default: break

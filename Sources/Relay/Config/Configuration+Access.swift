@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 import Yams
 import Demux
 
@@ -34,7 +35,7 @@ extension Configuration {
     public var listensOnLoopbackOnly: Bool { Self.isLoopback(host: listenHost) }
 
     static func isLoopback(host: String) -> Bool {
-        let h = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
+        let h = String(decoding: host.utf8.filter { $0 != 0x5B && $0 != 0x5D }, as: UTF8.self).lowercased()
         return h == "localhost" || h == "::1" || h.hasPrefix("127.")
     }
 
@@ -150,7 +151,7 @@ extension Configuration {
     /// warning), so beyond loopback they are refused until the one-port ingest server with
     /// publish keys takes them.
     static func publishExposure(_ s: Stream) -> String? {
-        guard let r = s.source.range(of: "://") else { return nil }
+        guard let r = s.source.utf8Range(of: "://") else { return nil }
         let scheme = s.source[..<r.lowerBound].lowercased()
         let pushed = s.sourceOptions.listen || scheme == "udp"
         guard pushed else { return nil }

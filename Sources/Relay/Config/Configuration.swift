@@ -1,4 +1,5 @@
 public import Demux
+import Wire
 public import Decode
 import MediaCore
 import Foundation
@@ -77,7 +78,7 @@ public struct Configuration: Sendable {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
             throw ConfigError(file: file, path: path, problem: "expected HOST:PORT, got \"\(text.prefix(100))\"")
         }
-        return (String(text[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port)
+        return (String(decoding: text[..<colon].utf8.filter { $0 != 0x5B && $0 != 0x5D }, as: UTF8.self), port)
     }
 
     public static func load(file: String, sources: SourceOpener = SourceOpener()) throws(ConfigError) -> Configuration {
@@ -115,7 +116,7 @@ public struct Configuration: Sendable {
                 do {
                     config.ingest.defaults = try parse(text, file: file, sources: sources).streams.first
                 } catch {
-                    throw ConfigError(file: file, path: error.path.replacingOccurrences(of: "streams.defaults", with: "ingest.defaults"), problem: error.problem)
+                    throw ConfigError(file: file, path: error.path.replacingAll("streams.defaults", with: "ingest.defaults"), problem: error.problem)
                 }
             }
         }
@@ -291,7 +292,7 @@ public struct Configuration: Sendable {
         }
         /// Seconds, from `1.5`, `200ms`, `2s`, `30m` or `1h`.
         func duration(_ node: Node, _ path: String, _ range: ClosedRange<Double>) throws(ConfigError) -> Double {
-            let s = try string(node, path).trimmingCharacters(in: .whitespaces).lowercased()
+            let s = try string(node, path).trimmingASCIISpaces().lowercased()
             let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
             var value: Double?
             if let v = Double(s) { value = v }
@@ -309,7 +310,7 @@ public struct Configuration: Sendable {
                 for (i, n) in seq.enumerated() { out.append(try string(n, "\(path)[\(i)]")) }
                 return out
             }
-            return try string(node, path).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            return try string(node, path).split(separator: ",").map { String($0.trimmingASCIISpaces()) }
         }
         func number(_ node: Node, _ path: String, _ range: ClosedRange<Double>) throws(ConfigError) -> Double {
             let s = try string(node, path)

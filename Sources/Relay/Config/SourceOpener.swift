@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 public import MediaCore
 public import Demux
 
@@ -25,7 +26,7 @@ public struct SourceOpener: Sendable {
     }
 
     private func scheme(of url: String) -> Scheme? {
-        guard let r = url.range(of: "://") else { return nil }
+        guard let r = url.utf8Range(of: "://") else { return nil }
         return schemes[url[..<r.lowerBound].lowercased()]
     }
 
@@ -41,7 +42,7 @@ public struct SourceOpener: Sendable {
     public func validate(url: String) -> String? {
         if let s = scheme(of: url) { return s.validate(url) }
         if url.isEmpty { return "empty URL" }
-        if let r = url.range(of: "://") {
+        if let r = url.utf8Range(of: "://") {
             let scheme = url[..<r.lowerBound].lowercased()
             let known = ["rtsp", "rtsps", "rtmp", "rtmps", "srt", "udp", "tcp", "http", "https", "file"] + schemes.keys.sorted()
             if !known.contains(scheme) { return "unsupported scheme \"\(scheme)\" (expected one of \(known.joined(separator: ", ")))" }
@@ -51,6 +52,6 @@ public struct SourceOpener: Sendable {
 
     /// True when the source ends by itself (files), false for live sources that reconnect.
     public static func isFile(url: String) -> Bool {
-        !url.contains("://") || url.lowercased().hasPrefix("file://")
+        !url.utf8Contains("://") || url.lowercased().hasPrefix("file://")
     }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+import Wire
 
 /// Settings of a stream's HLS republish.
 public struct HLSSettings: Sendable, Hashable {
@@ -81,7 +82,7 @@ public struct HLSPlaylist: Sendable {
 
     public init(settings: HLSSettings) {
         self.settings = settings
-        targetDuration = max(1, Int(settings.segmentDuration.rounded(.up)))
+        targetDuration = max(1, Int(saturating: settings.segmentDuration.rounded(.up)))
     }
 
     public var isLowLatency: Bool { settings.variant == .lowLatency }
@@ -193,7 +194,7 @@ public struct HLSPlaylist: Sendable {
         for line in playlist.split(separator: "\n", omittingEmptySubsequences: false) {
             if !line.isEmpty && !line.hasPrefix("#") {
                 out += line + (line.contains("?") ? "&" : "?") + query
-            } else if let r = line.range(of: "URI=\"") {
+            } else if let r = line.utf8Range(of: "URI=\"") {
                 let rest = line[r.upperBound...]
                 if let close = rest.firstIndex(of: "\"") {
                     let uri = rest[..<close]
@@ -214,7 +215,7 @@ public struct HLSPlaylist: Sendable {
     /// `2026-11-22T11:34:44.123Z`. By hand: Foundation's ISO8601DateFormatter builds an ICU
     /// formatter per call, which was a tenth of a remuxing stream's CPU.
     static func iso8601(_ d: Date) -> String {
-        let ms = Int64((d.timeIntervalSince1970 * 1000).rounded(.down))
+        let ms = Int64(saturating: (d.timeIntervalSince1970 * 1000).rounded(.down))
         var t = time_t(ms >= 0 ? ms / 1000 : (ms - 999) / 1000)
         var tm = tm()
         gmtime_r(&t, &tm)
@@ -224,7 +225,7 @@ public struct HLSPlaylist: Sendable {
 
     /// Seconds with three decimals (`2.000`), without `String(format:)`.
     static func seconds3(_ x: Double) -> String {
-        let ms = Int64((x * 1000).rounded())
+        let ms = Int64(saturating: (x * 1000).rounded()).clamped(to: -Int64.max...Int64.max)
         let sign = ms < 0 ? "-" : ""
         let a = abs(ms)
         return "\(sign)\(a / 1000).\(pad(Int(a % 1000), 3))"

@@ -1,4 +1,5 @@
 public import MediaCore
+import Wire
 public import Logging
 import Mux
 import Foundation
@@ -97,14 +98,14 @@ private final class Work {
         self.logger = logger
     }
 
-    var segmentTarget: Int64 { Int64(settings.segmentDuration * 1e6) }
+    var segmentTarget: Int64 { Int64(saturating: settings.segmentDuration * 1e6) }
     /// Microseconds a segment may last and still round to the fixed target duration.
-    lazy var maxSegment: Int64 = Int64(store.snapshot.maxSegmentDuration * 1e6)
+    lazy var maxSegment: Int64 = Int64(saturating: store.snapshot.maxSegmentDuration * 1e6)
     /// Segments cut at a frame that was not a keyframe.
     var cutsWithoutKeyframe = 0
     /// Whether the segment being built began with a keyframe.
     var segmentIndependent = true
-    var partTarget: Int64 { Int64(settings.partDuration * 1e6) }
+    var partTarget: Int64 { Int64(saturating: settings.partDuration * 1e6) }
     var lowLatency: Bool { settings.variant == .lowLatency }
 
     func process(_ item: RelayPacket) {

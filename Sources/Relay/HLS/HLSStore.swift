@@ -1,4 +1,5 @@
 public import Foundation
+import Wire
 import MediaCore
 import Synchronization
 
@@ -111,7 +112,7 @@ public final class HLSStore: Sendable {
             last.complete = true
             s.playlist.segments.append(last)
             // Never expected to move (the segmenter cuts in time); kept truthful if it must.
-            s.playlist.targetDuration = max(s.playlist.targetDuration, Int(duration.rounded()))
+            s.playlist.targetDuration = max(s.playlist.targetDuration, Int(saturating: duration.rounded()))
             var out: [HLSOutput] = observed ? [.file(name: last.uri, data: last.bytes)] : []
             if settings.playlist == .sliding {
                 let now = clock()
@@ -126,7 +127,7 @@ public final class HLSStore: Sendable {
                             && s.playlist.segments.dropFirst().contains { $0.complete && $0.independent }) {
                     let gone = s.playlist.segments.removeFirst()
                     if gone.discontinuity { s.playlist.discontinuitySequence += 1 }
-                    let hold = UInt64(max(0, gone.duration + listed) * 1e9)
+                    let hold = PeerNumber.nanoseconds(gone.duration + listed)
                     s.retired.append(Retired(segment: gone, until: now &+ hold))
                 }
                 out += Self.expire(&s, now: now)
@@ -225,7 +226,7 @@ public final class HLSStore: Sendable {
                 }
             }
             group.addTask {
-                try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+                try? await Task.sleep(nanoseconds: PeerNumber.nanoseconds(timeout))
                 let w = self.state.withLock { $0.waiters.removeValue(forKey: id) }
                 w?.continuation.resume()
             }

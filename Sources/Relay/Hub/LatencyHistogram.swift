@@ -1,4 +1,5 @@
 import Histogram
+import Wire
 import Synchronization
 
 /// A latency distribution (HdrHistogram, microseconds, 3 significant digits from 16 µs up;
@@ -18,7 +19,7 @@ public final class LatencyHistogram: Sendable {
 
     public func record(milliseconds: Double) {
         guard milliseconds >= 0 else { return }
-        record(microseconds: min(UInt64(min(milliseconds, 1e12) * 1000), Self.ceiling))
+        record(microseconds: min(UInt64(saturating: min(milliseconds, 1e12) * 1000), Self.ceiling))
     }
 
     private func record(microseconds: UInt64) {

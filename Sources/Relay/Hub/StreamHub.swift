@@ -1,4 +1,5 @@
 public import MediaCore
+import Wire
 public import Demux
 public import Decode
 public import Logging
@@ -165,7 +166,7 @@ public final class StreamHub: Sendable {
         let t = Thread { [weak self] in
             while let self, self.running.load(ordering: .acquiring) {
                 Thread.sleep(forTimeInterval: min(0.5, idle / 4))
-                let quiet = MonotonicClock.nanoseconds() &- self.lastDemand.load(ordering: .relaxed) > UInt64(idle * 1e9)
+                let quiet = MonotonicClock.nanoseconds() &- self.lastDemand.load(ordering: .relaxed) > PeerNumber.nanoseconds(idle)
                 if quiet && self.supervisor.withLock({ $0 != nil }) { self.suspendIngest() }
             }
         }

@@ -1,4 +1,5 @@
 public import Foundation
+import Wire
 import Synchronization
 
 /// HLS upload ingest (phone reporter apps; `ffmpeg -f hls -method PUT`): a publisher PUTs its
@@ -51,7 +52,7 @@ public final class HLSUploads: Sendable {
     public func upload(stream: String, file: String, body: Data) async -> Outcome {
         let lower = file.lowercased()
         if lower.hasSuffix(".m3u8") {
-            if String(decoding: body, as: UTF8.self).contains("#EXT-X-ENDLIST") { end(stream) }
+            if String(decoding: body, as: UTF8.self).utf8Contains("#EXT-X-ENDLIST") { end(stream) }
             return .accepted
         }
         guard lower.hasSuffix(".ts") || lower.hasSuffix(".m4s") || lower.hasSuffix(".mp4") || lower.hasSuffix(".aac") else {

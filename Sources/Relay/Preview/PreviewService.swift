@@ -1,4 +1,5 @@
 public import MediaCore
+import Wire
 import Decode
 import Mux
 import Foundation
@@ -94,7 +95,7 @@ public final class PreviewService: StreamOutput, Sendable {
                     after = image.sequence
                 }
             }
-            g.addTask { try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9)); return .none }
+            g.addTask { try? await Task.sleep(nanoseconds: PeerNumber.nanoseconds(timeout)); return .none }
             let first = await g.next() ?? .none
             g.cancelAll()
             return first

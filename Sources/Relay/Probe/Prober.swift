@@ -1,4 +1,5 @@
 public import MediaCore
+import Wire
 public import Demux
 public import Decode
 import Foundation
@@ -131,7 +132,7 @@ public struct Prober: Sendable {
 public enum Percentiles {
     public static func of(_ sorted: [Double], _ q: Double) -> Double? {
         guard !sorted.isEmpty else { return nil }
-        let rank = Int((q * Double(sorted.count)).rounded(.up))
+        let rank = Int(saturating: (q * Double(sorted.count)).rounded(.up))
         return sorted[min(sorted.count - 1, max(0, rank - 1))]
     }
 }

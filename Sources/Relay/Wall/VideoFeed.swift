@@ -1,4 +1,5 @@
 public import MediaCore
+import Wire
 import Synchronization
 
 /// One H.264 access unit for a viewer that decodes it itself (WebCodecs on the ops wall).
@@ -81,7 +82,7 @@ public final class VideoFeed: PacketFeed, StreamOutput, @unchecked Sendable {
             guard let codec = c!.annexB.codec else { return (nil, true) }
             let tb = info.timeBase
             let pts = p.packet.pts ?? p.packet.dts ?? 0
-            let micros = Int64((Double(pts) * Double(tb.numerator) / Double(max(1, tb.denominator)) * 1_000_000).rounded())
+            let micros = Int64(saturating: (Double(pts) * Double(tb.numerator) / Double(max(1, tb.denominator)) * 1_000_000).rounded())
             return (VideoChunk(data: data, isKeyframe: keyframe, timestampMicros: micros, arrivalNanos: p.arrivalNanos,
                                codec: codec, width: info.width, height: info.height, restart: restart,
                                senderWallMillis: p.packet.senderWallMicros.map { Double($0) / 1000 }), false)

@@ -1,0 +1,98 @@
+import Testing
+import Foundation
+import TestSupport
+
+/// A hostile camera (`scripts/hostile/camera.py`, a separate process over real sockets) against
+/// the real `liverelay serve`: the process survives, a good stream beside it stays live.
+@Suite(.serialized, .tags(.endToEnd)) struct HostileCameraTests {
+    static let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/camera.py").path
+
+    static func camera(port: Int, _ args: [String]) throws -> ChildProcess {
+        let c = try ChildProcess(Servers.python, [script, "--port", String(port)] + args)
+        guard c.waitFor("ready", timeout: 20) else { c.stop(); throw Servers.ServerError("hostile camera did not start: \(c.stderr)") }
+        return c
+    }
+
+    static func states(_ port: Int) -> [String: String] {
+        guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "5", "http://127.0.0.1:\(port)/api/streams"], timeout: 8),
+              let list = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]] else { return [:] }
+        var out: [String: String] = [:]
+        for entry in list {
+            guard let s = entry["stream"] as? [String: Any], let n = s["name"] as? String else { continue }
+            out[n] = s["state"] as? String ?? "?"
+        }
+        return out
+    }
+
+    static func waitLive(_ port: Int, _ name: String, timeout: Double) -> Bool {
+        let end = Date().addingTimeInterval(timeout)
+        while Date() < end {
+            if states(port)[name] == "live" { return true }
+            usleep(100_000)
+        }
+        return false
+    }
+
+    /// Issue 26: `Session: x;timeout=1e20` (or empty, inf, nan) stopped the whole process with
+    /// a trap. Now the unusable timeout is left out (the default keepalive applies).
+    @Test(arguments: ["1e20", "", "inf", "nan"])
+    func anUnusableSessionTimeoutStopsNothing(_ timeout: String) throws {
+        let cport = FreePort.tcp()
+        let cam = try Self.camera(port: cport, ["--session-timeout", timeout])
+        defer { cam.stop() }
+        let (serve, port, dir) = try Servers.serve("""
+        streams:
+          good: {source: "testsrc://?size=320x240&fps=15", preview: false}
+          cam: {source: "rtsp://127.0.0.1:\(cport)/cam", transport: tcp, preview: false}
+          camudp: {source: "rtsp://127.0.0.1:\(cport)/cam", transport: udp, preview: false}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        #expect(Self.waitLive(port, "cam", timeout: 10), "\(serve.stderr.suffix(2000))")
+        #expect(Self.waitLive(port, "camudp", timeout: 10), "\(serve.stderr.suffix(2000))")
+        #expect(serve.exitStatus == nil, "serve stopped: \(serve.stderr.suffix(2000))")
+        #expect(Self.states(port)["good"] == "live")
+    }
+
+    /// A camera mutating every field of its answers and media from a seed: the process and the
+    /// good stream beside it run on. The camera prints what it sent, so a failure replays with
+    /// `scripts/hostile/camera.py --seed N --mutate 0.3`.
+    @Test func aMutatingCameraCannotStopServe() throws {
+        let seed = ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000)
+        let cport = FreePort.tcp()
+        let cam = try Self.camera(port: cport, ["--seed", String(seed), "--mutate", "0.25", "--play-seconds", "0.4"])
+        defer { cam.stop() }
+        var yaml = "streams:\n  good: {source: \"testsrc://?size=320x240&fps=15\", preview: false}\n"
+        for i in 0..<4 { yaml += "  cam\(i): {source: \"rtsp://127.0.0.1:\(cport)/cam\(i)\", transport: \(i % 2 == 0 ? "tcp" : "udp"), open_timeout: 2s, read_timeout: 1s, preview: false}\n" }
+        let (serve, port, dir) = try Servers.serve(yaml)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        Thread.sleep(forTimeInterval: 20)
+        let exchanges = cam.stdout.split(separator: "\n").filter { $0.hasPrefix("exchange ") }.count
+        #expect(serve.exitStatus == nil, "seed \(seed): serve stopped; the camera sent:\n\(cam.stdout.suffix(4000))\n\(serve.stderr.suffix(3000))")
+        #expect(Self.states(port)["good"] == "live", "seed \(seed)")
+        #expect(exchanges >= 20, "seed \(seed): only \(exchanges) mutated exchanges in 20 s")
+    }
+
+    /// A camera opens its port before it serves (DESCRIBE stalls, or is refused 503): LiveRelay
+    /// is live again within a second of it serving, after short and long outages.
+    @Test(arguments: [("stall", 2.0), ("stall", 12.0), ("503", 2.0), ("503", 12.0)])
+    func aBootingCameraIsLiveWithinASecondOfServing(_ mode: String, _ outage: Double) throws {
+        let cport = FreePort.tcp()
+        var cam = try Self.camera(port: cport, [])
+        let (serve, port, dir) = try Servers.serve("""
+        streams:
+          cam: {source: "rtsp://127.0.0.1:\(cport)/cam", transport: tcp, read_timeout: 1s, preview: false}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        #expect(Self.waitLive(port, "cam", timeout: 15))
+        cam.stop()
+        Thread.sleep(forTimeInterval: outage)
+        #expect(!Self.waitLive(port, "cam", timeout: 0.1))
+        cam = try Self.camera(port: cport, ["--boot-delay", "2", "--boot-mode", mode])
+        defer { cam.stop() }
+        let serving = Date().addingTimeInterval(2)
+        #expect(Self.waitLive(port, "cam", timeout: 10))
+        let after = Date().timeIntervalSince(serving)
+        print("booting camera (\(mode), outage \(outage) s): live \(String(format: "%.2f", after)) s after it served")
+        #expect(after <= 1.0, "live \(after) s after the camera served; \(serve.stderr.suffix(2000))")
+    }
+}

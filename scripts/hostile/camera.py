@@ -1,0 +1,262 @@
+#!/usr/bin/python3
+"""A hostile RTSP camera: plausible answers and RTP, mutated from a seed.
+
+Every TCP connection is one exchange: OPTIONS, DESCRIBE, SETUP per track, PLAY, then H.264 over
+RTP (interleaved on the connection, or UDP to the client's ports) for a moment, then the camera
+hangs up so the client comes back. With --mutate, each exchange draws from
+random.Random(f"{seed}:{n}") which fields to break -- numbers at their extremes, empty, huge and
+non-UTF-8 values, lying lengths -- and prints one line saying what it sent, so a crash replays:
+
+    camera.py --port P --seed 7 --mutate 0.3           # hostile
+    camera.py --port P --session-timeout 1e20          # one broken field, every exchange
+    camera.py --port P --boot-delay 2 --boot-mode stall # port open, serving only after 2 s
+"""
+import argparse, os, random, socket, struct, subprocess, sys, tempfile, threading, time
+
+EXTREMES = ["", "0", "-1", "1", "65535", "65536", "2147483647", "2147483648", "4294967295", "4294967296",
+            "9223372036854775807", "9223372036854775808", "-9223372036854775809", "99999999999999999999999999",
+            "1e20", "1e400", "-1e20", "inf", "-inf", "nan", "NaN", "0x7fffffff", "1.5", "-0", "+5", " ", "=", ";", ",", "-", "--"]
+JUNK = [b"", b"\xff\xfe\xfd", b"\xc3", b"\xed\xa0\x80", b"\x00" * 8, b"A" * 70000, "é".encode() * 300, b"%s%n", b"\r\n\r\n"]
+
+def h264_access_units(path):
+    data = open(path, "rb").read()
+    # split Annex B into NAL units, group per access unit (a VCL NAL ends one)
+    nals, i, n = [], 0, len(data)
+    starts = []
+    while i < n - 3:
+        if data[i] == 0 and data[i+1] == 0 and (data[i+2] == 1 or (data[i+2] == 0 and i + 3 < n and data[i+3] == 1)):
+            sc = 3 if data[i+2] == 1 else 4
+            starts.append((i, i + sc)); i += sc
+        else:
+            i += 1
+    for k, (s, b) in enumerate(starts):
+        e = starts[k+1][0] if k + 1 < len(starts) else n
+        nals.append(data[b:e])
+    aus, cur = [], []
+    for nal in nals:
+        if not nal: continue
+        cur.append(nal)
+        if nal[0] & 0x1F in (1, 5):
+            aus.append(cur); cur = []
+    return aus, [x for x in nals if x and x[0] & 0x1F == 7][:1], [x for x in nals if x and x[0] & 0x1F == 8][:1]
+
+class Camera:
+    def __init__(self, a):
+        self.a = a
+        self.start = time.monotonic()
+        d = tempfile.mkdtemp(prefix="hostile-camera")
+        path = os.path.join(d, "v.264")
+        subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=10", "-t", "2",
+                        "-c:v", "libx264", "-profile:v", "baseline", "-x264-params", "keyint=10:scenecut=0",
+                        "-slices", "2", "-f", "h264", path], check=True)
+        self.aus, sps, pps = h264_access_units(path)
+        import base64
+        self.sprop = base64.b64encode(sps[0]).decode() + "," + base64.b64encode(pps[0]).decode()
+        self.profile = sps[0][1:4].hex()
+        self.count = 0
+        self.lock = threading.Lock()
+
+    def log(self, n, what):
+        if what or self.a.verbose:
+            print(f"exchange {n} seed {self.a.seed}: " + "; ".join(what), flush=True)
+
+    def serving(self):
+        return time.monotonic() - self.start >= self.a.boot_delay
+
+    def serve(self, conn, n):
+        r = random.Random(f"{self.a.seed}:{n}") if self.a.mutate > 0 else None
+        hit = lambda: r is not None and r.random() < self.a.mutate
+        what = []
+        conn.settimeout(10)
+        buf = b""
+        session = "4f3c2a1b"
+        tracks = {}
+        stalled = False
+        try:
+            while True:
+                while b"\r\n\r\n" not in buf:
+                    chunk = conn.recv(65536)
+                    if not chunk: return
+                    buf += chunk
+                    if len(buf) > 1 << 20: return
+                head, buf = buf.split(b"\r\n\r\n", 1)
+                lines = head.decode("latin-1").split("\r\n")
+                method, uri = (lines[0].split(" ") + ["", ""])[:2]
+                hdr = {}
+                for l in lines[1:]:
+                    if ":" in l:
+                        k, v = l.split(":", 1); hdr[k.strip().lower()] = v.strip()
+                cseq = hdr.get("cseq", "0")
+                if not self.serving() and method in ("DESCRIBE", "SETUP", "PLAY"):
+                    mode = self.a.boot_mode
+                    if mode == "stall":
+                        stalled = True
+                        time.sleep(60); return
+                    if mode in ("404", "503"):
+                        self.reply(conn, cseq, [], b"", status=f"{mode} {'Not Found' if mode == '404' else 'Service Unavailable'}"); continue
+                    if mode == "nomedia":
+                        self.reply(conn, cseq, [("Content-Type", "application/sdp")], b"v=0\r\no=- 0 0 IN IP4 127.0.0.1\r\ns=boot\r\nt=0 0\r\n"); continue
+                status = "200 OK"
+                headers, body = [], b""
+                if method == "OPTIONS":
+                    headers = [("Public", "OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN, GET_PARAMETER")]
+                elif method == "DESCRIBE":
+                    clock, pt, sprop, ctl = "90000", "96", self.sprop, "trackID=0"
+                    extra = ""
+                    if hit(): clock = r.choice(EXTREMES); what.append(f"clock={clock!r}")
+                    if hit(): pt = r.choice(EXTREMES); what.append(f"pt={pt!r}")
+                    if hit(): sprop = r.choice(["", "====", "Z0LAHtkA,", "!!!!", "A" * 5000, ",,,,", sprop[:7]]); what.append(f"sprop={sprop[:40]!r}")
+                    if hit(): ctl = r.choice(["", "*", "rtsp://", "rtsp://127.0.0.1:1/x", "../../x", "a" * 3000]); what.append(f"control={ctl[:40]!r}")
+                    if hit():
+                        extra = "".join(f"m=video 0 RTP/AVP {96+k}\r\na=rtpmap:{96+k} H264/90000\r\na=control:t{k}\r\n" for k in range(r.choice([2, 17, 200])))
+                        what.append(f"extra media sections={extra.count('m=')}")
+                    if hit(): extra += "m=audio 0 RTP/AVP 97\r\na=rtpmap:97 MPEG4-GENERIC/" + r.choice(EXTREMES) + "/2\r\na=fmtp:97 streamtype=5;mode=AAC-hbr;sizelength=" + r.choice(EXTREMES) + ";indexlength=3;indexdeltalength=3;config=" + r.choice(["1190", "", "zz", "1" * 999]) + "\r\na=control:trackID=1\r\n"; what.append("aac section")
+                    sdp = (f"v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=hostile\r\nt=0 0\r\na=control:*\r\n"
+                           f"m=video 0 RTP/AVP {pt}\r\na=rtpmap:{pt} H264/{clock}\r\n"
+                           f"a=fmtp:{pt} packetization-mode=1;profile-level-id={self.profile};sprop-parameter-sets={sprop}\r\n"
+                           f"a=control:{ctl}\r\n" + extra)
+                    body = sdp.encode()
+                    if hit(): body = body + r.choice(JUNK); what.append("junk after SDP")
+                    headers = [("Content-Type", "application/sdp"), ("Content-Base", uri + "/")]
+                elif method == "SETUP":
+                    t = hdr.get("transport", "")
+                    track = len(tracks)
+                    sess = session + ";timeout=60"
+                    if self.a.session_timeout is not None: sess = session + ";timeout=" + self.a.session_timeout
+                    if hit():
+                        sess = r.choice([session + ";timeout=" + r.choice(EXTREMES), "", ";timeout=5", session + ";timeout", session + ";;;=;", "x" * 5000])
+                        what.append(f"session={sess[:60]!r}")
+                    if "TCP" in t.upper():
+                        ch = (track * 2, track * 2 + 1)
+                        rt = f"RTP/AVP/TCP;unicast;interleaved={ch[0]}-{ch[1]}"
+                        tracks[track] = ("tcp", ch)
+                    else:
+                        cp = t.split("client_port=")[1].split(";")[0].split("-") if "client_port=" in t else ["0"]
+                        port = int(cp[0]) if cp[0].isdigit() else 0
+                        rt = f"RTP/AVP;unicast;client_port={'-'.join(cp)};server_port=6970-6971;ssrc=1234ABCD"
+                        tracks[track] = ("udp", port)
+                    if hit():
+                        rt = r.choice(["", "RTP/AVP/TCP;interleaved=" + r.choice(EXTREMES), "RTP/AVP;server_port=" + r.choice(EXTREMES),
+                                       "RTP/AVP;server_port=65535", "RTP/AVP;source=" + "a" * 400, ";;;", "RTP/AVP;ssrc=" + r.choice(EXTREMES)])
+                        what.append(f"transport={rt[:60]!r}")
+                    headers = [("Transport", rt), ("Session", sess)]
+                elif method == "PLAY":
+                    headers = [("Session", session), ("RTP-Info", f"url={uri};seq=1;rtptime=0")]
+                    if hit(): headers = [("Session", session), ("RTP-Info", r.choice(EXTREMES) * 3)]; what.append("rtp-info")
+                elif method in ("GET_PARAMETER", "TEARDOWN", "SET_PARAMETER"):
+                    headers = [("Session", session)]
+                else:
+                    status = "405 Method Not Allowed"
+                if hit():
+                    kind = r.randrange(6)
+                    if kind == 0: status = r.choice(["0 X", "99999999999999999999 OK", "200", "-200 OK", "2OO OK", "\xff OK"]); what.append(f"status={status!r}")
+                    elif kind == 1: headers.append(("Content-Length", r.choice(EXTREMES))); what.append("content-length lies")
+                    elif kind == 2: headers.append(("CSeq", r.choice(EXTREMES))); what.append("second cseq")
+                    elif kind == 3: headers += [(f"X-{k}", "v") for k in range(r.choice([100, 3000]))]; what.append("many headers")
+                    elif kind == 4: headers.append(("WWW-Authenticate", "Digest realm=\"" + r.choice(EXTREMES) + "\", nonce=\"\", algorithm=" + r.choice(["MD5", "SHA-256", ""]))); status = "401 Unauthorized"; what.append("auth challenge")
+                    else: headers.append(("X-Junk", r.choice(JUNK).decode("latin-1"))); what.append("junk header")
+                self.reply(conn, cseq, headers, body, status=status)
+                if method == "PLAY":
+                    self.log(n, what)
+                    self.media(conn, tracks, r, hit, what, n)
+                    return
+        except (OSError, ValueError, IndexError):
+            pass
+        finally:
+            if not stalled and what: self.log(n, what)
+            try: conn.close()
+            except OSError: pass
+
+    def reply(self, conn, cseq, headers, body, status="200 OK"):
+        out = f"RTSP/1.0 {status}\r\nCSeq: {cseq}\r\n"
+        have_length = any(k.lower() == "content-length" for k, _ in headers)
+        for k, v in headers: out += f"{k}: {v}\r\n"
+        if body and not have_length: out += f"Content-Length: {len(body)}\r\n"
+        conn.sendall(out.encode("latin-1", "replace") + b"\r\n" + body)
+
+    def media(self, conn, tracks, r, hit, what, n):
+        udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        seq, ssrc = 1000, 0x1234ABCD
+        end = time.monotonic() + self.a.play_seconds
+        k = 0
+        sent = []
+        try:
+            while time.monotonic() < end:
+                au = self.aus[k % len(self.aus)]
+                ts = (k * 9000) & 0xFFFFFFFF
+                k += 1
+                for ni, nal in enumerate(au):
+                    last = ni == len(au) - 1
+                    chunks = [nal] if len(nal) <= 1200 else None
+                    if chunks is None:
+                        ind, hdr = (nal[0] & 0xE0) | 28, nal[0] & 0x1F
+                        body = nal[1:]
+                        chunks = []
+                        for off in range(0, len(body), 1200):
+                            piece = body[off:off+1200]
+                            s = 0x80 if off == 0 else 0
+                            e = 0x40 if off + 1200 >= len(body) else 0
+                            chunks.append(bytes([ind, s | e | hdr]) + piece)
+                    for ci, payload in enumerate(chunks):
+                        marker = last and ci == len(chunks) - 1
+                        b0, b1 = 0x80, (0x80 if marker else 0) | 96
+                        pkt = bytearray(struct.pack("!BBHII", b0, b1, seq & 0xFFFF, ts, ssrc) + payload)
+                        seq += 1
+                        if hit():
+                            m = r.randrange(8)
+                            if m == 0: pkt[0] |= 0x20; pkt[-1] = 255; sent.append("padding lies")
+                            elif m == 1: pkt[0] |= 0x10; pkt[12:12] = b"\xbe\xde" + struct.pack("!H", r.choice([0, 1, 0xFFFF])); sent.append("extension lies")
+                            elif m == 2: pkt[0] = (pkt[0] & 0xF0) | 15; sent.append("csrc count 15")
+                            elif m == 3: pkt = pkt[:r.randrange(0, 14)]; sent.append(f"truncated to {len(pkt)}")
+                            elif m == 4: struct.pack_into("!H", pkt, 2, r.randrange(65536)); sent.append("seq jump")
+                            elif m == 5: struct.pack_into("!I", pkt, 4, r.choice([0, 0xFFFFFFFF, 0x80000000])); sent.append("ts extreme")
+                            elif m == 6 and len(pkt) > 13: pkt[12] = r.choice([24, 25, 26, 27, 28, 29, 30, 31, 0]) | (pkt[12] & 0xE0); sent.append(f"nal type {pkt[12] & 31}")
+                            else: pkt += bytes(r.randrange(256) for _ in range(r.randrange(64))); sent.append("tail junk")
+                        for t, (kind, dest) in tracks.items():
+                            if kind == "tcp":
+                                length = len(pkt)
+                                if hit() and r.random() < 0.2: length = r.choice([0, 65535, length + 100]); sent.append(f"interleaved length {length}")
+                                conn.sendall(struct.pack("!BBH", 0x24, dest[0], length & 0xFFFF) + bytes(pkt))
+                            elif dest:
+                                udp.sendto(bytes(pkt), ("127.0.0.1", dest))
+                            break
+                        if hit() and r.random() < 0.1:
+                            sr = struct.pack("!BBHIIIIII", 0x80, 200, 6, ssrc, r.randrange(1 << 32), r.randrange(1 << 32), r.randrange(1 << 32), 0, 0)
+                            if r.random() < 0.5: sr = sr[:r.randrange(len(sr))]
+                            for t, (kind, dest) in tracks.items():
+                                if kind == "tcp": conn.sendall(struct.pack("!BBH", 0x24, dest[1], len(sr)) + sr)
+                            sent.append("rtcp sr")
+                time.sleep(0.1)
+        finally:
+            udp.close()
+            if sent: self.log(n, ["media: " + ", ".join(sorted(set(sent)))])
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--mutate", type=float, default=0.0)
+    p.add_argument("--session-timeout")
+    p.add_argument("--boot-delay", type=float, default=0.0)
+    p.add_argument("--boot-mode", default="stall", choices=["stall", "404", "503", "nomedia"])
+    p.add_argument("--play-seconds", type=float, default=3600.0)
+    p.add_argument("--exchanges", type=int, default=0, help="exit after this many connections (0: never)")
+    p.add_argument("--verbose", action="store_true")
+    a = p.parse_args()
+    cam = Camera(a)
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", a.port))
+    srv.listen(64)
+    cam.start = time.monotonic()
+    print("ready", flush=True)
+    n = 0
+    while a.exchanges == 0 or n < a.exchanges:
+        conn, _ = srv.accept()
+        n += 1
+        threading.Thread(target=cam.serve, args=(conn, n), daemon=True).start()
+    time.sleep(min(a.play_seconds, 2) + 0.5)
+    print(f"done: {n} exchanges", flush=True)
+
+if __name__ == "__main__":
+    main()
