@@ -19,7 +19,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
-        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -60,7 +59,7 @@ let package = Package(
         ),
         .target(
             name: "Mux",
-            dependencies: ["CFFmpeg", "MediaCore", "Demux", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CFFmpeg", "MediaCore", "Demux", "Wire", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -78,10 +77,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The one authorizer: may these credentials do this action on this stream from this
+        // address. No HTTP: every server adapts its credentials to it.
+        .target(
+            name: "Access",
+            dependencies: [
+                "Relay", "MediaCore",
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "IngestServer",
             dependencies: [
-                "Relay", "MediaCore", "Demux", "Wire",
+                "Relay", "Access", "MediaCore", "Demux", "Wire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -92,7 +102,7 @@ let package = Package(
         .target(
             name: "RTSPServer",
             dependencies: [
-                "Relay", "Mux", "MediaCore", "Wire",
+                "Relay", "Access", "Mux", "MediaCore", "Wire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -102,18 +112,26 @@ let package = Package(
         .target(
             name: "RelayServer",
             dependencies: [
-                "Relay", "IngestServer", "RTSPServer", "Wire",
+                "Relay", "Access", "Wire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The program `serve` runs: the engine, the authorizer and every server.
+        .target(
+            name: "Serve",
+            dependencies: [
+                "Relay", "Access", "RelayServer", "IngestServer", "RTSPServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
@@ -139,7 +157,7 @@ let package = Package(
         .executableTarget(
             name: "liverelay",
             dependencies: [
-                "Relay", "RelayServer", "MediaCore", "Demux", "Decode", "Mux", "StampedSource", "Bench",
+                "Relay", "Serve", "MediaCore", "Demux", "Decode", "Mux", "StampedSource", "Bench",
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -154,13 +172,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: swiftSettings),
+        .testTarget(name: "AccessTests", dependencies: ["Access", "Relay", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")], swiftSettings: swiftSettings),
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "DemuxTests", dependencies: ["Demux", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "DecodeTests", dependencies: ["Decode", "Demux", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "MuxTests", dependencies: ["Mux", "Decode", "Demux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
-        .testTarget(name: "RelayTests", dependencies: ["Relay", "Decode", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "Wire", "Decode", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer"], swiftSettings: swiftSettings),
-        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "Relay", "TestSupport", .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "Relay", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "liverelayTests", dependencies: ["TestSupport", "Bench", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
     ]
 )

@@ -22,8 +22,6 @@ public struct DecodeCounters: Sendable, Hashable, Codable {
     public var skippedUntilKeyframe = 0
     /// Frames dropped because `dropCorrupt` is set.
     public var droppedCorruptFrames = 0
-    /// Non-reference frames skipped because decoding fell behind.
-    public var skippedNonReference = 0
     public var framesDecoded = 0
     /// Errors the decoder logged (damaged input it met, concealed or not).
     public var errorsLogged = 0
@@ -278,18 +276,6 @@ public final class VideoDecoder {
         var out: [Frame] = []
         while case .frame(let f) = receive() { out.append(f) }
         return out
-    }
-
-    /// Skips non-reference frames from now on (the first step when decoding falls behind);
-    /// `false` decodes everything again.
-    public func setSkipNonReference(_ skip: Bool) {
-        context?.pointee.skip_frame = skip ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
-    }
-
-    /// Drops everything up to the next keyframe (the second step when decoding falls behind).
-    public func skipToNextKeyframe() {
-        if let ctx = context { avcodec_flush_buffers(ctx) }
-        awaitingKeyframe = true
     }
 }
 

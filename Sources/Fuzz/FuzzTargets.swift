@@ -35,19 +35,39 @@ enum FuzzTargets {
         case "timeline":
             timeline(bytes)
         case "rtmp":
-            RTMPFuzzing.feed(bytes)
+            rtmp(bytes)
         case "demux":
             demux(bytes)
         case "flvfeed":
             flvFeed(bytes)
         case "rtsp":
-            RTSPFuzzing.feed(bytes)
+            RTSPCamera.serve(bytes)
         default:
             break
         }
     }
 
     static let silenced: Void = FFmpegLog.silence()
+
+    /// Bytes from a publisher into the one-port RTMP ingest's chunk reader (after a valid
+    /// handshake when the first byte is even, so that fuzzing reaches the chunk stream), fed in
+    /// varying slices, AMF0 decoded from every message: the reader and decoder RTMPSession runs.
+    static func rtmp(_ bytes: [UInt8]) {
+        var r = RTMPChunkReader()
+        var input = bytes
+        if let first = bytes.first, first & 1 == 0 {
+            input = [3] + [UInt8](repeating: 0, count: 1536) + [UInt8](repeating: 0, count: 1536) + bytes.dropFirst()
+        }
+        var i = 0
+        var step = 1
+        while i < input.count {
+            let n = min(input.count - i, step)
+            guard let (_, messages) = try? r.feed(input[i..<i + n]) else { return }
+            for m in messages { _ = try? AMF0.decodeAll(m.payload) }
+            i += n
+            step = step % 997 + 37
+        }
+    }
 
     static let sources: SourceOpener = {
         var o = SourceOpener()

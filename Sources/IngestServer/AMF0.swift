@@ -36,7 +36,7 @@ package enum AMF0: Equatable, Sendable {
     struct DecodeError: Error {}
 
     /// Every value in `bytes`, in order; bad or truncated input throws (never traps).
-    static func decodeAll(_ bytes: [UInt8]) throws -> [AMF0] {
+    package static func decodeAll(_ bytes: [UInt8]) throws -> [AMF0] {
         var r = Cursor(bytes: bytes)
         var out: [AMF0] = []
         while r.remaining > 0 { out.append(try r.value(depth: 0)) }

@@ -1,12 +1,12 @@
 /// RTMP's chunk stream, receiving side: the handshake, then chunks (any of the four header
 /// forms, extended timestamps, chunk size changes) reassembled into messages. Bytes in, whole
 /// messages out; hostile input ends the session with an error, never a trap or unbounded memory.
-struct RTMPChunkReader {
-    struct Message {
+package struct RTMPChunkReader {
+    package struct Message {
         var typeID: UInt8
         var streamID: UInt32
         var timestamp: UInt32
-        var payload: [UInt8]
+        package var payload: [UInt8]
     }
 
     enum Failure: Error, CustomStringConvertible {
@@ -43,8 +43,10 @@ struct RTMPChunkReader {
     private(set) var handshakeDone = false
     private var sentS0S1S2 = false
 
+    package init() {}
+
     /// Feeds received bytes. Returns the handshake reply to send (once) and complete messages.
-    mutating func feed(_ bytes: some Collection<UInt8>) throws -> (reply: [UInt8]?, messages: [Message]) {
+    package mutating func feed(_ bytes: some Collection<UInt8>) throws -> (reply: [UInt8]?, messages: [Message]) {
         buffer.append(contentsOf: bytes)
         var reply: [UInt8]? = nil
         var out: [Message] = []
@@ -161,26 +163,4 @@ package enum RTMPChunkWriter {
     }
 
     package static func u32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
-}
-
-/// The RTMP parsers as fuzz targets see them: bytes from a publisher, after a valid handshake
-/// when the first byte is even (so that fuzzing reaches the chunk stream), AMF0 decoded from
-/// every message, and the FLV header rule. Never traps; errors end the "connection".
-public enum RTMPFuzzing {
-    public static func feed(_ bytes: [UInt8]) {
-        var r = RTMPChunkReader()
-        var input = bytes
-        if let first = bytes.first, first & 1 == 0 {
-            input = [3] + [UInt8](repeating: 0, count: 1536) + [UInt8](repeating: 0, count: 1536) + bytes.dropFirst()
-        }
-        var i = 0
-        var step = 1
-        while i < input.count {
-            let n = min(input.count - i, step)
-            guard let (_, messages) = try? r.feed(input[i..<i + n]) else { return }
-            for m in messages { _ = try? AMF0.decodeAll(m.payload) }
-            i += n
-            step = step % 997 + 37
-        }
-    }
 }

@@ -1,3 +1,4 @@
+public import Access
 public import Relay
 public import Logging
 import MediaCore
@@ -22,20 +23,19 @@ public final class RTMPIngestServer: Sendable {
     /// Publishers refused so far, by reason (`app`, `unknown_stream`, `key`, `busy`).
     public var refusals: [String: Int] { refusalCounts.withLock { $0 } }
 
-    /// Checks `?user=…&pass=…` publish credentials against the `auth` section's users with the
-    /// `publish` action on the stream (the client's address counts failed logins); nil: no users.
-    public typealias PublishAuthorizer = @Sendable (_ user: String, _ password: String, _ stream: String, _ client: String) async -> Bool
-    let authorizeUser: PublishAuthorizer?
+    /// Checks `?user=…&pass=…` publish credentials: a user with the `publish` action on the
+    /// stream (the client's address counts failed logins); nil: no users.
+    let authorizer: Authorizer?
 
     /// RTMPS: TLS in front of every connection (`ingest.rtmp.tls`).
     let tls: NIOSSLContext?
 
-    public init(settings: IngestSettings.RTMPIngest, engine: RelayEngine, logger: Logger, tls: NIOSSLContext? = nil, authorizeUser: PublishAuthorizer? = nil) {
+    public init(settings: IngestSettings.RTMPIngest, engine: RelayEngine, logger: Logger, tls: NIOSSLContext? = nil, authorizer: Authorizer? = nil) {
         self.tls = tls
         self.settings = settings
         self.engine = engine
         self.logger = logger
-        self.authorizeUser = authorizeUser
+        self.authorizer = authorizer
     }
 
     /// Binds and starts accepting; returns the bound port.
@@ -89,5 +89,15 @@ public final class RTMPIngestServer: Sendable {
         var diff = x.count ^ y.count
         for i in 0..<max(x.count, y.count) { diff |= Int((i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0)) }
         return diff == 0
+    }
+}
+
+extension Authorizer {
+    /// A publisher's user and password (RTMP's `?user=&pass=`, SRT's stream ID): true when they
+    /// name a user with the `publish` action on `stream`. False without an `auth` section.
+    func userMayPublish(user: String, password: String, stream: String, from client: String) async -> Bool {
+        guard isEnabled else { return false }
+        if case .allowed = await authorize(.userPassword(user: user, password: password), .publish, stream: stream, from: client) { return true }
+        return false
     }
 }

@@ -146,11 +146,11 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
             // A user with the publish permission instead of a key: ?user=…&pass=… (bcrypt, off
             // the event loop); media sent meanwhile is dropped, as before any publish.
             let tc = Self.split(tcURL).query
-            if let check = server.authorizeUser, let user = query["user"] ?? tc["user"], let pass = query["pass"] ?? tc["pass"] {
+            if let authorizer = server.authorizer, let user = query["user"] ?? tc["user"], let pass = query["pass"] ?? tc["pass"] {
                 let client = context.remoteAddress?.ipAddress ?? "unknown"
                 let loop = NIOLoopBound((self, context), eventLoop: context.eventLoop)
                 Task {
-                    let ok = await check(user, pass, name, client)
+                    let ok = await authorizer.userMayPublish(user: user, password: pass, stream: name, from: client)
                     loop.eventLoop.execute {
                         let (session, context) = loop.value
                         do {

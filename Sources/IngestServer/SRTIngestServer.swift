@@ -1,3 +1,4 @@
+public import Access
 public import Relay
 public import Logging
 public import Demux
@@ -16,7 +17,7 @@ public final class SRTIngestServer: Sendable {
     let engine: RelayEngine
     var points: PublishPoints { engine.publishPoints }
     let logger: Logger
-    let authorizeUser: RTMPIngestServer.PublishAuthorizer?
+    let authorizer: Authorizer?
     private let listener = Mutex<SRTListener?>(nil)
     private let refusalCounts = Mutex<[String: Int]>([:])
     /// Callers refused so far, by reason (`bad_request`, `mode`, `unknown_stream`, `key`, `busy`).
@@ -24,11 +25,11 @@ public final class SRTIngestServer: Sendable {
     /// A caller silent this long (connected, sending nothing) is dropped.
     static let silence: Duration = .seconds(10)
 
-    public init(settings: IngestSettings.SRTIngest, engine: RelayEngine, logger: Logger, authorizeUser: RTMPIngestServer.PublishAuthorizer? = nil) {
+    public init(settings: IngestSettings.SRTIngest, engine: RelayEngine, logger: Logger, authorizer: Authorizer? = nil) {
         self.settings = settings
         self.engine = engine
         self.logger = logger
-        self.authorizeUser = authorizeUser
+        self.authorizer = authorizer
     }
 
     /// Binds and starts accepting; returns the bound port.
@@ -67,7 +68,7 @@ public final class SRTIngestServer: Sendable {
         }
         if points.isLive(id.name) { refused("busy", raw, peer); return .reject(.conflict) }
         // A user in the stream ID is checked once connected, off libsrt's thread (bcrypt).
-        if id.user != nil && id.password != nil && authorizeUser != nil { return .accept(passphrase: nil) }
+        if id.user != nil && id.password != nil && authorizer != nil { return .accept(passphrase: nil) }
         if let phrase = stream.publishKey ?? settings.passphrase { return .accept(passphrase: phrase) }
         if RTMPIngestServer.anyoneMayPublish(id.name, engine: engine) { return .accept(passphrase: nil) }
         refused("key", raw, peer)
@@ -93,9 +94,9 @@ public final class SRTIngestServer: Sendable {
         defer { caller.close() }
         guard let id = SRTStreamID(caller.streamID) else { return }
         let peerHost = caller.peer.split(separator: ":").dropLast().joined(separator: ":")
-        if let user = id.user, let password = id.password, let check = authorizeUser, engine.settings(id.name) != nil {
+        if let user = id.user, let password = id.password, let authorizer, engine.settings(id.name) != nil {
             let name = id.name
-            guard wait({ await check(user, password, name, peerHost) }) else {
+            guard wait({ await authorizer.userMayPublish(user: user, password: password, stream: name, from: peerHost) }) else {
                 refused("key", caller.streamID, caller.peer)
                 return
             }

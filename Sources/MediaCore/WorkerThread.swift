@@ -1,5 +1,4 @@
 import Foundation
-import Wire
 import Synchronization
 
 /// A dedicated thread for blocking work (an FFmpeg read or decode, a file write, an upload):
@@ -90,16 +89,5 @@ public final class WorkerThread: Sendable {
                 c?.resume(returning: false)
             }
         }
-    }
-
-    /// Blocking join for code that is on a thread of its own (a command's main thread, a test):
-    /// never call it from the cooperative pool.
-    public func joinBlocking(timeout: Double) -> Bool {
-        let end = MonotonicClock.nanoseconds() &+ PeerNumber.nanoseconds(timeout)
-        while !isFinished {
-            if MonotonicClock.nanoseconds() >= end { return false }
-            usleep(2000)
-        }
-        return true
     }
 }

@@ -1,5 +1,6 @@
 internal import CFFmpeg
 public import MediaCore
+import Wire
 
 /// The container of HLS media segments.
 public enum FragmentFormat: String, Sendable, Hashable {
@@ -74,7 +75,7 @@ public final class FragmentMuxer {
                     return Array(UnsafeBufferPointer(start: d, count: Int(par.pointee.extradata_size)))
                 }
                 // Annex B extradata only: avcC/hvcC is converted by the muxer's own bitstream filter.
-                if AnnexB.startsWithStartCode(extra) {
+                if H264.startsWithStartCode(extra) {
                     parameterSets[Int(st.pointee.index)] = (extra, s.parameters.isHEVC)
                     segmentStartSets[Int(st.pointee.index)] = extra
                 } else if s.parameters.isH264, let sets = AnnexB.lengthPrefixedSets(avcC: extra) {
@@ -171,82 +172,3 @@ public final class FragmentMuxer {
 
 @available(*, unavailable)
 extension FragmentMuxer: Sendable {}
-
-/// H.264/HEVC Annex B byte streams: start codes and NAL unit types.
-enum AnnexB {
-    static func startsWithStartCode(_ b: [UInt8]) -> Bool {
-        b.count > 4 && b[0] == 0 && b[1] == 0 && (b[2] == 1 || (b[2] == 0 && b[3] == 1))
-    }
-
-    /// References `packet` in `scratch`; a keyframe without parameter sets gets `parameterSets`
-    /// (Annex B) in front, in a copy.
-    static func reference(_ packet: Packet, into scratch: UnsafeMutablePointer<AVPacket>,
-                          parameterSets ps: (sets: [UInt8], hevc: Bool)?) throws(FFmpegError) {
-        if let ps, packet.isKeyframe, !packet.withUnsafeAVPacket({ hasParameterSets($0, hevc: ps.hevc) }) {
-            try prepend(ps.sets, to: packet, into: scratch)
-        } else {
-            try ffcheck(packet.withUnsafeAVPacket { av_packet_ref(scratch, $0) }, "av_packet_ref")
-        }
-    }
-
-    /// `bytes` then `packet`'s payload, in a new packet in `scratch` with the packet's properties.
-    static func prepend(_ bytes: [UInt8], to packet: Packet, into scratch: UnsafeMutablePointer<AVPacket>) throws(FFmpegError) {
-        let size = packet.size
-        try ffcheck(av_new_packet(scratch, Int32(bytes.count + size)), "av_new_packet")
-        bytes.withUnsafeBufferPointer { scratch.pointee.data.update(from: $0.baseAddress!, count: bytes.count) }
-        packet.withUnsafeAVPacket { src in
-            if let d = src.pointee.data { (scratch.pointee.data + bytes.count).update(from: d, count: size) }
-            _ = av_packet_copy_props(scratch, src)
-        }
-    }
-
-    /// The SPS and PPS of an avcC record (ISO/IEC 14496-15), each behind a length of the
-    /// record's NAL length size: what a length-prefixed packet carries in-band. Nil when the
-    /// record is malformed.
-    static func lengthPrefixedSets(avcC b: [UInt8]) -> [UInt8]? {
-        guard b.count >= 7, b[0] == 1 else { return nil }
-        let lengthSize = Int(b[4] & 3) + 1
-        guard lengthSize != 3 else { return nil }
-        var out: [UInt8] = [], i = 5
-        for round in 0..<2 {
-            guard i < b.count else { return nil }
-            let count = round == 0 ? Int(b[i] & 0x1F) : Int(b[i])
-            i += 1
-            for _ in 0..<count {
-                guard i + 2 <= b.count else { return nil }
-                let n = Int(b[i]) << 8 | Int(b[i + 1])
-                i += 2
-                guard n > 0, i + n <= b.count else { return nil }
-                for k in stride(from: lengthSize - 1, through: 0, by: -1) { out.append(UInt8(truncatingIfNeeded: n >> (8 * k))) }
-                out += b[i..<(i + n)]
-                i += n
-            }
-        }
-        return out.isEmpty ? nil : out
-    }
-
-    /// True when the packet carries both a sequence and a picture parameter set (H.264 types 7
-    /// and 8, HEVC 33 and 34): a keyframe that lost its PPS to the network needs them as much as
-    /// one that never had them.
-    static func hasParameterSets(_ p: UnsafePointer<AVPacket>, hevc: Bool) -> Bool {
-        guard let d = p.pointee.data else { return false }
-        let n = Int(p.pointee.size)
-        var i = 0
-        var sps = false, pps = false
-        while i + 3 < n {
-            if d[i] == 0 && d[i + 1] == 0 && d[i + 2] == 1 {
-                let header = d[i + 3]
-                let type = hevc ? Int((header >> 1) & 0x3F) : Int(header & 0x1F)
-                if type == (hevc ? 33 : 7) { sps = true }
-                if type == (hevc ? 34 : 8) { pps = true }
-                if sps && pps { return true }
-                // Slices come after parameter sets: stop at the first one.
-                if hevc ? type < 32 : (type == 1 || type == 5) { return false }
-                i += 3
-            } else {
-                i += 1
-            }
-        }
-        return false
-    }
-}

@@ -1,5 +1,6 @@
 internal import CFFmpeg
 public import MediaCore
+import Wire
 
 /// What an RTSP session sends: RTP packets of a stream's packets, and the description of its tracks.
 public protocol RTPPacketizing: AnyObject {
@@ -142,7 +143,7 @@ public final class RTPPacketizer: RTPPacketizing {
             tracks.append(Track(sourceIndex: s.index, mediaType: s.mediaType, codecName: s.codecName, control: "streamid=\(track)"))
             if s.parameters.isH264 || s.parameters.isHEVC {
                 let extra = s.parameters.extradata
-                if AnnexB.startsWithStartCode(extra) { parameterSets[track] = (extra, s.parameters.isHEVC) }
+                if H264.startsWithStartCode(extra) { parameterSets[track] = (extra, s.parameters.isHEVC) }
             }
         }
         guard !contexts.isEmpty else {

@@ -2,30 +2,11 @@ import NIOCore
 import Foundation
 import Wire
 
-/// One RTSP request (RFC 2326): method, URI, headers, body.
-struct RTSPRequest: Sendable {
-    var method: String
-    var uri: String
-    var headers: [(name: String, value: String)]
-    var body: [UInt8]
-
-    func header(_ name: String) -> String? {
-        headers.first { $0.name.equalsIgnoringCase(name) }?.value
-    }
-
-    var cseq: String { header("CSeq") ?? "0" }
-}
-
 /// What a client sends on the control connection: a request, or an interleaved RTCP packet
 /// (`$`, channel, length) that needs no answer.
 enum RTSPInbound: Sendable {
     case request(RTSPRequest)
     case interleaved(channel: UInt8)
-}
-
-/// A request that cannot be read: the connection answers 400 and closes.
-struct RTSPDecodeError: Error, CustomStringConvertible {
-    let description: String
 }
 
 /// Splits the control connection's bytes into requests and interleaved packets. Heads are
@@ -47,17 +28,12 @@ struct RTSPRequestDecoder: ByteToMessageDecoder {
             return .continue
         }
         let view = buffer.readableBytesView
-        guard let headEnd = Self.endOfHead(view) else {
-            if view.count > Self.maxHead { throw RTSPDecodeError(description: "request head over \(Self.maxHead) bytes") }
+        guard let headLength = RTSPMessageHead.end(of: view) else {
+            if view.count > Self.maxHead { throw RTSPMessageError("request head over \(Self.maxHead) bytes") }
             return .needMoreData
         }
-        let headLength = headEnd - view.startIndex
-        guard let text = buffer.getString(at: buffer.readerIndex, length: headLength) else {
-            throw RTSPDecodeError(description: "unreadable request head")
-        }
-        var request = try Self.parseHead(text)
-        let bodyLength = request.header("Content-Length").map { PeerNumber.integer($0, in: 0...Int.max) ?? -1 } ?? 0
-        guard (0...Self.maxBody).contains(bodyLength) else { throw RTSPDecodeError(description: "bad Content-Length") }
+        var request = try RTSPMessageHead.request(view.prefix(headLength))
+        let bodyLength = try RTSPMessageHead.contentLength(request.headers, max: Self.maxBody)
         guard buffer.readableBytes >= headLength + 4 + bodyLength else { return .needMoreData }
         buffer.moveReaderIndex(forwardBy: headLength + 4)
         request.body = buffer.readBytes(length: bodyLength) ?? []
@@ -67,57 +43,6 @@ struct RTSPRequestDecoder: ByteToMessageDecoder {
 
     mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
         .needMoreData
-    }
-
-    /// Index of the blank line's "\r\n\r\n" in the head, if all of it is here.
-    static func endOfHead(_ view: ByteBufferView) -> Int? {
-        var i = view.startIndex
-        let end = view.endIndex
-        while i + 3 < end {
-            if view[i] == 13 && view[i + 1] == 10 && view[i + 2] == 13 && view[i + 3] == 10 { return i }
-            i += 1
-        }
-        return nil
-    }
-
-    static func parseHead(_ text: String) throws -> RTSPRequest {
-        var lines = text.split(separator: "\r\n", omittingEmptySubsequences: false).map(String.init)
-        guard !lines.isEmpty else { throw RTSPDecodeError(description: "empty request") }
-        let requestLine = lines.removeFirst().split(separator: " ", omittingEmptySubsequences: true)
-        guard requestLine.count == 3, requestLine[2].hasPrefix("RTSP/1."),
-              requestLine[0].allSatisfy({ $0.isLetter || $0 == "_" }) else {
-            throw RTSPDecodeError(description: "not an RTSP request line")
-        }
-        var headers: [(String, String)] = []
-        for line in lines where !line.isEmpty {
-            guard let colon = line.firstIndex(of: ":") else { throw RTSPDecodeError(description: "header without a colon") }
-            headers.append((String(line[..<colon].trimmingASCIISpaces()),
-                            String(line[line.index(after: colon)...].trimmingASCIISpaces())))
-            if headers.count > 64 { throw RTSPDecodeError(description: "too many headers") }
-        }
-        return RTSPRequest(method: String(requestLine[0]), uri: String(requestLine[1]), headers: headers, body: [])
-    }
-}
-
-/// An RTSP response.
-struct RTSPResponse: Sendable {
-    var status: Int
-    var reason: String
-    var headers: [(String, String)] = []
-    var body: String = ""
-
-    init(_ status: Int, _ reason: String, headers: [(String, String)] = [], body: String = "") {
-        self.status = status
-        self.reason = reason
-        self.headers = headers
-        self.body = body
-    }
-
-    func encoded(cseq: String) -> String {
-        var text = "RTSP/1.0 \(status) \(reason)\r\nCSeq: \(cseq)\r\nServer: LiveRelay\r\n"
-        for (name, value) in headers { text += "\(name): \(value)\r\n" }
-        if !body.isEmpty { text += "Content-Length: \(body.utf8.count)\r\n" }
-        return text + "\r\n" + body
     }
 }
 

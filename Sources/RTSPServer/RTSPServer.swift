@@ -1,25 +1,13 @@
+public import Access
 public import Relay
 public import Logging
 import Mux
 import MediaCore
 import NIOCore
+import Wire
 import NIOPosix
 import Foundation
 import Synchronization
-
-/// Whether a client may read a stream (the `read` permission of the `auth` section).
-public enum RTSPAccess: Sendable {
-    case allowed
-    /// No credentials, or wrong ones: 401 with a Basic challenge.
-    case unauthorized
-    /// Credentials without the permission: 403.
-    case forbidden
-    /// Too many failed logins from this address lately.
-    case limited
-}
-
-/// Decides a request: its `Authorization` header, the stream, the client's address.
-public typealias RTSPAuthorizer = @Sendable (_ authorization: String?, _ stream: String, _ client: String) async -> RTSPAccess
 
 /// Every stream re-served at `rtsp://host:port/{stream}` (`server.rtsp.listen`): LiveRelay's own
 /// RTSP session layer (OPTIONS, DESCRIBE, SETUP, PLAY, PAUSE, TEARDOWN, GET_PARAMETER) over
@@ -30,7 +18,8 @@ public final class RTSPServer: Sendable {
     let engine: RelayEngine
     public let host: String
     let port: Int
-    let authorize: RTSPAuthorizer
+    /// Reading needs the `read` permission on the stream.
+    let authorizer: Authorizer
     let logger: Logger
     let maxConnections: Int
     /// A client whose connection takes no bytes for this long is closed.
@@ -43,7 +32,7 @@ public final class RTSPServer: Sendable {
     private let sessionCount = Atomic<Int>(0)
 
     public init(engine: RelayEngine, host: String, port: Int, maxConnections: Int = 4096, stallTimeout: Double = 10, sessionTimeout: Int = 60,
-                logger: Logger, authorize: @escaping RTSPAuthorizer) {
+                logger: Logger, authorizer: Authorizer) {
         self.sessionTimeout = sessionTimeout
         self.engine = engine
         self.host = host
@@ -51,7 +40,7 @@ public final class RTSPServer: Sendable {
         self.maxConnections = maxConnections
         self.stallTimeout = .milliseconds(Int64(stallTimeout * 1000))
         self.logger = logger
-        self.authorize = authorize
+        self.authorizer = authorizer
     }
 
     /// Sessions that played so far.
@@ -84,11 +73,11 @@ public final class RTSPServer: Sendable {
 
 /// One control connection on its event loop: hands requests, in order, to the connection's task.
 final class RTSPConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
-    // Safety: used only on its channel's event loop; the client's state lives in `RTSPClient`.
+    // Safety: used only on its channel's event loop; the client's state lives in `RTSPServerSession`.
     typealias InboundIn = RTSPInbound
     let server: RTSPServer
     private var requests: AsyncStream<RTSPRequest>.Continuation?
-    private var client: RTSPClient?
+    private var client: RTSPServerSession?
     private var counted = false
 
     init(server: RTSPServer) { self.server = server }
@@ -102,7 +91,7 @@ final class RTSPConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
         counted = true
         let (stream, continuation) = AsyncStream.makeStream(of: RTSPRequest.self, bufferingPolicy: .bufferingNewest(8))
         requests = continuation
-        let client = RTSPClient(server: server, channel: context.channel,
+        let client = RTSPServerSession(server: server, channel: context.channel,
                                 address: context.remoteAddress?.ipAddress ?? "unknown",
                                 localHost: context.localAddress?.ipAddress ?? server.host)
         self.client = client
@@ -135,9 +124,9 @@ final class RTSPConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if error is RTSPDecodeError {
-            let text = RTSPResponse(400, "Bad Request").encoded(cseq: "0")
-            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(string: text)), promise: nil)
+        if error is RTSPMessageError {
+            let bytes = RTSPResponse(400, "Bad Request").encoded(cseq: "0")
+            context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
         }
         context.close(promise: nil)
     }

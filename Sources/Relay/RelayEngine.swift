@@ -180,7 +180,6 @@ public final class RelayEngine: Sendable {
     public func preview(_ stream: String) -> PreviewService? { outputs(stream, PreviewService.self).first }
     public func hls(_ stream: String) -> HLSSegmenter? { outputs(stream, HLSSegmenter.self).first }
     public func recorder(_ stream: String) -> Recorder? { outputs(stream, Recorder.self).first }
-    public func forwarders(_ stream: String) -> [Forwarder] { outputs(stream, Forwarder.self) }
 
     /// Starts every output, then every ingest.
     public func start() {

@@ -1,3 +1,4 @@
+import Access
 import Hummingbird
 import HTTPTypes
 import NIOCore
@@ -9,7 +10,7 @@ import Relay
 /// Read endpoints get CORS headers; nothing else does.
 struct AccessMiddleware: RouterMiddleware {
     typealias Context = RelayRequestContext
-    let access: AccessControl
+    let access: Authorizer
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if let allowed = access.allowedHosts {
@@ -28,26 +29,25 @@ struct AccessMiddleware: RouterMiddleware {
 
     private func authorize(_ request: Request, context: Context, need: AccessRequirement,
                            next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let action = need.action, access.auth != nil else { return try await next(request, context) }
-        let client = Self.clientKey(context.remoteAddress)
-        if access.isLimited(client) {
-            return try HTTPResponses.jsonError(.tooManyRequests, "too many failed logins from this address; try again later")
-        }
+        guard let action = need.action, access.isEnabled else { return try await next(request, context) }
         // A token in the query only where a player cannot add a header: media URLs.
-        let token = need.media ? request.uri.queryParameters["token"].map(String.init) : nil
+        let credentials: Authorizer.Credentials
+        if let header = request.headers[.authorization] {
+            credentials = .header(header)
+        } else if need.media, let token = request.uri.queryParameters["token"] {
+            credentials = .token(String(token))
+        } else {
+            credentials = .none
+        }
         var ctx = context
-        switch await access.identify(authorization: request.headers[.authorization], token: token) {
-        case .refused:
-            access.recordFailure(client)
-            return try Self.challenge("wrong credentials")
-        case .anonymous:
-            let anonymous = access.anonymousIdentity
-            guard anonymous.may(action, stream: need.stream) else { return try Self.challenge("credentials needed") }
-            ctx.identity = anonymous
-        case .identified(let identity):
-            guard identity.may(action, stream: need.stream) else {
-                return try HTTPResponses.jsonError(.forbidden, "\(identity.name) may not \(action.rawValue)\(need.stream.map { " stream \"\($0.prefix(100))\"" } ?? " here")")
-            }
+        switch await access.authorize(credentials, action, stream: need.stream, from: Self.clientKey(context.remoteAddress)) {
+        case .limited:
+            return try HTTPResponses.jsonError(.tooManyRequests, "too many failed logins from this address; try again later")
+        case .unauthorized(let reason):
+            return try Self.challenge(reason)
+        case .forbidden(let identity):
+            return try HTTPResponses.jsonError(.forbidden, "\(identity.name) may not \(action.rawValue)\(need.stream.map { " stream \"\($0.prefix(100))\"" } ?? " here")")
+        case .allowed(let identity):
             ctx.identity = identity
         }
         return try await next(request, ctx)

@@ -1,3 +1,4 @@
+public import Access
 public import Prometheus
 public import Relay
 import Synchronization
@@ -7,20 +8,17 @@ import Synchronization
 public final class RelayMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
     private let exported = Mutex<[String: Int]>([:])
-    private let accessBox = Mutex<AccessControl?>(nil)
+    /// The authorizer whose failed logins are counted.
+    private let authorizer: Authorizer?
     private let ingestRefusals = Mutex<[(String, @Sendable () -> [String: Int])]>([])
 
-    public init() {}
-
-    /// The access control whose failed logins are counted.
-    var access: AccessControl? {
-        get { accessBox.withLock { $0 } }
-        set { accessBox.withLock { $0 = newValue } }
+    public init(authorizer: Authorizer?) {
+        self.authorizer = authorizer
     }
 
     /// Counts the publishers a one-port ingest refuses, by reason, as
     /// `liverelay_ingest_refused_total{protocol, reason}`.
-    func watchIngest(_ protocolName: String, refusals: @escaping @Sendable () -> [String: Int]) {
+    public func watchIngest(_ protocolName: String, refusals: @escaping @Sendable () -> [String: Int]) {
         ingestRefusals.withLock { $0.append((protocolName, refusals)) }
     }
 
@@ -40,7 +38,7 @@ public final class RelayMetrics: Sendable {
     }
 
     public func update(engine: RelayEngine) {
-        if let access {
+        if let access = authorizer {
             counter("liverelay_auth_failures_total", [], total: access.failedLogins)
             counter("liverelay_auth_rate_limited_total", [], total: access.rateLimited)
         }
@@ -81,7 +79,7 @@ public final class RelayMetrics: Sendable {
                 counter("liverelay_sink_delivered_total", sl, total: c.delivered)
                 counter("liverelay_sink_out_of_order_total", sl, total: c.outOfOrder)
                 for reason in DropReason.allCases {
-                    counter("liverelay_sink_dropped_total", sl + [("reason", reason.rawValue)], total: c.dropped[reason.rawValue] ?? 0)
+                    counter("liverelay_sink_dropped_total", sl + [("reason", reason.rawValue)], total: c.dropped[reason])
                 }
                 gauge("liverelay_sink_queue_depth", sl, Double(o.queueDepth))
                 gauge("liverelay_sink_up", sl, o.state == .running ? 1 : 0)

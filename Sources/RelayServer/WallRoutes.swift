@@ -277,7 +277,7 @@ final class WallSession: Sendable {
                 if path == .h264, let feed = engine.hubs[name]?.output(named: feedName) as? VideoFeed {
                     let c = feed.queue.counters
                     d["dropped"] = c.droppedTotal
-                    d["dropped_by_reason"] = c.dropped
+                    d["dropped_by_reason"] = c.dropped.byName
                     d["queued"] = feed.queue.depth
                 }
                 if let hub = engine.hubs[name] {

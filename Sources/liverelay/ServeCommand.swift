@@ -1,6 +1,6 @@
 import ArgumentParser
 import Relay
-import RelayServer
+import Serve
 import Logging
 import MediaCore
 import Foundation
@@ -68,7 +68,7 @@ struct ServeCommand: AsyncParsableCommand {
             try c.validateExposure(file: file)
             return c
         }
-        try await RelayServerApp.run(configuration: configuration, sources: .liverelay, captureAge: StampedSource.captureAge, reload: reload, logger: logger) { port in
+        try await LiveRelayServer.run(configuration: configuration, sources: .liverelay, captureAge: StampedSource.captureAge, reload: reload, logger: logger) { port in
             let host = c.listenHost == "0.0.0.0" ? "127.0.0.1" : c.listenHost
             var text = "LiveRelay listening on \(scheme)://\(host):\(port)/\n"
             for s in c.streams where s.preview != nil {

@@ -243,11 +243,6 @@ import Logging
         // User data only.
         Self.feed(t, [Self.rtp(seq: 2, ts: 6000, marker: true, [24, 0, 6, 0x06, 5, 2, 0xAA, 0xBB, 0x80, 0, 2, 0x41, 0xB1])])
         #expect(t.frames.map(\.isKey) == [true, false], "\(t.frames.map(\.data))")
-        let messages: [([UInt8], Bool)] = [([6, 1, 0xC4, 0x80], true), ([5, 2, 0xAA, 0xBB, 0x80], false), ([0xFF, 0x07, 1, 0, 0x80], false),
-                                           ([5, 0xFF, 0x01], false), ([], false), ([5, 2, 0xAA, 0xBB, 6, 1, 0xC4, 0x80], true)]
-        for (m, expected) in messages {
-            #expect(m.withUnsafeBufferPointer { RTPTrack.hasRecoveryPoint($0) } == expected, "\(m)")
-        }
     }
 
     @Test func reorderedPacketsArePutBackWithinTheQueue() {

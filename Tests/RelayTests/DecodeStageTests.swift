@@ -47,7 +47,7 @@ import TestSupport
         let listed = segments.reduce(0) { $0 + $1.duration }
         #expect(listed >= Double(video.count) / 30 - 1.5, "segments cover \(listed) s of \(video.count) frames")
         // The decoder fell behind and said so: skips counted on the decode output, by reason.
-        let skipped = decode.counters.dropped["too_old", default: 0] + decode.counters.dropped["resync", default: 0]
+        let skipped = decode.counters.dropped[.tooOld] + decode.counters.dropped[.resync]
         #expect(skipped > 30, "decode output: \(decode.counters)")
         #expect(decode.counters.delivered < video.count / 2)
         #expect(decode.counters.received == decode.counters.delivered + decode.counters.droppedTotal + decode.queueDepth)

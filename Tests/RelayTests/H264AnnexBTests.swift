@@ -1,4 +1,5 @@
 import Testing
+import Wire
 import Foundation
 import MediaCore
 import Demux
@@ -75,13 +76,12 @@ import TestSupport
 
 @Suite struct H264PictureTests {
     @Test func onlySlicesArePictures() {
-        let annexB = H264AnnexB(extradata: [])
-        #expect(annexB.hasPicture([0, 0, 0, 1, 0x65, 1, 2]))          // IDR slice
-        #expect(annexB.hasPicture([0, 0, 1, 0x09, 0x10, 0, 0, 1, 0x41, 7]))  // AUD + slice
-        #expect(!annexB.hasPicture([0, 0, 0, 1, 0x06, 5, 1]))         // SEI only: 'missing picture in access unit'
-        #expect(!annexB.hasPicture([]))
-        let avcc = H264AnnexB(extradata: [1, 0x64, 0, 0x28, 0xFF, 0xE0, 0])
-        #expect(avcc.hasPicture([0, 0, 0, 2, 0x41, 9]))
-        #expect(!avcc.hasPicture([0, 0, 0, 2, 0x09, 0x10]))
+        #expect(H264.hasSlice([0, 0, 0, 1, 0x65, 1, 2], extradata: []))          // IDR slice
+        #expect(H264.hasSlice([0, 0, 1, 0x09, 0x10, 0, 0, 1, 0x41, 7], extradata: []))  // AUD + slice
+        #expect(!H264.hasSlice([0, 0, 0, 1, 0x06, 5, 1], extradata: []))         // SEI only: 'missing picture in access unit'
+        #expect(!H264.hasSlice([], extradata: []))
+        let avcC: [UInt8] = [1, 0x64, 0, 0x28, 0xFF, 0xE0, 0]
+        #expect(H264.hasSlice([0, 0, 0, 2, 0x41, 9], extradata: avcC))
+        #expect(!H264.hasSlice([0, 0, 0, 2, 0x09, 0x10], extradata: avcC))
     }
 }

@@ -26,7 +26,7 @@ final class FakeClock: Sendable {
         #expect(q.pop(timeout: 0)?.presentationTime == 8)
         #expect(q.pop(timeout: 0)?.presentationTime == 9)
         #expect(q.pop(timeout: 0) == nil)
-        #expect(q.counters.dropped["queue_full"] == 8)
+        #expect(q.counters.dropped[.queueFull] == 8)
         #expect(q.counters.delivered == 2)
     }
 
@@ -38,17 +38,17 @@ final class FakeClock: Sendable {
         q.push(Item(arrivalNanos: clock.read(), presentationTime: 2, isKeyframe: false))
         clock.advance(ms: 70) // the first is now 120 ms old, the second 70 ms
         #expect(q.pop(timeout: 0)?.presentationTime == 2)
-        #expect(q.counters.dropped["too_old"] == 1)
+        #expect(q.counters.dropped[.tooOld] == 1)
     }
 
     @Test func losslessOverflowResyncsAPacketSinkAtTheNextKeyframe() {
         let q = SinkQueue<Item>(policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 3), keyframeResync: true))
         for i in 0..<4 { q.push(Item(arrivalNanos: 0, presentationTime: Int64(i), isKeyframe: i == 0)) }
-        #expect(q.counters.dropped["queue_full"] == 4)
+        #expect(q.counters.dropped[.queueFull] == 4)
         q.push(Item(arrivalNanos: 0, presentationTime: 4, isKeyframe: false))
         q.push(Item(arrivalNanos: 0, presentationTime: 5, isKeyframe: true))
         q.push(Item(arrivalNanos: 0, presentationTime: 6, isKeyframe: false))
-        #expect(q.counters.dropped["resync"] == 1)
+        #expect(q.counters.dropped[.resync] == 1)
         #expect(q.pop(timeout: 0)?.presentationTime == 5)
         #expect(q.takeDiscontinuity())
         #expect(q.pop(timeout: 0)?.presentationTime == 6)
@@ -81,7 +81,7 @@ final class FakeClock: Sendable {
         q.setPolicy(SinkPolicy(ordering: .arrival, freshness: .latest(count: 1)))
         q.push(Item(arrivalNanos: 0, presentationTime: 5, isKeyframe: false))
         #expect(q.pop(timeout: 0)?.presentationTime == 5)
-        #expect(q.counters.dropped["queue_full"] == 5)
+        #expect(q.counters.dropped[.queueFull] == 5)
     }
 
     /// An async consumer is told (`notify`) instead of a thread being woken, for items and for

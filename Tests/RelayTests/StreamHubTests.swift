@@ -72,8 +72,8 @@ import StampedSource
             let c = q.counters
             #expect(c.received == c.delivered + c.droppedTotal + q.depth, "\(c)")
         }
-        #expect(qs.counters.dropped["queue_full", default: 0] > 50, "\(qs.counters)")
-        #expect(qo.counters.dropped["too_old", default: 0] > 50, "\(qo.counters)")
+        #expect(qs.counters.dropped[.queueFull] > 50, "\(qs.counters)")
+        #expect(qo.counters.dropped[.tooOld] > 50, "\(qo.counters)")
         // The fast sinks dropped nothing and saw the frames in order; the packet sink too.
         #expect(qa.counters.droppedTotal == 0 && qb.counters.droppedTotal == 0)
         #expect(packets.counters.droppedTotal == 0)

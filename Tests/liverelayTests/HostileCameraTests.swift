@@ -96,3 +96,30 @@ import TestSupport
         #expect(after <= 1.0, "live \(after) s after the camera served; \(serve.stderr.suffix(2000))")
     }
 }
+
+/// A hostile RTSP player (`scripts/hostile/rtsp_player.py`) against the real serve's RTSP
+/// server: mutated requests, transports, sessions and interleaved frames. The process survives
+/// and a real client still reads the stream.
+@Suite(.serialized, .tags(.endToEnd)) struct HostileRTSPPlayerTests {
+    @Test func aMutatingPlayerCannotStopServe() throws {
+        let seed = ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000)
+        let rtsp = FreePort.tcp()
+        let (serve, port, dir) = try Servers.serve("""
+        server:
+          rtsp: {listen: "127.0.0.1:\(rtsp)"}
+        streams:
+          cam: {source: "testsrc://?size=320x240&fps=15", preview: false}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/rtsp_player.py").path
+        let player = try ChildProcess.run(Servers.python, [script, "--port", String(rtsp), "--seed", String(seed), "--exchanges", "150",
+                                                           "--read-seconds", "0.1"], timeout: 120)
+        let exchanges = player.stdout.split(separator: "\n").filter { $0.hasPrefix("exchange ") }.count
+        #expect(serve.exitStatus == nil, "seed \(seed): serve stopped; the player sent:\n\(player.stdout.suffix(4000))\n\(serve.stderr.suffix(3000))")
+        #expect(exchanges >= 100, "seed \(seed): \(exchanges) exchanges")
+        #expect(HostileCameraTests.states(port)["cam"] == "live")
+        let probe = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-rtsp_transport", "tcp", "-show_entries", "stream=codec_name",
+                                                             "-of", "csv=p=0", "rtsp://127.0.0.1:\(rtsp)/cam"], timeout: 20)
+        #expect(probe.stdout.contains("h264"), "seed \(seed): \(probe.stderr)")
+    }
+}

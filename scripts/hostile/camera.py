@@ -57,8 +57,7 @@ class Camera:
         self.lock = threading.Lock()
 
     def log(self, n, what):
-        if what or self.a.verbose:
-            print(f"exchange {n} seed {self.a.seed}: " + "; ".join(what), flush=True)
+        print(f"exchange {n} seed {self.a.seed}: " + ("; ".join(what) or "plain"), flush=True)
 
     def serving(self):
         return time.monotonic() - self.start >= self.a.boot_delay
@@ -157,13 +156,13 @@ class Camera:
                     else: headers.append(("X-Junk", r.choice(JUNK).decode("latin-1"))); what.append("junk header")
                 self.reply(conn, cseq, headers, body, status=status)
                 if method == "PLAY":
-                    self.log(n, what)
                     self.media(conn, tracks, r, hit, what, n)
                     return
         except (OSError, ValueError, IndexError):
             pass
         finally:
-            if not stalled and what: self.log(n, what)
+            if stalled: what.append("stalled (booting)")
+            self.log(n, what)
             try: conn.close()
             except OSError: pass
 
@@ -229,7 +228,7 @@ class Camera:
                 time.sleep(0.1)
         finally:
             udp.close()
-            if sent: self.log(n, ["media: " + ", ".join(sorted(set(sent)))])
+            if sent: what.append("media: " + ", ".join(sorted(set(sent))))
 
 def main():
     p = argparse.ArgumentParser()

@@ -13,7 +13,7 @@ struct RTPFrame {
 }
 
 /// How a track's payload is carried (RFC 6184, RFC 3640, RFC 3551).
-enum RTPPayloadFormat: Equatable {
+enum RTPDepayloadFormat: Equatable {
     case h264
     case aac(sizeLength: Int, indexLength: Int, indexDeltaLength: Int)
     case g711
@@ -26,7 +26,7 @@ enum RTPPayloadFormat: Equatable {
 /// finds the end of a picture only at the start of the next.
 final class RTPTrack {
     let streamIndex: Int
-    let format: RTPPayloadFormat
+    let format: RTPDepayloadFormat
     let payloadType: Int
     let clockRate: Int
     /// Packets held to put reordered ones back (0: hand each on as it arrives).
@@ -62,7 +62,7 @@ final class RTPTrack {
     private var fragment: [UInt8] = []
     private var fragmentTimestamp: UInt32 = 0
 
-    init(streamIndex: Int, format: RTPPayloadFormat, payloadType: Int, clockRate: Int, queueSize: Int, maxDelay: Double) {
+    init(streamIndex: Int, format: RTPDepayloadFormat, payloadType: Int, clockRate: Int, queueSize: Int, maxDelay: Double) {
         self.streamIndex = streamIndex
         self.format = format
         self.payloadType = payloadType
@@ -234,33 +234,11 @@ final class RTPTrack {
         case 5: auKey = true; auHasSlice = true
         // A recovery point: where a camera using periodic intra refresh (no IDR after the
         // first) can be joined; FFmpeg's parser counts it as a keyframe too.
-        case 6 where Self.hasRecoveryPoint(rest): auKey = true
+        case H264.NALType.sei where H264.hasRecoveryPoint(sei: rest): auKey = true
         case 7 where !fragment: inBandSPS = [header] + Array(rest)
         case 8 where !fragment: inBandPPS = [header] + Array(rest)
         default: break
         }
-    }
-
-    /// Whether an SEI NAL unit's messages (after its header) include a recovery point (type 6).
-    static func hasRecoveryPoint(_ sei: UnsafeBufferPointer<UInt8>) -> Bool {
-        var i = 0
-        func value() -> Int? {
-            var v = 0
-            while i < sei.count {
-                let b = Int(sei[i])
-                i += 1
-                v += b
-                if b != 0xFF { return v }
-            }
-            return nil
-        }
-        // Each message: type and size (0xFF runs), then its payload; 0x80 is the trailing bits.
-        while i < sei.count, sei[i] != 0x80 {
-            guard let type = value(), let size = value() else { return false }
-            if type == 6 { return true }
-            i += size
-        }
-        return false
     }
 
     /// Hands the access unit on. One with no slice (parameter sets a server sent on their own,

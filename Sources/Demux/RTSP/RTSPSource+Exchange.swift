@@ -63,7 +63,7 @@ extension RTSPSource {
     func makeTracks(_ sdp: SDP, base: String, transport: SourceOptions.Transport, until end: UInt64) throws(WireError) {
         let queue = transport == .udp ? (options.reorderQueueSize ?? 500) : 0
         let wait = options.reorderWait ?? 0.1
-        var chosen: [(SDP.Media, RTPPayloadFormat)] = []
+        var chosen: [(SDP.Media, RTPDepayloadFormat)] = []
         for m in sdp.media {
             switch (m.kind, m.encoding) {
             case ("video", "H264"):

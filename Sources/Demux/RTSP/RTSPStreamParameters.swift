@@ -1,20 +1,13 @@
 internal import CFFmpeg
 import MediaCore
+import Wire
 import Foundation
 
 /// A camera's stream parameters for LiveRelay's RTSP client: video from FFmpeg's H.264 decoder
 /// run on the first keyframe, audio from the SDP, parameter sets from `sprop-parameter-sets`.
 enum RTSPStreamParameters {
     static func parameterSets(_ sprop: String?) -> [UInt8] {
-        guard let sprop else { return [] }
-        var out: [UInt8] = []
-        for part in sprop.split(separator: ",") {
-            var b64 = String(part)
-            while b64.count % 4 != 0 { b64 += "=" }
-            guard let d = Data(base64Encoded: b64), !d.isEmpty else { continue }
-            out += [0, 0, 0, 1] + Array(d)
-        }
-        return out
+        sprop.map { H264.annexBParameterSets(sprop: $0) } ?? []
     }
 
     /// The video stream's parameters as FFmpeg's decoder reads them from the first keyframe
@@ -56,7 +49,7 @@ enum RTSPStreamParameters {
     }
 
     /// An audio stream's parameters from its SDP section (AAC: the `config` AudioSpecificConfig).
-    static func audio(_ m: SDP.Media, format: RTPPayloadFormat, source url: String) throws(IngestError) -> CodecParameters {
+    static func audio(_ m: SDP.Media, format: RTPDepayloadFormat, source url: String) throws(IngestError) -> CodecParameters {
         guard let p = avcodec_parameters_alloc() else { throw IngestError(.failed, source: url, stage: RTSPSource.probingStage, detail: "out of memory") }
         var q: UnsafeMutablePointer<AVCodecParameters>? = p
         defer { avcodec_parameters_free(&q) }

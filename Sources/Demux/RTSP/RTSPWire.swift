@@ -194,18 +194,6 @@ final class TCPLink {
 
 }
 
-/// One RTSP response.
-struct RTSPResponse {
-    let status: Int
-    let reason: String
-    /// Header names lowercased; repeated headers in order.
-    let headers: [(name: String, value: String)]
-    let body: [UInt8]
-
-    func header(_ name: String) -> String? { headers.first { $0.name == name }?.value }
-    func headers(_ name: String) -> [String] { headers.filter { $0.name == name }.map(\.value) }
-}
-
 /// What comes next on an RTSP connection: a response, or interleaved media (`$`, channel,
 /// length, payload).
 enum RTSPChunk {
@@ -251,23 +239,19 @@ enum RTSPParse {
             if n > maxHead { throw .invalid("a response head longer than \(maxHead) bytes") }
             return nil
         }
-        let head = String(decoding: link.bytes(0..<(end - 4)), as: UTF8.self)
-        var lines = head.split(separator: "\r\n", omittingEmptySubsequences: false).makeIterator()
-        let statusLine = lines.next() ?? ""
-        let parts = statusLine.split(separator: " ", maxSplits: 2)
-        guard parts.count >= 2, let status = Int(parts[1]) else { throw .invalid("bad status line") }
-        var headers: [(String, String)] = []
-        while let line = lines.next() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.append((line[..<colon].trimmingASCIISpaces().lowercased(),
-                            String(line[line.index(after: colon)...].trimmingASCIISpaces())))
+        let response: RTSPResponse
+        let length: Int
+        do throws(RTSPMessageError) {
+            response = try RTSPMessageHead.response(link.bytes(0..<(end - 4)))
+            length = try RTSPMessageHead.contentLength(response.headers, max: 1 << 20)
+        } catch {
+            throw .invalid(error.description)
         }
-        let length = headers.first { $0.0 == "content-length" }.map { PeerNumber.integer($0.1, in: 0...Int.max) ?? -1 } ?? 0
-        guard length >= 0, length <= 1 << 20 else { throw .invalid("a body of \(length) bytes") }
         guard n >= end + length else { return nil }
-        let body = Array(link.bytes(end..<(end + length)))
+        var complete = response
+        complete.body = Array(link.bytes(end..<(end + length)))
         link.consume(end + length)
-        return .response(RTSPResponse(status: status, reason: parts.count > 2 ? String(parts[2]) : "", headers: headers, body: body))
+        return .response(complete)
     }
 }
 
@@ -353,43 +337,5 @@ struct RTSPAuth {
             out[key] = value
         }
         return out
-    }
-}
-
-/// Bytes from a hostile RTSP server, for the fuzzer: parsed as answers and interleaved media,
-/// each answer's body as an SDP and its challenges answered, the media rebuilt by one track of
-/// each payload format (UDP-style reordering on the first byte's say).
-public enum RTSPFuzzing {
-    public static func feed(_ bytes: [UInt8]) {
-        let q = ByteQueue()
-        q.append(bytes.dropFirst())
-        let queue = Int(bytes.first ?? 0) & 0x0F
-        let tracks = [RTPTrack(streamIndex: 0, format: .h264, payloadType: 96, clockRate: 90000, queueSize: queue, maxDelay: 0.01),
-                      RTPTrack(streamIndex: 1, format: .aac(sizeLength: 13, indexLength: 3, indexDeltaLength: 3), payloadType: 97, clockRate: 48000, queueSize: queue, maxDelay: 0.01),
-                      RTPTrack(streamIndex: 2, format: .g711, payloadType: 0, clockRate: 8000, queueSize: queue, maxDelay: 0.01)]
-        var now: UInt64 = 0
-        while let chunk = try? RTSPParse.next(q) {
-            switch chunk {
-            case .response(let r):
-                let sdp = SDP(String(decoding: r.body, as: UTF8.self))
-                for m in sdp.media {
-                    _ = RTSPStreamParameters.parameterSets(m.fmtp["sprop-parameter-sets"])
-                    _ = RTSPStreamParameters.hex(m.fmtp["config"] ?? "")
-                    _ = SDP.resolve(m.control, base: "rtsp://h/x")
-                }
-                var auth = RTSPAuth(user: "u", password: "p")
-                if auth.challenge(r.headers("www-authenticate")) { _ = auth.header(method: "DESCRIBE", uri: "rtsp://h/x") }
-                _ = r.header("transport").flatMap { RTSPTransportSpec(parsing: $0) }
-                _ = r.header("session").flatMap { RTSPSessionHeader(parsing: $0) }
-            case .interleaved(let channel, let payload):
-                now += 3_000_000
-                let t = tracks[Int(channel / 2) % tracks.count]
-                payload.withUnsafeBytes { b in
-                    if channel % 2 == 1 { t.receiveControl(b) } else { t.receive(b, arrival: now) }
-                }
-                t.releaseDue(now: now)
-                t.frames.removeAll()
-            }
-        }
     }
 }

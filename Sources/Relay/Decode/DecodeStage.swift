@@ -60,7 +60,6 @@ public final class DecodeStage: StreamOutput, Sendable {
     var packetQueue: SinkQueue<RelayPacket>? { active.withLock { $0?.queue } }
 
     var frameSinkNames: [String] { frameSinks.withLock { Array($0.byName.keys) } }
-    func frameSink(_ name: String) -> SinkQueue<Frame>? { frameSinks.withLock { $0[name] } }
     var hasFrameSinks: Bool { frameSinks.withLock { !$0.all.isEmpty } }
 
     /// Adds a frame output's queue; starts decoding with the first one.

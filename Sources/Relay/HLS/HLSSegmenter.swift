@@ -113,7 +113,7 @@ private final class Work {
         // parameter sets or SEI): no player decodes it, so no segment carries it.
         if item.packet.size < 256, item.packet.streamIndex == item.epoch.videoIndex,
            let info = item.epoch.stream(item.packet.streamIndex), info.parameters.isH264,
-           !H264AnnexB(extradata: info.parameters.extradata).hasPicture(item.packet.data) {
+           !H264.hasSlice(item.packet.data, extradata: info.parameters.extradata) {
             queue.dropTaken(.corrupt)
             return
         }

@@ -1,3 +1,5 @@
+import Wire
+
 /// H.264 as WebCodecs takes it without a `description`: Annex B access units, each keyframe
 /// carrying its SPS and PPS, and the codec string (`avc1.PPCCLL`) read off the SPS.
 ///
@@ -14,35 +16,24 @@ public struct H264AnnexB: Sendable {
     public init(extradata: [UInt8]) {
         if extradata.count >= 7 && extradata[0] == 1 {
             lengthSize = Int(extradata[4] & 3) + 1
-            var i = 5
-            let spsCount = Int(extradata[i] & 0x1F); i += 1
-            for _ in 0..<spsCount {
-                guard let unit = Self.sized(extradata, &i) else { return }
-                if sps == nil { sps = unit }
-            }
-            guard i < extradata.count else { return }
-            let ppsCount = Int(extradata[i]); i += 1
-            for _ in 0..<ppsCount {
-                guard let unit = Self.sized(extradata, &i) else { return }
-                pps.append(unit)
+            if let avcC = AVCDecoderConfiguration(parsing: extradata) {
+                sps = avcC.sps.first
+                pps = avcC.pps
             }
         } else {
             lengthSize = nil
-            for unit in Self.annexBUnits(extradata) { learn(unit) }
+            for r in H264.annexBRanges(extradata) { learn(Array(extradata[r])) }
         }
     }
 
     /// `avc1.PPCCLL` from the SPS (profile, constraint flags, level); nil before an SPS is known.
-    public var codec: String? {
-        guard let s = sps, s.count >= 4 else { return nil }
-        return "avc1." + s[1...3].map { b in String(b, radix: 16, uppercase: true).leftPadded(2) }.joined()
-    }
+    public var codec: String? { sps.flatMap { H264.codecString(sps: $0) } }
 
     /// One packet as an Annex B access unit; a keyframe gets the parameter sets it lacks.
     /// Parameter sets sent in band replace the known ones (the codec string follows them).
     /// Annex B input that needs nothing added is returned as it is, without a copy.
     public mutating func accessUnit(_ data: [UInt8], keyframe: Bool) -> [UInt8] {
-        let units = lengthSize.map { Self.lengthPrefixedRanges(data, size: $0) } ?? Self.annexBRanges(data)
+        let units = lengthSize.map { H264.lengthPrefixedRanges(data, size: $0) } ?? H264.annexBRanges(data)
         var hasSPS = false, hasPPS = false, hasAUD = false
         for u in units where !u.isEmpty {
             switch data[u.lowerBound] & 0x1F {
@@ -70,12 +61,6 @@ public struct H264AnnexB: Sendable {
         return out
     }
 
-    /// Whether a packet carries a coded picture (a slice NAL unit, types 1–5).
-    public func hasPicture(_ data: [UInt8]) -> Bool {
-        let units = lengthSize.map { Self.lengthPrefixedRanges(data, size: $0) } ?? Self.annexBRanges(data)
-        return units.contains { !$0.isEmpty && (1...5).contains(data[$0.lowerBound] & 0x1F) }
-    }
-
     private mutating func learn(_ unit: [UInt8]) {
         switch unit.first.map({ $0 & 0x1F }) {
         case 7:
@@ -86,56 +71,5 @@ public struct H264AnnexB: Sendable {
         }
     }
 
-    private static func sized(_ b: [UInt8], _ i: inout Int) -> [UInt8]? {
-        guard i + 2 <= b.count else { return nil }
-        let n = Int(b[i]) << 8 | Int(b[i + 1])
-        i += 2
-        guard n > 0, i + n <= b.count else { return nil }
-        defer { i += n }
-        return Array(b[i..<i + n])
-    }
-
-    /// NAL units of a length-prefixed packet; a length that overruns the packet ends it.
-    static func lengthPrefixedRanges(_ b: [UInt8], size: Int) -> [Range<Int>] {
-        var units: [Range<Int>] = []
-        var i = 0
-        while i + size <= b.count {
-            var n = 0
-            for k in 0..<size { n = n << 8 | Int(b[i + k]) }
-            i += size
-            guard n > 0, n <= b.count - i else { break }
-            units.append(i..<i + n)
-            i += n
-        }
-        return units
-    }
-
-    /// NAL units between Annex B start codes (00 00 01, or 00 00 00 01).
-    static func annexBRanges(_ b: [UInt8]) -> [Range<Int>] {
-        var units: [Range<Int>] = []
-        var begin: Int? = nil
-        var i = 0
-        while i + 2 < b.count {
-            if b[i + 2] > 1 { i += 3; continue }    // no start code can end within these three bytes
-            if b[i] == 0 && b[i + 1] == 0 && b[i + 2] == 1 {
-                if let s = begin {
-                    var e = i
-                    while e > s && b[e - 1] == 0 { e -= 1 }    // trailing zeros belong to the next start code
-                    units.append(s..<e)
-                }
-                i += 3
-                begin = i
-            } else {
-                i += 1
-            }
-        }
-        if let s = begin, s < b.count { units.append(s..<b.count) }
-        return units
-    }
-
-    static func annexBUnits(_ b: [UInt8]) -> [[UInt8]] { annexBRanges(b).map { Array(b[$0]) } }
-}
-
-extension String {
-    fileprivate func leftPadded(_ n: Int) -> String { count >= n ? self : String(repeating: "0", count: n - count) + self }
+    static func annexBUnits(_ b: [UInt8]) -> [[UInt8]] { H264.annexBRanges(b).map { Array(b[$0]) } }
 }

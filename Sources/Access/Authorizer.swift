@@ -1,16 +1,45 @@
 import Foundation
-import Relay
+public import Relay
 import HummingbirdBcrypt
 import JWTKit
 import MediaCore
 import Synchronization
 
+/// The one answer to "may these credentials do this action on this stream from this address",
+/// for HTTP, WebSocket, RTSP, RTMP and SRT alike. Each server adapts its own credential form
+/// (an `Authorization` header, `?user=&pass=`, a token) to `Credentials`; none of them knows
+/// users, hashes, tokens or the failed-login limit.
+///
 /// Checks credentials against the `auth` section: Basic (bcrypt), Bearer and `?token=` (JWTs
 /// from the configured JWKS). Remembers good credentials for a while (bcrypt costs ~0.25 s a
 /// check by design), and limits failed attempts per client address.
-final class AccessControl: Sendable {
-    let auth: AuthSettings?
-    let allowedHosts: Set<String>?
+public final class Authorizer: Sendable {
+    /// What a client presented.
+    public enum Credentials: Sendable, Hashable {
+        case none
+        /// An HTTP or RTSP `Authorization` header (`Basic …`, `Bearer …`).
+        case header(String)
+        /// A user and password given another way (RTMP's `?user=&pass=`).
+        case userPassword(user: String, password: String)
+        /// A bearer token given without a header (`?token=` on media URLs).
+        case token(String)
+    }
+
+    /// The answer.
+    public enum Decision: Sendable, Equatable {
+        /// Allowed; the identity is nil when no `auth` section exists (everyone may).
+        case allowed(AccessIdentity?)
+        /// No credentials where some are needed, or wrong ones (the reason says which).
+        case unauthorized(String)
+        /// Right credentials that do not grant it.
+        case forbidden(AccessIdentity)
+        /// Too many failed logins from this address lately.
+        case limited
+    }
+
+    public let auth: AuthSettings?
+    /// Host names the HTTP server answers for (DNS rebinding); nil: any.
+    public let allowedHosts: Set<String>?
     private let jwt: JWTVerifier?
     /// Credentials checked good recently → when to check them again.
     private let verified = Mutex<[String: UInt64]>([:])
@@ -24,16 +53,35 @@ final class AccessControl: Sendable {
     static let failureWindowNanos: UInt64 = 60_000_000_000
     static let verifiedForNanos: UInt64 = 300_000_000_000
 
-    init(auth: AuthSettings?, allowedHosts: Set<String>?) async throws {
+    public init(auth: AuthSettings?, allowedHosts: Set<String>?) async throws {
         self.auth = auth
         self.allowedHosts = allowedHosts
         if let settings = auth?.jwt { jwt = try await JWTVerifier(settings: settings) } else { jwt = nil }
     }
 
     /// Failed logins so far (for `/metrics`).
-    var failedLogins: Int { failureTotal.load(ordering: .relaxed) }
+    public var failedLogins: Int { failureTotal.load(ordering: .relaxed) }
     /// Requests refused for too many failures.
-    var rateLimited: Int { limitedTotal.load(ordering: .relaxed) }
+    public var rateLimited: Int { limitedTotal.load(ordering: .relaxed) }
+    /// An `auth` section exists: credentials are checked.
+    public var isEnabled: Bool { auth != nil }
+
+    /// May `credentials`, from `client` (an address), do `action` on `stream` (nil: not about
+    /// one stream, e.g. the stream list)? Wrong credentials count as a failed login of the address.
+    public func authorize(_ credentials: Credentials, _ action: AccessAction, stream: String?, from client: String) async -> Decision {
+        guard auth != nil else { return .allowed(nil) }
+        if isLimited(client) { return .limited }
+        switch await identify(credentials) {
+        case .refused:
+            recordFailure(client)
+            return .unauthorized("wrong credentials")
+        case .anonymous:
+            let anonymous = anonymousIdentity
+            return anonymous.may(action, stream: stream) ? .allowed(anonymous) : .unauthorized("credentials needed")
+        case .identified(let identity):
+            return identity.may(action, stream: stream) ? .allowed(identity) : .forbidden(identity)
+        }
+    }
 
     enum Outcome {
         /// No credentials: the anonymous grants apply.
@@ -43,26 +91,26 @@ final class AccessControl: Sendable {
         case refused
     }
 
-    /// Who the request's credentials say it is.
-    func identify(authorization: String?, token: String?) async -> Outcome {
+    /// Who the credentials say it is.
+    func identify(_ credentials: Credentials) async -> Outcome {
         guard let auth else { return .anonymous }
-        if let authorization {
-            if authorization.hasPrefix("Basic ") { return await basic(authorization, auth) }
-            if authorization.hasPrefix("Bearer ") { return await bearer(String(authorization.dropFirst(7))) }
-            return .refused
+        switch credentials {
+        case .none: return .anonymous
+        case .token(let token): return await bearer(token)
+        case .userPassword(let user, let password): return await basic(user: user, password: password, key: "u:" + user + "\u{0}" + password, auth)
+        case .header(let header):
+            if header.hasPrefix("Bearer ") { return await bearer(String(header.dropFirst(7))) }
+            guard header.hasPrefix("Basic "),
+                  let data = Data(base64Encoded: String(header.dropFirst(6))),
+                  let text = String(data: data, encoding: .utf8),
+                  let colon = text.firstIndex(of: ":") else { return .refused }
+            return await basic(user: String(text[..<colon]), password: String(text[text.index(after: colon)...]), key: header, auth)
         }
-        if let token { return await bearer(token) }
-        return .anonymous
     }
 
-    private func basic(_ header: String, _ auth: AuthSettings) async -> Outcome {
-        guard let data = Data(base64Encoded: String(header.dropFirst(6))),
-              let text = String(data: data, encoding: .utf8),
-              let colon = text.firstIndex(of: ":") else { return .refused }
-        let name = String(text[..<colon]), password = String(text[text.index(after: colon)...])
+    private func basic(user name: String, password: String, key: String, _ auth: AuthSettings) async -> Outcome {
         guard let user = auth.user(named: name) else { return .refused }
         let now = MonotonicClock.nanoseconds()
-        let key = header
         if let until = verified.withLock({ $0[key] }), until > now {
             return .identified(AccessIdentity(name: user.name, permissions: user.permissions))
         }
@@ -99,7 +147,7 @@ final class AccessControl: Sendable {
     }
 
     /// True when this client address has failed too often lately.
-    func isLimited(_ client: String) -> Bool {
+    private func isLimited(_ client: String) -> Bool {
         let now = MonotonicClock.nanoseconds()
         let limited = failures.withLock { f -> Bool in
             guard let e = f[client] else { return false }
@@ -110,7 +158,7 @@ final class AccessControl: Sendable {
         return limited
     }
 
-    func recordFailure(_ client: String) {
+    private func recordFailure(_ client: String) {
         failureTotal.add(1, ordering: .relaxed)
         let now = MonotonicClock.nanoseconds()
         failures.withLock { f in

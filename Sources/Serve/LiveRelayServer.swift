@@ -1,40 +1,28 @@
 public import Relay
 public import Logging
 public import ServiceLifecycle
-import Hummingbird
-import HummingbirdCore
-import HummingbirdHTTP2
-import HummingbirdWebSocket
+import Access
 import IngestServer
 import RTSPServer
+import RelayServer
 import Foundation
-import NIOCore
 import NIOSSL
 import UnixSignals
 
-/// Runs the engine and its HTTP server until SIGINT/SIGTERM, then stops both gracefully.
-public enum RelayServerApp {
+/// The program `liverelay serve` runs: the engine, one authorizer, and every server — HTTP
+/// (RelayServer's routes), the one-port RTMP and SRT ingests, the RTSP server — with RTMPS's and
+/// HTTPS's certificate, until SIGINT/SIGTERM, then stops them gracefully. Each server gets the
+/// authorizer directly; none reaches another through a shared object.
+public enum LiveRelayServer {
     /// - Parameter reload: reads the configuration again (on SIGHUP: streams added, removed or
     ///   changed are applied; unchanged ones keep running).
     public static func run(configuration: Configuration, sources: SourceOpener = SourceOpener(), captureAge: CaptureAgeReader? = nil,
                            reload: (@Sendable () throws -> Configuration)? = nil,
                            logger: Logger, onListening: @escaping @Sendable (Int) -> Void) async throws {
         let engine = RelayEngine(configuration: configuration, sources: sources, captureAge: captureAge, logger: logger)
-        let metrics = RelayMetrics()
-        let (router, wsRouter) = try await RelayHTTP.routers(engine: engine, metrics: metrics)
-        let appConfiguration = ApplicationConfiguration(address: .hostname(configuration.listenHost, port: configuration.listenPort), serverName: "LiveRelay")
-        let onRunning: @Sendable (any Channel) async -> Void = { channel in onListening(channel.localAddress?.port ?? configuration.listenPort) }
-        // Idle connections and half-sent requests (slowloris) are closed after idle_timeout;
-        // a response whose client stopped reading, after write_stall_timeout.
+        let authorizer = try await Authorizer(auth: configuration.auth, allowedHosts: configuration.effectiveAllowedHosts)
+        let metrics = RelayMetrics(authorizer: authorizer)
         let limits = configuration.limits
-        let stall = TimeAmount.milliseconds(Int64(limits.writeStallTimeout * 1000))
-        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [WriteStallHandler(timeout: stall)],
-                                               idleTimeout: .milliseconds(Int64(limits.idleTimeout * 1000)))
-        // The wall's socket: frames up to 8 MiB (a keyframe in one frame), pinged every 15 s.
-        let ws = WebSocketServerConfiguration(maxFrameSize: 8 << 20, autoPing: .enabled(timePeriod: .seconds(15)))
-        let wsChannel = HTTP1WebSocketUpgradeChannel.Configuration(http1: http1, ws: ws)
-        let connections = ConnectionCount(limit: limits.connections)
-        let server: any Service
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: EngineService(engine: engine))]
         // SIGHUP: the configuration's streams (applied where changed) and the certificate.
         var onHangup: [@Sendable () async -> Void] = []
@@ -63,45 +51,23 @@ public enum RelayServerApp {
         }
         if let rtmp = configuration.ingest.rtmp {
             let tls = try rtmp.tls ? certificates.map { try NIOSSLContext(configuration: $0.serverConfiguration()) } : nil
-            let ingest = RTMPIngestServer(settings: rtmp, engine: engine, logger: logger, tls: tls, authorizeUser: metrics.access?.publishAuthorizer)
+            let ingest = RTMPIngestServer(settings: rtmp, engine: engine, logger: logger, tls: tls, authorizer: authorizer)
             services.append(.init(service: RTMPIngestService(server: ingest, settings: rtmp)))
             metrics.watchIngest("rtmp") { ingest.refusals }
         }
         if let srt = configuration.ingest.srt {
-            let ingest = SRTIngestServer(settings: srt, engine: engine, logger: logger, authorizeUser: metrics.access?.publishAuthorizer)
+            let ingest = SRTIngestServer(settings: srt, engine: engine, logger: logger, authorizer: authorizer)
             services.append(.init(service: SRTIngestService(server: ingest, settings: srt)))
             metrics.watchIngest("srt") { ingest.refusals }
         }
-        if let rtsp = configuration.rtsp, let access = metrics.access {
+        if let rtsp = configuration.rtsp {
             let rtspServer = RTSPServer(engine: engine, host: rtsp.host, port: rtsp.port, maxConnections: limits.connections,
                                         stallTimeout: limits.writeStallTimeout, sessionTimeout: configuration.rtspSessionTimeout,
-                                        logger: logger, authorize: access.rtspAuthorizer)
+                                        logger: logger, authorizer: authorizer)
             services.append(.init(service: RTSPService(server: rtspServer)))
         }
-        if let certificates {
-            // HTTPS, with ALPN offering h2 and http/1.1; the certificate is re-read on SIGHUP.
-            let h2 = HTTP2UpgradeChannel.Configuration(idleTimeout: .milliseconds(Int64(limits.idleTimeout * 1000)), streamConfiguration: http1)
-            let tls = try certificates.serverConfiguration()
-            let wsResponder = wsRouter.buildResponder()
-            let builder = HTTPServerBuilder { responder in
-                var channel = try SecureHTTPChannel(tls: tls,
-                                      http1: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: wsResponder, configuration: wsChannel),
-                                      http2: HTTP2Channel(responder: responder, configuration: h2),
-                                      headDeadline: .milliseconds(Int64(limits.idleTimeout * 1000)))
-                channel.count = connections
-                return channel
-            }
-            server = Application(router: router, server: builder, configuration: appConfiguration, onServerRunning: onRunning, logger: logger)
-        } else {
-            let wsResponder = wsRouter.buildResponder()
-            let idle = TimeAmount.milliseconds(Int64(limits.idleTimeout * 1000))
-            let builder = HTTPServerBuilder { responder in
-                HeadDeadlineChannel(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: wsResponder, configuration: wsChannel),
-                                    timeout: idle, count: connections)
-            }
-            server = Application(router: router, server: builder, configuration: appConfiguration,
-                                 onServerRunning: onRunning, logger: logger)
-        }
+        let server = try await RelayHTTP.service(engine: engine, metrics: metrics, authorizer: authorizer,
+                                                 tls: try certificates?.serverConfiguration(), logger: logger, onListening: onListening)
         if !onHangup.isEmpty { services.append(.init(service: HangupService(actions: onHangup))) }
         let group = ServiceGroup(configuration: .init(
             services: services + [.init(service: server)],

@@ -1,3 +1,4 @@
+import Access
 import Logging
 import Wire
 import Relay
@@ -10,7 +11,7 @@ import Synchronization
 
 /// One client's state: its session, the stream it described, its transports, its sender.
 /// Its requests are handled one after another by one task; the sender is a task of its own.
-final class RTSPClient: @unchecked Sendable {
+final class RTSPServerSession: @unchecked Sendable {
     // Safety: every mutable property is touched only by `serve`'s task (requests are handled in
     // order), except `playing`, an atomic the event loop reads.
     let server: RTSPServer
@@ -49,9 +50,9 @@ final class RTSPClient: @unchecked Sendable {
     func serve(_ requests: AsyncStream<RTSPRequest>) async {
         for await request in requests {
             let response = await respond(request)
-            let text = response.encoded(cseq: request.cseq)
+            let bytes = response.encoded(cseq: request.cseq)
             do {
-                try await channel.writeAndFlush(channel.allocator.buffer(string: text))
+                try await channel.writeAndFlush(channel.allocator.buffer(bytes: bytes))
             } catch { break }
             if request.method == "PLAY" && response.status == 200 { startSending() }
             if request.method == "TEARDOWN" { break }
@@ -115,7 +116,8 @@ final class RTSPClient: @unchecked Sendable {
         }
         // Permission first, existence second: a client that may not read a name learns nothing
         // of whether a stream by that name exists.
-        switch await server.authorize(r.header("Authorization"), name, address) {
+        let credentials: Authorizer.Credentials = r.header("Authorization").map { .header($0) } ?? .none
+        switch await server.authorizer.authorize(credentials, .read, stream: name, from: address) {
         case .allowed: break
         case .unauthorized: return .failure(RTSPResponseError(RTSPResponse(401, "Unauthorized", headers: [("WWW-Authenticate", "Basic realm=\"LiveRelay\"")])))
         case .forbidden: return .failure(RTSPResponseError(RTSPResponse(403, "Forbidden")))

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs one hostile peer long against the real `liverelay serve` (debug build: the same overflow
+# and bounds traps as release, and assertions besides) and says whether
+# the process survived and a good stream beside stayed live:
+#   scripts/hostile/run.sh camera|rtsp_player EXCHANGES [SEED]
+# The peer prints what it sent per exchange into .build-hostile/FACE-SEED.log, so a crash replays
+# with the same seed. Exit 0 when serve is still running and the good stream is live.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+face="$1"; exchanges="$2"; seed="${3:-$RANDOM}"
+swift build --product liverelay >&2
+bin="$(swift build --show-bin-path)/liverelay"
+out=.build-hostile; mkdir -p "$out"
+free() { /usr/bin/python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+http=$(free); peer=$(free)
+conf="$out/$face-$seed.yaml"; log="$out/$face-$seed.log"
+case "$face" in
+  camera)
+    { echo "streams:"; echo "  good: {source: \"testsrc://?size=320x240&fps=15\", preview: false}"
+      for i in 0 1 2 3 4 5 6 7; do
+        t=$([ $((i % 2)) = 0 ] && echo tcp || echo udp)
+        echo "  cam$i: {source: \"rtsp://127.0.0.1:$peer/cam$i\", transport: $t, open_timeout: 2s, read_timeout: 1s, preview: false}"
+      done; } > "$conf"
+    /usr/bin/python3 scripts/hostile/camera.py --port "$peer" --seed "$seed" --mutate 0.25 --play-seconds 0.4 --exchanges "$exchanges" > "$log" &
+    ;;
+  rtsp_player)
+    printf 'server:\n  rtsp: {listen: "127.0.0.1:%s"}\nstreams:\n  good: {source: "testsrc://?size=320x240&fps=15", preview: false}\n' "$peer" > "$conf"
+    ;;
+  *) echo "faces: camera rtsp_player" >&2; exit 2 ;;
+esac
+peerpid=$!
+"$bin" serve --config "$conf" --listen "127.0.0.1:$http" > "$out/$face-$seed.serve.log" 2>&1 &
+serve=$!
+trap 'kill $serve $peerpid 2>/dev/null || true' EXIT
+sleep 3
+start=$(date +%s)
+if [ "$face" = rtsp_player ]; then
+  /usr/bin/python3 scripts/hostile/rtsp_player.py --port "$peer" --stream good --seed "$seed" --exchanges "$exchanges" --read-seconds 0.1 > "$log"
+else
+  while kill -0 "$peerpid" 2>/dev/null && kill -0 "$serve" 2>/dev/null; do sleep 2; done
+fi
+seconds=$(( $(date +%s) - start ))
+done_exchanges=$(grep -c '^exchange ' "$log" || true)
+state=$(curl -s --max-time 5 "http://127.0.0.1:$http/api/streams/good" | /usr/bin/python3 -c 'import json,sys;print(json.load(sys.stdin)["stream"]["state"])' 2>/dev/null || echo none)
+if kill -0 "$serve" 2>/dev/null && [ "$state" = live ]; then
+  echo "$face seed $seed: $done_exchanges exchanges logged in ${seconds} s; serve running, good stream live"
+else
+  echo "$face seed $seed: serve STOPPED or good stream $state after $done_exchanges exchanges; see $log and $out/$face-$seed.serve.log"
+  exit 1
+fi
