@@ -172,6 +172,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: swiftSettings),
+        .testTarget(name: "RTSPServerTests", dependencies: ["RTSPServer", "Wire", .product(name: "NIOCore", package: "swift-nio"),
+                                                      .product(name: "NIOEmbedded", package: "swift-nio")], swiftSettings: swiftSettings),
         .testTarget(name: "AccessTests", dependencies: ["Access", "Relay", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")], swiftSettings: swiftSettings),
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "DemuxTests", dependencies: ["Demux", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),

@@ -23,6 +23,9 @@ public struct SourceOptions: Sendable, Hashable {
     }
 
     public var rtspClient: RTSPClient = .liverelay
+    /// A stream LiveRelay's RTSP client does not take goes to FFmpeg's (false: it fails with
+    /// one line instead; the fuzz target keeps to LiveRelay's own code this way).
+    package var ffmpegFallback = true
     /// Deadline for connecting and probing the streams, in seconds.
     public var openTimeout: Double = 5
     /// Deadline for each packet read, in seconds: a silent source times out after this.

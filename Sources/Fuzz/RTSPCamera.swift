@@ -14,7 +14,6 @@ enum RTSPCamera {
     static func serve(_ bytes: [UInt8]) {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard listener >= 0 else { return }
-        defer { close(listener) }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -22,14 +21,16 @@ enum RTSPCamera {
         let bound = withUnsafeMutablePointer(to: &addr) { p in
             p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, len) == 0 && listen(listener, 8) == 0 && getsockname(listener, $0, &len) == 0 }
         }
-        guard bound else { return }
+        guard bound else { close(listener); return }
         let port = UInt16(bigEndian: addr.sin_port)
         let answers = renumbered(Array(bytes.dropFirst()))
         let server = Thread {
-            // One connection gets the bytes; hedged connections after it get nothing.
+            // One connection gets the bytes; the listener closes after it, so a hedged
+            // connection is refused at once (the camera is gone) instead of waiting out the deadline.
             var p = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 2000) == 1 else { return }
+            guard poll(&p, 1, 2000) == 1 else { close(listener); return }
             let c = accept(listener, nil, nil)
+            close(listener)
             guard c >= 0 else { return }
             var request = [UInt8](repeating: 0, count: 4096)
             var cp = pollfd(fd: c, events: Int16(POLLIN), revents: 0)
@@ -49,6 +50,7 @@ enum RTSPCamera {
         o.transport = .tcp
         o.openTimeout = 0.7
         o.readTimeout = 0.3
+        o.ffmpegFallback = false
         guard let source = try? FuzzTargets.sources.open(url: "rtsp://127.0.0.1:\(port)/cam", options: o, interruptHandle: InterruptHandle()) else { return }
         var n = 0
         while n < 500, let p = try? source.readPacket() {

@@ -71,12 +71,14 @@ enum APIRoutes {
                 return try HTTPResponses.jsonError(.notFound, "stream \"\(name)\" has no output \"\(sink)\"")
             }
             let body = try await request.body.collect(upTo: 64 * 1024)
-            guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any] else {
-                return try HTTPResponses.jsonError(.badRequest, "expected a JSON object such as {\"ordering\":\"arrival\",\"freshness\":\"latest\",\"depth\":1}")
+            let patch: PolicyPatch.Body
+            switch PolicyPatch.body(Data(body.readableBytesView)) {
+            case .success(let b): patch = b
+            case .failure(let e): return try HTTPResponses.jsonError(.badRequest, e.message)
             }
             // One PATCH at a time: each reads the policy the last one left.
             let outcome: Result<Void, PolicyPatch.PatchError> = patchLock.withLock { _ in
-                switch PolicyPatch.apply(object, to: output.status.policy, batching: output.isBatching,
+                switch PolicyPatch.apply(patch, to: output.status.policy, batching: output.isBatching,
                                          pictures: output.kind == .preview || output.kind == .frames) {
                 case .failure(let error): return .failure(error)
                 case .success(let policy):

@@ -40,6 +40,7 @@ enum WallPage {
         </style></head><body><h1>LiveRelay <a href="/previews">MJPEG grid</a> <a href="/api/streams">API</a></h1>
         <div id="wall">\(cards)</div>
         <script>
+        \(WallFrame.javascript)
         \(script)
         </script></body></html>
         """
@@ -160,8 +161,8 @@ enum WallPage {
     }
 
     function decodeH264(t, flags, ts, codec, payload, arrivalMs) {
-      const key = (flags & 1) !== 0;
-      if (!t.decoder || (flags & 2) || codec !== t.codec) {
+      const key = (flags & WF.KEY) !== 0;
+      if (!t.decoder || (flags & WF.RESTART) || codec !== t.codec) {
         if (!key) return;
         if (t.decoder && t.decoder.state !== 'closed') { try { t.decoder.close(); } catch (e) {} }
         t.codec = codec;
@@ -177,7 +178,7 @@ enum WallPage {
       if (t.waitKey && !key) { t.dropped++; return; }
       t.waitKey = false;
       if (t.arrivals.size > 64) t.arrivals.clear();
-      t.arrivals.set(ts, [arrivalMs, (flags & 8) !== 0]);
+      t.arrivals.set(ts, [arrivalMs, (flags & WF.CAPTURE) !== 0]);
       t.frames++;
       try { t.decoder.decode(new EncodedVideoChunk({type: key ? 'key' : 'delta', timestamp: ts, data: payload})); }
       catch (e) { fallback(t, 'decode: ' + e.message); }
@@ -185,7 +186,7 @@ enum WallPage {
 
     const jpegBusy = new Set();
     function showJPEG(t, flags, payload, arrivalMs) {
-      if (flags & 4) { if (!t.lostSince) setLost(t, Date.now()); return; }
+      if (flags & WF.SLATE) { if (!t.lostSince) setLost(t, Date.now()); return; }
       if (jpegBusy.has(t.name)) { t.dropped++; return; }     // newest picture only
       jpegBusy.add(t.name);
       t.frames++;
@@ -196,14 +197,14 @@ enum WallPage {
 
     function onBinary(buf) {
       const v = new DataView(buf);
-      const kind = v.getUint8(0), flags = v.getUint8(1), slot = v.getUint16(2);
-      const arrivalMs = v.getFloat64(4), ts = Number(v.getBigInt64(12)), clen = v.getUint8(20);
-      const codec = new TextDecoder().decode(new Uint8Array(buf, 21, clen));
-      const payload = new Uint8Array(buf, 21 + clen);
+      const kind = v.getUint8(WF.KIND), flags = v.getUint8(WF.FLAGS), slot = v.getUint16(WF.SLOT);
+      const arrivalMs = v.getFloat64(WF.TIME), ts = Number(v.getBigInt64(WF.TIMESTAMP)), clen = v.getUint8(WF.CODEC_LENGTH);
+      const codec = new TextDecoder().decode(new Uint8Array(buf, WF.HEADER, clen));
+      const payload = new Uint8Array(buf, WF.HEADER + clen);
       const t = tileBySlot[slot];
       if (!t || !t.visible) return;
-      if (kind === 1 && t.path === 'h264') decodeH264(t, flags, ts, codec, payload, arrivalMs);
-      else if (kind === 2) showJPEG(t, flags, payload, arrivalMs);
+      if (kind === WF.KIND_H264 && t.path === 'h264') decodeH264(t, flags, ts, codec, payload, arrivalMs);
+      else if (kind === WF.KIND_JPEG) showJPEG(t, flags, payload, arrivalMs);
     }
 
     function stateText(t) {

@@ -22,10 +22,7 @@ import Synchronization
 ///   `{"fallback": "cam1"}` — its decoder failed on that stream: send JPEG.
 /// Server → client (text): `hello` (the streams and their slots), `path` (which path a tile
 /// takes and why), `event` (stream up/down), `stats` (each second: per-tile sent, drops).
-/// Server → client (binary): a 21-byte header — kind (1 H.264, 2 JPEG), flags (1 key,
-/// 2 restart, 4 slate, 8 the time is the sender's capture time), slot (UInt16), arrival (or
-/// with flag 8 capture) wall-clock ms (Float64), timestamp µs (Int64),
-/// codec length — then the codec string and the payload.
+/// Server → client (binary): `WallFrame` (a 21-byte header, the codec string, the payload).
 enum WallRoutes {
     static let path = "/api/wall"
 
@@ -114,25 +111,31 @@ final class WallSession: Sendable {
     }
 
     private func handle(_ text: String) {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else { return }
-        if let name = object["fallback"] as? String, streams.contains(name) {
+        let message: WallClientMessage
+        do {
+            message = try JSONDecoder().decode(WallClientMessage.self, from: Data(text.utf8))
+        } catch {
+            send(text: WallServerMessage.error(message: "unreadable message: " + PolicyPatch.describe(error)).text)
+            return
+        }
+        if let name = message.fallback, streams.contains(name) {
             fellBack.withLock { _ = $0.insert(name) }
             restart(name)
             return
         }
-        if let decoders = object["decoders"] as? [String] {
+        if let decoders = message.decoders {
             canDecode.withLock { $0 = Set(decoders.prefix(8).map { String($0.prefix(16)) }) }
         }
-        if let patch = object["policy"] as? [String: Any] {
-            switch PolicyPatch.apply(patch, to: policy.withLock { $0 }) {
+        if let patch = message.policy {
+            switch patch.flatMap({ PolicyPatch.apply($0, to: policy.withLock { $0 }) }) {
             case .success(let p):
                 policy.withLock { $0 = p }
                 for hub in engine.hubs.values { _ = (hub.output(named: feedName) as? VideoFeed)?.setPolicy(p) }
             case .failure(let e):
-                send(text: Self.json(["type": "error", "message": "policy: " + e.message]))
+                send(text: WallServerMessage.error(message: "policy: " + e.message).text)
             }
         }
-        if let watch = object["watch"] as? [String] {
+        if let watch = message.watch {
             let wanted = Set(watch.prefix(1024)).intersection(streams)
             let current = Set(tiles.withLock { Array($0.keys) })
             for name in current.subtracting(wanted) { stop(name) }
@@ -172,7 +175,7 @@ final class WallSession: Sendable {
             task = Task {}
         }
         tiles.withLock { $0[name] = Tile(path: path, task: task, counters: counters) }
-        send(text: Self.json(["type": "path", "stream": name, "path": path.rawValue, "why": why]))
+        send(text: WallServerMessage.path(stream: name, path: path.rawValue, why: why).text)
     }
 
     private func stop(_ name: String) {
@@ -202,8 +205,11 @@ final class WallSession: Sendable {
                     return
                 case .chunk(let c):
                     // Flag 8: the time field is the sender's capture time (RTCP), not arrival here.
-                    let flags: UInt8 = (c.isKeyframe ? 1 : 0) | (c.restart ? 2 : 0) | (c.senderWallMillis != nil ? 8 : 0)
-                    let frame = Self.frame(kind: 1, flags: flags, slot: slot, arrivalNanos: c.arrivalNanos, wallMillis: c.senderWallMillis,
+                    var flags: WallFrame.Flags = []
+                    if c.isKeyframe { flags.insert(.key) }
+                    if c.restart { flags.insert(.restart) }
+                    if c.senderWallMillis != nil { flags.insert(.capture) }
+                    let frame = WallFrame.encode(kind: .h264, flags: flags, slot: slot, wallMillis: c.senderWallMillis ?? Self.wallMillis(c.arrivalNanos),
                                            timestamp: c.timestampMicros, codec: c.codec, payload: c.data)
                     let began = ContinuousClock.now
                     do { try await outbound.write(.binary(frame)) } catch { return }
@@ -235,7 +241,7 @@ final class WallSession: Sendable {
         while !Task.isCancelled, let image = await preview.next(after: seen) {
             if seen > 0 && image.sequence > seen + 1 { counters.dropped(Int(image.sequence - seen - 1)) }
             seen = image.sequence
-            let frame = Self.frame(kind: 2, flags: image.isSlate ? 4 : 1, slot: slot, arrivalNanos: image.arrivalNanos,
+            let frame = WallFrame.encode(kind: .jpeg, flags: image.isSlate ? .slate : .key, slot: slot, wallMillis: Self.wallMillis(image.arrivalNanos),
                                    timestamp: 0, codec: "", payload: image.jpeg)
             do { try await outbound.write(.binary(frame)) } catch { return }
             counters.sent(bytes: frame.readableBytes)
@@ -244,25 +250,19 @@ final class WallSession: Sendable {
 
     private func sendHello() async {
         let hubs = engine.hubs
-        let list: [[String: Any]] = streams.compactMap { name in
-            guard let s = hubs[name]?.currentStatus else { return nil }
-            var d: [String: Any] = ["name": name, "slot": slot(name)!, "title": s.title ?? name, "state": s.state.rawValue,
-                                    "preview": engine.preview(name) != nil, "hls": engine.hls(name) != nil]
-            if let c = s.codec { d["codec"] = c }
-            if let a = s.reconnectAttempt { d["attempt"] = a }
-            if let since = s.signalLostSince { d["lost_since"] = since.timeIntervalSince1970 * 1000 }
-            return d
+        let list: [WallServerMessage.Tile] = streams.compactMap { name in
+            guard let s = hubs[name]?.currentStatus, let slot = slot(name) else { return nil }
+            return WallServerMessage.Tile(name: name, slot: slot, title: s.title ?? name, state: s.state.rawValue,
+                                          preview: engine.preview(name) != nil, hls: engine.hls(name) != nil, codec: s.codec,
+                                          attempt: s.reconnectAttempt, lostSince: s.signalLostSince.map { $0.timeIntervalSince1970 * 1000 })
         }
-        send(text: Self.json(["type": "hello", "streams": list, "viewer": feedName]))
+        send(text: WallServerMessage.hello(streams: list, viewer: feedName).text)
     }
 
     private func forwardEvents() async {
         for await e in engine.events.subscribe() where streams.contains(e.stream) {
-            var d: [String: Any] = ["type": "event", "stream": e.stream, "kind": e.kind.rawValue, "at": e.at.timeIntervalSince1970 * 1000]
-            if let a = e.attempt { d["attempt"] = a }
-            if let c = e.connection { d["connection"] = c }
-            if let why = e.detail { d["detail"] = why }
-            send(text: Self.json(d))
+            send(text: WallServerMessage.event(stream: e.stream, kind: e.kind.rawValue, at: e.at.timeIntervalSince1970 * 1000,
+                                               attempt: e.attempt, connection: e.connection, detail: e.detail).text)
             if Task.isCancelled { return }
         }
     }
@@ -271,23 +271,23 @@ final class WallSession: Sendable {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
             let snapshot = tiles.withLock { $0.mapValues { ($0.path, $0.counters) } }
-            var out: [String: Any] = [:]
+            var out: [String: WallServerMessage.TileStats] = [:]
             for (name, (path, counters)) in snapshot {
-                var d: [String: Any] = ["path": path.rawValue, "sent": counters.frames, "bytes": counters.bytes, "dropped": counters.drops]
+                var d = WallServerMessage.TileStats(path: path.rawValue, sent: counters.frames, bytes: counters.bytes, dropped: counters.drops)
                 if path == .h264, let feed = engine.hubs[name]?.output(named: feedName) as? VideoFeed {
                     let c = feed.queue.counters
-                    d["dropped"] = c.droppedTotal
-                    d["dropped_by_reason"] = c.dropped.byName
-                    d["queued"] = feed.queue.depth
+                    d.dropped = c.droppedTotal
+                    d.droppedByReason = c.dropped.byName
+                    d.queued = feed.queue.depth
                 }
                 if let hub = engine.hubs[name] {
                     let s = hub.currentStatus
-                    d["state"] = s.state.rawValue
-                    d["fps_in"] = s.fpsIn
+                    d.state = s.state.rawValue
+                    d.fpsIn = s.fpsIn
                 }
                 out[name] = d
             }
-            send(text: Self.json(["type": "stats", "tiles": out]))
+            send(text: WallServerMessage.stats(tiles: out).text)
         }
     }
 
@@ -296,23 +296,6 @@ final class WallSession: Sendable {
         texts.continuation.yield(text)
     }
 
-    static func json(_ object: [String: Any]) -> String {
-        (try? JSONSerialization.data(withJSONObject: object)).flatMap { String(data: $0, encoding: .utf8) } ?? "{}"
-    }
-
-    static func frame(kind: UInt8, flags: UInt8, slot: Int, arrivalNanos: UInt64, wallMillis: Double? = nil, timestamp: Int64, codec: String, payload: [UInt8]) -> ByteBuffer {
-        let codecBytes = Array(codec.utf8.prefix(255))
-        var b = ByteBufferAllocator().buffer(capacity: 21 + codecBytes.count + payload.count)
-        b.writeInteger(kind)
-        b.writeInteger(flags)
-        b.writeInteger(UInt16(clamping: slot))
-        b.writeInteger((wallMillis ?? Self.wallMillis(arrivalNanos)).bitPattern)
-        b.writeInteger(timestamp)
-        b.writeInteger(UInt8(codecBytes.count))
-        b.writeBytes(codecBytes)
-        b.writeBytes(payload)
-        return b
-    }
 
     /// A monotonic arrival time on the wall clock, for a page on another machine's clock.
     static func wallMillis(_ arrivalNanos: UInt64) -> Double {

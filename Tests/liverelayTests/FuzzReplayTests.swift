@@ -11,8 +11,10 @@ import TestSupport
         let dir = Paths.packageRoot.appendingPathComponent("fuzz/corpus/\(target)")
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).map { dir.appendingPathComponent($0).path }
         try #require(!files.isEmpty)
-        // Demuxing opens each input through libavformat: fewer of them, same idea.
-        let r = try ChildProcess.run(Paths.fuzzReplay, [target, "--random", target == "demux" || target == "flvfeed" ? "400" : "3000"] + files, timeout: 120)
+        // Demuxing opens each input through libavformat, and `rtsp` opens a real RTSP session on
+        // a loopback socket: fewer of them, same idea.
+        let count = target == "demux" || target == "flvfeed" ? "400" : target == "rtsp" ? "600" : "3000"
+        let r = try ChildProcess.run(Paths.fuzzReplay, [target, "--random", count] + files, timeout: 120)
         #expect(r.status == 0 && r.stdout.contains("no crash"), "\(r.output.suffix(2000))")
     }
 }

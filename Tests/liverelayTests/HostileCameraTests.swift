@@ -123,3 +123,58 @@ import TestSupport
         #expect(probe.stdout.contains("h264"), "seed \(seed): \(probe.stderr)")
     }
 }
+
+/// A hostile HTTP and WebSocket client (`scripts/hostile/http_client.py`) against the real
+/// serve: the API, HLS and LL-HLS queries, HLS uploads, pages and the wall's socket. The process
+/// survives, the good stream (which the client never names; `cam` it may replace or delete, as
+/// the API allows on loopback without auth) stays live, and its LL-HLS is still served.
+@Suite(.serialized, .tags(.endToEnd)) struct HostileHTTPClientTests {
+    @Test func aMutatingHTTPClientCannotStopServe() throws {
+        let seed = ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000)
+        let (serve, port, dir) = try Servers.serve("""
+        streams:
+          good: {source: "testsrc://?size=320x240&fps=15", preview: false, hls: {variant: lowLatency}}
+          cam: {source: "testsrc://?size=320x240&fps=15", hls: {variant: lowLatency}}
+          phone: {source: publish}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/http_client.py").path
+        let client = try ChildProcess.run(Servers.python, [script, "--port", String(port), "--seed", String(seed), "--exchanges", "300"], timeout: 150)
+        let exchanges = client.stdout.split(separator: "\n").filter { $0.hasPrefix("exchange ") }.count
+        #expect(serve.exitStatus == nil, "seed \(seed): serve stopped; the client sent:\n\(client.stdout.suffix(4000))\n\(serve.stderr.suffix(3000))")
+        #expect(exchanges >= 250, "seed \(seed): \(exchanges) exchanges")
+        #expect(HostileCameraTests.states(port)["good"] == "live")
+        let hls = try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "10", "http://127.0.0.1:\(port)/streams/good/hls/index.m3u8"], timeout: 15)
+        #expect(hls.stdout.hasPrefix("#EXTM3U"), "seed \(seed): \(hls.stdout.prefix(200))")
+    }
+}
+
+/// A hostile RTMP publisher (`scripts/hostile/rtmp_publisher.py`) against the real serve's
+/// one-port ingest: after a valid handshake, mutated chunk headers, AMF0 commands and FLV tags.
+/// The process survives, the good stream stays live, and a real publisher still goes live.
+@Suite(.serialized, .tags(.endToEnd)) struct HostileRTMPPublisherTests {
+    @Test func aMutatingPublisherCannotStopServe() throws {
+        let seed = ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000)
+        let rtmp = FreePort.tcp()
+        let (serve, port, dir) = try Servers.serve("""
+        ingest:
+          rtmp: {listen: "127.0.0.1:\(rtmp)", app: live}
+        streams:
+          good: {source: "testsrc://?size=320x240&fps=15", preview: false}
+          phone: {source: publish, hls: {variant: fmp4}}
+          other: {source: publish, preview: false}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/rtmp_publisher.py").path
+        let publisher = try ChildProcess.run(Servers.python, [script, "--port", String(rtmp), "--stream", "phone", "--seed", String(seed), "--exchanges", "120"], timeout: 150)
+        let exchanges = publisher.stdout.split(separator: "\n").filter { $0.hasPrefix("exchange ") }.count
+        #expect(serve.exitStatus == nil, "seed \(seed): serve stopped; the publisher sent:\n\(publisher.stdout.suffix(4000))\n\(serve.stderr.suffix(3000))")
+        #expect(exchanges >= 100, "seed \(seed): \(exchanges) exchanges; \(publisher.stderr.suffix(500))")
+        #expect(HostileCameraTests.states(port)["good"] == "live")
+        // A real publisher still gets in.
+        let ffmpeg = try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=15", "-t", "8",
+                                                          "-c:v", "libx264", "-g", "15", "-f", "flv", "rtmp://127.0.0.1:\(rtmp)/live/other"])
+        defer { ffmpeg.stop() }
+        #expect(HostileCameraTests.waitLive(port, "other", timeout: 10), "seed \(seed)")
+    }
+}

@@ -2,7 +2,7 @@
 # Runs one hostile peer long against the real `liverelay serve` (debug build: the same overflow
 # and bounds traps as release, and assertions besides) and says whether
 # the process survived and a good stream beside stayed live:
-#   scripts/hostile/run.sh camera|rtsp_player EXCHANGES [SEED]
+#   scripts/hostile/run.sh camera|rtsp_player|http_client|rtmp_publisher EXCHANGES [SEED]
 # The peer prints what it sent per exchange into .build-hostile/FACE-SEED.log, so a crash replays
 # with the same seed. Exit 0 when serve is still running and the good stream is live.
 set -euo pipefail
@@ -26,7 +26,13 @@ case "$face" in
   rtsp_player)
     printf 'server:\n  rtsp: {listen: "127.0.0.1:%s"}\nstreams:\n  good: {source: "testsrc://?size=320x240&fps=15", preview: false}\n' "$peer" > "$conf"
     ;;
-  *) echo "faces: camera rtsp_player" >&2; exit 2 ;;
+  http_client)
+    printf 'streams:\n  good: {source: "testsrc://?size=320x240&fps=15", preview: false}\n  cam: {source: "testsrc://?size=320x240&fps=15", hls: {variant: lowLatency}}\n  phone: {source: publish}\n' > "$conf"
+    ;;
+  rtmp_publisher)
+    printf 'ingest:\n  rtmp: {listen: "127.0.0.1:%s", app: live}\nstreams:\n  good: {source: "testsrc://?size=320x240&fps=15", preview: false}\n  phone: {source: publish, hls: {variant: fmp4}}\n' "$peer" > "$conf"
+    ;;
+  *) echo "faces: camera rtsp_player http_client rtmp_publisher" >&2; exit 2 ;;
 esac
 peerpid=$!
 "$bin" serve --config "$conf" --listen "127.0.0.1:$http" > "$out/$face-$seed.serve.log" 2>&1 &
@@ -36,6 +42,10 @@ sleep 3
 start=$(date +%s)
 if [ "$face" = rtsp_player ]; then
   /usr/bin/python3 scripts/hostile/rtsp_player.py --port "$peer" --stream good --seed "$seed" --exchanges "$exchanges" --read-seconds 0.1 > "$log"
+elif [ "$face" = rtmp_publisher ]; then
+  /usr/bin/python3 scripts/hostile/rtmp_publisher.py --port "$peer" --stream phone --seed "$seed" --exchanges "$exchanges" > "$log"
+elif [ "$face" = http_client ]; then
+  /usr/bin/python3 scripts/hostile/http_client.py --port "$http" --stream cam --seed "$seed" --exchanges "$exchanges" > "$log"
 else
   while kill -0 "$peerpid" 2>/dev/null && kill -0 "$serve" 2>/dev/null; do sleep 2; done
 fi

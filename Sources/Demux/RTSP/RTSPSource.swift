@@ -88,6 +88,7 @@ public final class RTSPSource: RTSPTransportReporting {
             do {
                 return try RTSPSource(url: url, options: options, interruptHandle: interruptHandle, logger: logger)
             } catch let u as Unsupported {
+                guard options.ffmpegFallback else { throw IngestError(.failed, source: url, stage: "opening", detail: "not supported: \(u.reason)") }
                 logger.info("using FFmpeg's RTSP client", metadata: ["source": "\(Redactor.redact(url))", "reason": "\(u.reason)"])
                 FFmpegPreferred.insert(url)
                 // Our connection stays open until FFmpeg's session is up: a server with shared

@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""A hostile HTTP and WebSocket client against LiveRelay's HTTP server, mutated from a seed.
+
+Each exchange is one connection with one of: an API request (GET/POST/PUT/PATCH/DELETE on
+/api/streams…, bodies of every JSON shape), an HLS request (playlist and part names, _HLS_msn /
+_HLS_part / _HLS_skip at their extremes), an HLS upload (PUT /ingest/{stream}/{file}: playlists
+and segments, lying lengths), a page or preview URL with odd paths, or the wall's WebSocket
+(/api/wall) sent mutated JSON messages and frames. Headers, lengths and bytes are broken from
+random.Random(f"{seed}:{n}"); one line per exchange says what was sent, so a crash replays:
+
+    http_client.py --port P --stream cam --seed 7 --exchanges 1000
+"""
+import argparse, base64, json, os, random, socket, struct, time
+
+EXTREMES = ["", "0", "-1", "1", "255", "65535", "2147483647", "2147483648", "4294967296", "9223372036854775807",
+            "9223372036854775808", "-9223372036854775809", "99999999999999999999999", "1e20", "1e400", "-1e20", "inf", "nan",
+            "0x10", "1.5", " ", "%00", "%ff", "..", "/", "é", "\u202e"]
+JUNK = [b"", b"\xff\xfe", b"\xc3", b"\xed\xa0\x80", b"\x00" * 8, b"A" * 100000, "é".encode() * 500, b"%n%s%x", b"\r\n\r\n"]
+NUMS = [0, -1, 1, 2**31, 2**63 - 1, 2**64, 10**30, 1.5, 1e308, -1e308, None, True, "1", [], {}]
+
+def value(r):
+    k = r.randrange(8)
+    if k == 0: return r.choice(NUMS)
+    if k == 1: return r.choice(EXTREMES)
+    if k == 2: return "x" * r.choice([0, 1, 300, 70000])
+    if k == 3: return [value(r) for _ in range(r.randrange(4))]
+    if k == 4: return {r.choice(["source", "hls", "preview", "record", "depth", "freshness", "a" * 200]): value(r) for _ in range(r.randrange(4))}
+    if k == 5: return r.choice(["latest", "max_age", "lossless", "clean", "arrival", "presentation"])
+    if k == 6: return r.choice(["testsrc://?size=64x64&fps=1", "rtsp://127.0.0.1:1/x", "file:///etc/passwd", "publish", "exec:rm -rf /", "srt://[::1"])
+    return None
+
+def body_json(r):
+    keys = ["name", "source", "transport", "preview", "hls", "record", "forward", "title", "ordering", "freshness", "depth", "max_age_ms",
+            "watch", "decoders", "policy", "fallback", "on_demand", "read_timeout", "open_timeout", "keywords"]
+    obj = {r.choice(keys): value(r) for _ in range(r.randrange(6))}
+    if r.random() < 0.2: obj = value(r)
+    try:
+        raw = json.dumps(obj).encode()
+    except (ValueError, OverflowError):
+        raw = b"{}"
+    if r.random() < 0.15: raw = raw[:r.randrange(len(raw) + 1)]
+    if r.random() < 0.1: raw = r.choice(JUNK)
+    if r.random() < 0.05: raw = b"[" * 5000 + b"]" * 5000
+    return raw
+
+def request(s, r, method, path, body=b"", headers=()):
+    what = []
+    h = [("Host", "127.0.0.1"), ("Connection", "close")] + list(headers)
+    if r.random() < 0.2: h.append(("Authorization", r.choice(["Basic " + base64.b64encode(b"u:p").decode(), "Basic !!!", "Bearer x.y.z", "Digest x", "", "Basic " + "A" * 9000])))
+    if r.random() < 0.1: h.append(("Range", "bytes=" + r.choice(EXTREMES) + "-" + r.choice(EXTREMES)))
+    if r.random() < 0.1: h[0] = ("Host", r.choice(EXTREMES + ["evil.example", "[::1", "a" * 3000]))
+    length = len(body)
+    if r.random() < 0.15:
+        length = r.choice([0, -1, length + 100, 2**40, 2**63])
+        what.append(f"content-length={length}")
+    head = f"{method} {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in h)
+    if body or method in ("POST", "PUT", "PATCH") or length != len(body): head += f"Content-Length: {length}\r\n"
+    if r.random() < 0.05: head += "Transfer-Encoding: chunked\r\n"; what.append("chunked lie")
+    s.sendall(head.encode("utf-8", "replace") + b"\r\n" + body)
+    return what
+
+def websocket(s, r, port, what):
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall((f"GET /api/wall HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    resp = s.recv(4096)
+    if b" 101 " not in resp: return
+    def frame(opcode, payload, fin=True, lie=None):
+        mask = os.urandom(4)
+        n = len(payload) if lie is None else lie
+        hdr = bytes([(0x80 if fin else 0) | opcode])
+        if n < 126: hdr += bytes([0x80 | n])
+        elif n < 65536: hdr += bytes([0x80 | 126]) + struct.pack("!H", n)
+        else: hdr += bytes([0x80 | 127]) + struct.pack("!Q", n & (2**64 - 1))
+        return hdr + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    for _ in range(r.randrange(1, 6)):
+        k = r.randrange(10)
+        if k < 5:
+            msg = {r.choice(["watch", "decoders", "policy", "fallback", "x"]): value(r) for _ in range(r.randrange(1, 4))}
+            try: p = json.dumps(msg).encode()
+            except (ValueError, OverflowError): p = b"{}"
+            s.sendall(frame(1, p)); what.append("ws json")
+        elif k == 5: s.sendall(frame(1, r.choice(JUNK)[:60000])); what.append("ws junk text")
+        elif k == 6: s.sendall(frame(2, os.urandom(r.randrange(100)))); what.append("ws binary")
+        elif k == 7: s.sendall(frame(r.choice([0, 3, 7, 9, 10, 11, 15]), b"x" * r.randrange(200), fin=r.random() < 0.5)); what.append("ws odd opcode")
+        elif k == 8: s.sendall(frame(1, b"{}", lie=r.choice([2**63, 2**40, 70000]))); what.append("ws length lies")
+        else: s.sendall(frame(8, b"\x03\xe8bye")); what.append("ws close")
+        time.sleep(0.01)
+
+def exchange(a, n):
+    r = random.Random(f"{a.seed}:{n}")
+    what = []
+    s = socket.create_connection(("127.0.0.1", a.port), timeout=3)
+    s.settimeout(0.3)
+    st = a.stream if r.random() < 0.7 else r.choice(EXTREMES + ["nope", "a" * 500, "..%2f..%2fetc"])
+    try:
+        k = r.randrange(6)
+        if k == 0:
+            method = r.choice(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "BREW"])
+            path = r.choice(["/api/streams", f"/api/streams/{st}", f"/api/streams/{st}/sinks/preview", f"/api/streams/{st}/sinks/hls",
+                             f"/api/streams/{st}/sinks/" + r.choice(EXTREMES), "/api/events", "/metrics", "/healthz"])
+            if method == "POST" and r.random() < 0.5: path = "/api/streams"
+            what += [f"{method} {path[:60]}"] + request(s, r, method, path, body_json(r) if method in ("POST", "PUT", "PATCH") else b"",
+                                                     [("Content-Type", "application/json")])
+        elif k == 1:
+            q = "&".join(f"{p}={r.choice(EXTREMES)}" for p in r.sample(["_HLS_msn", "_HLS_part", "_HLS_skip", "token"], r.randrange(1, 4)))
+            f = r.choice(["index.m3u8", "init.mp4", "seg0.ts", "part1.0.m4s", "part99999999999999999999.0.m4s", "part-1.-1.m4s",
+                          "seg" + r.choice(EXTREMES) + ".m4s", "../../etc/passwd", "%2e%2e/x"])
+            path = f"/streams/{st}/hls/{f}?{q}"
+            what += [f"GET {path[:80]}"] + request(s, r, "GET", path)
+        elif k == 2:
+            f = r.choice(["index.m3u8", "seg1.ts", "seg" + r.choice(EXTREMES) + ".ts", "init.mp4", "x.m4s", "a" * 300 + ".ts", ".hidden.ts", "a/b.ts"])
+            if f.endswith(".m3u8"):
+                body = ("#EXTM3U\n#EXT-X-TARGETDURATION:" + r.choice(EXTREMES) + "\n#EXTINF:" + r.choice(EXTREMES) + ",\nseg1.ts\n").encode()
+                if r.random() < 0.5: body += b"#EXT-X-ENDLIST\n"
+                if r.random() < 0.3: body = r.choice(JUNK) + body
+            else:
+                body = r.choice([b"\x47" + os.urandom(187), os.urandom(r.randrange(2000)), b"", b"\x47" * 188 * 20])
+            path = f"/ingest/{st}/{f}"
+            what += [f"PUT {path[:60]}"] + request(s, r, "PUT", path, body)
+        elif k == 3:
+            path = r.choice([f"/streams/{st}/snapshot.jpg", f"/streams/{st}/meta.json", f"/streams/{st}/watch", f"/streams/{st}/",
+                             "/", "/?only=" + st, "/?freshness=" + r.choice(EXTREMES), "/previews", "//", "/%00", "/" + "a" * 9000])
+            what += [f"GET {path[:60]}"] + request(s, r, "GET", path)
+        elif k == 4:
+            raw = r.choice([b"GET / HTTP/1.1\r\n" + b"X: y\r\n" * 500 + b"\r\n", b"\x16\x03\x01\x02\x00", b"GET / HTTP/9.9\r\n\r\n",
+                            b"G" * 70000, b"GET " + b"/" * 20000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", b"\r\n" * 1000, os.urandom(512)])
+            s.sendall(raw); what.append(f"raw {raw[:20]!r}")
+        else:
+            websocket(s, r, a.port, what)
+        try:
+            while s.recv(65536): pass
+        except socket.timeout:
+            pass
+    except OSError:
+        pass
+    finally:
+        s.close()
+    print(f"exchange {n} seed {a.seed}: " + ("; ".join(what) or "plain"), flush=True)
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--stream", default="cam")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--exchanges", type=int, default=100)
+    a = p.parse_args()
+    for n in range(1, a.exchanges + 1):
+        try:
+            exchange(a, n)
+        except OSError as e:
+            print(f"exchange {n} seed {a.seed}: could not connect: {e}", flush=True)
+            time.sleep(0.2)
+    print(f"done: {a.exchanges} exchanges", flush=True)
+
+if __name__ == "__main__":
+    main()
