@@ -173,7 +173,36 @@ import TestSupport
         #expect(HostileCameraTests.states(port)["good"] == "live")
         // A real publisher still gets in.
         let ffmpeg = try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=15", "-t", "8",
-                                                          "-c:v", "libx264", "-g", "15", "-f", "flv", "rtmp://127.0.0.1:\(rtmp)/live/other"])
+                                                          "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "15", "-f", "flv", "rtmp://127.0.0.1:\(rtmp)/live/other"])
+        defer { ffmpeg.stop() }
+        #expect(HostileCameraTests.waitLive(port, "other", timeout: 10), "seed \(seed)")
+    }
+}
+
+/// A hostile SRT caller (`scripts/hostile/srt_caller.py`: ffmpeg's libsrt caller sending raw,
+/// mutated MPEG-TS under stream IDs at their extremes) against the real serve's one-port SRT
+/// ingest. The process survives, the good stream stays live, a real caller still goes live.
+@Suite(.serialized, .tags(.endToEnd)) struct HostileSRTCallerTests {
+    @Test func aMutatingCallerCannotStopServe() throws {
+        let seed = ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000)
+        let srt = FreePort.udp()
+        let (serve, port, dir) = try Servers.serve("""
+        ingest:
+          srt: {listen: "127.0.0.1:\(srt)"}
+        streams:
+          good: {source: "testsrc://?size=320x240&fps=15", preview: false}
+          cam: {source: publish, hls: {variant: mpegts}}
+          other: {source: publish, preview: false}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/srt_caller.py").path
+        let caller = try ChildProcess.run(Servers.python, [script, "--port", String(srt), "--stream", "cam", "--seed", String(seed), "--exchanges", "60"], timeout: 150)
+        let exchanges = caller.stdout.split(separator: "\n").filter { $0.hasPrefix("exchange ") }.count
+        #expect(serve.exitStatus == nil, "seed \(seed): serve stopped; the caller sent:\n\(caller.stdout.suffix(4000))\n\(serve.stderr.suffix(3000))")
+        #expect(exchanges == 60, "seed \(seed): \(exchanges) exchanges; \(caller.stderr.suffix(500))")
+        #expect(HostileCameraTests.states(port)["good"] == "live")
+        let ffmpeg = try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=15", "-t", "8",
+                                                          "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "15", "-f", "mpegts", "srt://127.0.0.1:\(srt)?streamid=other"])
         defer { ffmpeg.stop() }
         #expect(HostileCameraTests.waitLive(port, "other", timeout: 10), "seed \(seed)")
     }

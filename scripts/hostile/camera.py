@@ -57,6 +57,7 @@ class Camera:
         self.lock = threading.Lock()
 
     def log(self, n, what):
+        with self.lock: self.count += 1
         print(f"exchange {n} seed {self.a.seed}: " + ("; ".join(what) or "plain"), flush=True)
 
     def serving(self):
@@ -71,6 +72,7 @@ class Camera:
         session = "4f3c2a1b"
         tracks = {}
         stalled = False
+        requests = 0
         try:
             while True:
                 while b"\r\n\r\n" not in buf:
@@ -81,6 +83,7 @@ class Camera:
                 head, buf = buf.split(b"\r\n\r\n", 1)
                 lines = head.decode("latin-1").split("\r\n")
                 method, uri = (lines[0].split(" ") + ["", ""])[:2]
+                requests += 1
                 hdr = {}
                 for l in lines[1:]:
                     if ":" in l:
@@ -152,17 +155,24 @@ class Camera:
                     elif kind == 1: headers.append(("Content-Length", r.choice(EXTREMES))); what.append("content-length lies")
                     elif kind == 2: headers.append(("CSeq", r.choice(EXTREMES))); what.append("second cseq")
                     elif kind == 3: headers += [(f"X-{k}", "v") for k in range(r.choice([100, 3000]))]; what.append("many headers")
-                    elif kind == 4: headers.append(("WWW-Authenticate", "Digest realm=\"" + r.choice(EXTREMES) + "\", nonce=\"\", algorithm=" + r.choice(["MD5", "SHA-256", ""]))); status = "401 Unauthorized"; what.append("auth challenge")
+                    # A challenge ends the exchange with a credentials error (the client backs off
+                    # for it, rightly): rarer than the rest, so that a long run keeps exchanging.
+                    elif kind == 4 and r.random() < 0.25: headers.append(("WWW-Authenticate", "Digest realm=\"" + r.choice(EXTREMES) + "\", nonce=\"\", algorithm=" + r.choice(["MD5", "SHA-256", ""]))); status = "401 Unauthorized"; what.append("auth challenge")
                     else: headers.append(("X-Junk", r.choice(JUNK).decode("latin-1"))); what.append("junk header")
                 self.reply(conn, cseq, headers, body, status=status)
                 if method == "PLAY":
                     self.media(conn, tracks, r, hit, what, n)
+                    if self.a.hangup == "silent":
+                        # Silent but connected: the client's read deadline ends the session.
+                        conn.settimeout(10)
+                        while conn.recv(65536): pass
                     return
         except (OSError, ValueError, IndexError):
             pass
         finally:
             if stalled: what.append("stalled (booting)")
-            self.log(n, what)
+            # A connection with no request (a reachability knock) is no exchange.
+            if requests: self.log(n, what)
             try: conn.close()
             except OSError: pass
 
@@ -239,6 +249,7 @@ def main():
     p.add_argument("--boot-delay", type=float, default=0.0)
     p.add_argument("--boot-mode", default="stall", choices=["stall", "404", "503", "nomedia"])
     p.add_argument("--play-seconds", type=float, default=3600.0)
+    p.add_argument("--hangup", default="close", choices=["close", "silent"], help="after --play-seconds: hang up, or fall silent")
     p.add_argument("--exchanges", type=int, default=0, help="exit after this many connections (0: never)")
     p.add_argument("--verbose", action="store_true")
     a = p.parse_args()
@@ -250,12 +261,16 @@ def main():
     cam.start = time.monotonic()
     print("ready", flush=True)
     n = 0
-    while a.exchanges == 0 or n < a.exchanges:
-        conn, _ = srv.accept()
+    while a.exchanges == 0 or cam.count < a.exchanges:
+        srv.settimeout(1)
+        try:
+            conn, _ = srv.accept()
+        except socket.timeout:
+            continue
         n += 1
         threading.Thread(target=cam.serve, args=(conn, n), daemon=True).start()
     time.sleep(min(a.play_seconds, 2) + 0.5)
-    print(f"done: {n} exchanges", flush=True)
+    print(f"done: {cam.count} exchanges ({n} connections)", flush=True)
 
 if __name__ == "__main__":
     main()

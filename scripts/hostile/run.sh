@@ -2,14 +2,19 @@
 # Runs one hostile peer long against the real `liverelay serve` (debug build: the same overflow
 # and bounds traps as release, and assertions besides) and says whether
 # the process survived and a good stream beside stayed live:
-#   scripts/hostile/run.sh camera|rtsp_player|http_client|rtmp_publisher EXCHANGES [SEED]
+#   scripts/hostile/run.sh camera|rtsp_player|http_client|rtmp_publisher|srt_caller EXCHANGES [SEED]
 # The peer prints what it sent per exchange into .build-hostile/FACE-SEED.log, so a crash replays
 # with the same seed. Exit 0 when serve is still running and the good stream is live.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 face="$1"; exchanges="$2"; seed="${3:-$RANDOM}"
-swift build --product liverelay >&2
-bin="$(swift build --show-bin-path)/liverelay"
+# LIVERELAY_BIN: a copy of the binary to run (so that rebuilding meanwhile does not touch it).
+if [ -z "${LIVERELAY_BIN:-}" ]; then
+  swift build --product liverelay >&2
+  bin="$(swift build --show-bin-path)/liverelay"
+else
+  bin="$LIVERELAY_BIN"
+fi
 out=.build-hostile; mkdir -p "$out"
 free() { /usr/bin/python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 http=$(free); peer=$(free)
@@ -17,11 +22,11 @@ conf="$out/$face-$seed.yaml"; log="$out/$face-$seed.log"
 case "$face" in
   camera)
     { echo "streams:"; echo "  good: {source: \"testsrc://?size=320x240&fps=15\", preview: false}"
-      for i in 0 1 2 3 4 5 6 7; do
+      for i in $(seq 0 15); do
         t=$([ $((i % 2)) = 0 ] && echo tcp || echo udp)
         echo "  cam$i: {source: \"rtsp://127.0.0.1:$peer/cam$i\", transport: $t, open_timeout: 2s, read_timeout: 1s, preview: false}"
       done; } > "$conf"
-    /usr/bin/python3 scripts/hostile/camera.py --port "$peer" --seed "$seed" --mutate 0.25 --play-seconds 0.4 --exchanges "$exchanges" > "$log" &
+    /usr/bin/python3 scripts/hostile/camera.py --port "$peer" --seed "$seed" --mutate 0.25 --play-seconds 0.4 --hangup silent --exchanges "$exchanges" > "$log" &
     ;;
   rtsp_player)
     printf 'server:\n  rtsp: {listen: "127.0.0.1:%s"}\nstreams:\n  good: {source: "testsrc://?size=320x240&fps=15", preview: false}\n' "$peer" > "$conf"
@@ -32,22 +37,29 @@ case "$face" in
   rtmp_publisher)
     printf 'ingest:\n  rtmp: {listen: "127.0.0.1:%s", app: live}\nstreams:\n  good: {source: "testsrc://?size=320x240&fps=15", preview: false}\n  phone: {source: publish, hls: {variant: fmp4}}\n' "$peer" > "$conf"
     ;;
-  *) echo "faces: camera rtsp_player http_client rtmp_publisher" >&2; exit 2 ;;
+  srt_caller)
+    peer=$(/usr/bin/python3 -c 'import socket;s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM);s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
+    printf 'ingest:\n  srt: {listen: "127.0.0.1:%s"}\nstreams:\n  good: {source: "testsrc://?size=320x240&fps=15", preview: false}\n  cam: {source: publish, hls: {variant: mpegts}}\n' "$peer" > "$conf"
+    ;;
+  *) echo "faces: camera rtsp_player http_client rtmp_publisher srt_caller" >&2; exit 2 ;;
 esac
-peerpid=$!
+peerpid=${!:-}
 "$bin" serve --config "$conf" --listen "127.0.0.1:$http" > "$out/$face-$seed.serve.log" 2>&1 &
 serve=$!
-trap 'kill $serve $peerpid 2>/dev/null || true' EXIT
+trap 'kill $serve ${peerpid:-} 2>/dev/null || true' EXIT
 sleep 3
 start=$(date +%s)
 if [ "$face" = rtsp_player ]; then
   /usr/bin/python3 scripts/hostile/rtsp_player.py --port "$peer" --stream good --seed "$seed" --exchanges "$exchanges" --read-seconds 0.1 > "$log"
 elif [ "$face" = rtmp_publisher ]; then
   /usr/bin/python3 scripts/hostile/rtmp_publisher.py --port "$peer" --stream phone --seed "$seed" --exchanges "$exchanges" > "$log"
+elif [ "$face" = srt_caller ]; then
+  /usr/bin/python3 scripts/hostile/srt_caller.py --port "$peer" --stream cam --seed "$seed" --exchanges "$exchanges" > "$log"
 elif [ "$face" = http_client ]; then
   /usr/bin/python3 scripts/hostile/http_client.py --port "$http" --stream cam --seed "$seed" --exchanges "$exchanges" > "$log"
 else
   while kill -0 "$peerpid" 2>/dev/null && kill -0 "$serve" 2>/dev/null; do sleep 2; done
+  kill "$peerpid" 2>/dev/null || true
 fi
 seconds=$(( $(date +%s) - start ))
 done_exchanges=$(grep -c '^exchange ' "$log" || true)
