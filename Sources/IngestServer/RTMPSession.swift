@@ -198,8 +198,11 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
         let engine = server.engine
         let loop = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         Task {
-            // Made once: a concurrent first publish of the same name finds it made.
-            try? await engine.add(settings)
+            // Made once: a concurrent first publish of the same name finds it made (its add
+            // fails as a duplicate, which is fine); anything else is said.
+            do { try await engine.add(settings) } catch let error where engine.settings(name) == nil {
+                server.logger.warning("rtmp: could not make the stream for a first publish", metadata: ["stream.name": "\(name)", "error": "\(error)"])
+            } catch {}
             loop.eventLoop.execute {
                 let (session, context) = loop.value
                 do { try session.begin(name, context) } catch { context.close(promise: nil) }

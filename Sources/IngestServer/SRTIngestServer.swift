@@ -105,7 +105,16 @@ public final class SRTIngestServer: Sendable {
             guard settings.autoCreate else { return }
             let made = engine.configuration.ingest.autoCreated(id.name)
             let engine = self.engine
-            _ = wait { (try? await engine.add(made)) != nil }
+            let logger = self.logger
+            _ = wait {
+                do { try await engine.add(made); return true } catch {
+                    // A concurrent first publish made it: fine. Anything else is said.
+                    if engine.settings(made.name) == nil {
+                        logger.warning("srt: could not make the stream for a first publish", metadata: ["stream.name": "\(made.name)", "error": "\(error)"])
+                    }
+                    return false
+                }
+            }
         }
         let fd: Int32
         switch points.begin(id.name) {

@@ -140,6 +140,8 @@ public final class RelayEngine: Sendable {
         public var removed: [String] = []
         public var changed: [String] = []
         public var unchanged: [String] = []
+        /// Streams the new configuration names that could not be applied, with why (one line).
+        public var failed: [String: String] = [:]
     }
 
     /// Applies a newly read configuration's streams: only what changed. An unchanged stream keeps
@@ -152,19 +154,30 @@ public final class RelayEngine: Sendable {
         let current = live.withLock { $0.streams }
         let wanted = Dictionary(uniqueKeysWithValues: new.streams.map { ($0.name, $0) })
         for name in current.keys.sorted() where wanted[name] == nil {
-            try? await removeLocked(name)
-            r.removed.append(name)
+            do {
+                try await removeLocked(name)
+                r.removed.append(name)
+            } catch {
+                r.failed[name] = "\(error)"
+            }
         }
         for (name, s) in wanted.sorted(by: { $0.key < $1.key }) {
-            if let old = current[name] {
-                if Self.fingerprint(old) == Self.fingerprint(s) { r.unchanged.append(name); continue }
-                try? await removeLocked(name)
-                try? addLocked(s)
-                r.changed.append(name)
-            } else {
-                try? addLocked(s)
-                r.added.append(name)
+            do {
+                if let old = current[name] {
+                    if Self.fingerprint(old) == Self.fingerprint(s) { r.unchanged.append(name); continue }
+                    try await removeLocked(name)
+                    try addLocked(s)
+                    r.changed.append(name)
+                } else {
+                    try addLocked(s)
+                    r.added.append(name)
+                }
+            } catch {
+                r.failed[name] = "\(error)"
             }
+        }
+        for (name, why) in r.failed.sorted(by: { $0.key < $1.key }) {
+            logger.error("reload: stream not applied", metadata: ["stream.name": "\(name)", "error": "\(why)"])
         }
         return r
     }

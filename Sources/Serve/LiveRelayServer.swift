@@ -31,7 +31,8 @@ public enum LiveRelayServer {
                 do {
                     let r = await engine.reload(try reload())
                     logger.notice("configuration reloaded", metadata: ["added": "\(r.added)", "removed": "\(r.removed)",
-                                                                      "changed": "\(r.changed)", "unchanged": "\(r.unchanged.count)"])
+                                                                      "changed": "\(r.changed)", "unchanged": "\(r.unchanged.count)",
+                                                                      "failed": "\(r.failed.keys.sorted())"])
                 } catch {
                     logger.error("configuration not reloaded; the running one stays", metadata: ["error": "\(error)"])
                 }

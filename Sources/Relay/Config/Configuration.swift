@@ -82,8 +82,11 @@ public struct Configuration: Sendable {
     }
 
     public static func load(file: String, sources: SourceOpener = SourceOpener()) throws(ConfigError) -> Configuration {
-        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-            throw ConfigError(file: file, path: "", problem: "cannot read the file")
+        let text: String
+        do {
+            text = try String(contentsOfFile: file, encoding: .utf8)
+        } catch {
+            throw ConfigError(file: file, path: "", problem: "cannot read the file (\((error as NSError).localizedDescription))")
         }
         return try parse(text, file: file, sources: sources)
     }
