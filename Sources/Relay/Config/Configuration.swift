@@ -162,14 +162,8 @@ public struct Configuration: Sendable {
             if let t = m["title"] { s.title = try r.string(t, "\(path).title") }
             if let t = m["description"] { s.description = try r.string(t, "\(path).description") }
             if let t = m["keywords"] { s.keywords = try r.strings(t, "\(path).keywords") }
-            if let h = m["hls"] { s.hls = try hlsSettings(h, "\(path).hls", r) }
-            if let rec = m["record"] {
-                let rm = try r.mapping(rec, "\(path).record", allowed: ["path", "segment_duration"])
-                guard let p = rm["path"] else { throw ConfigError(file: file, path: "\(path).record.path", problem: "missing") }
-                var settings = RecordSettings(path: try r.string(p, "\(path).record.path"))
-                if let d = rm["segment_duration"] { settings.segmentDuration = try r.duration(d, "\(path).record.segment_duration", 1...86_400) }
-                s.record = settings
-            }
+            if let h = m["hls"] { s.hls = try HLSSettings(config: h, path: "\(path).hls", r) }
+            if let rec = m["record"] { s.record = try RecordSettings(config: rec, path: "\(path).record", r) }
             if let f = m["forward"] {
                 s.forward = try r.strings(f, "\(path).forward")
                 for (i, url) in s.forward.enumerated() {
@@ -195,7 +189,7 @@ public struct Configuration: Sendable {
                 if case .scalar(let sc) = p, ["false", "off", "no"].contains(sc.string) {
                     s.preview = nil
                 } else {
-                    s.preview = try previewSettings(p, "\(path).preview", r)
+                    s.preview = try PreviewSettings(config: p, path: "\(path).preview", r)
                     // Arrival-ordered previews: RTP packets are put back in order only within a short
                     // bounded wait (a lost packet costs at most 50 ms, not FFmpeg's 100 ms). With no
                     // reordering at all (reorder_queue_size=0), every reordered packet corrupts its
@@ -210,59 +204,6 @@ public struct Configuration: Sendable {
         if config.streams.isEmpty { throw ConfigError(file: file, path: "streams", problem: "at least one stream is needed") }
         try config.checkIngest(file: file)
         return config
-    }
-
-    static func hlsSettings(_ node: Node, _ path: String, _ r: Reader) throws(ConfigError) -> HLSSettings {
-        let m = try r.mapping(node, path, allowed: ["variant", "segment_duration", "part_duration", "segment_count", "playlist", "directory", "push"])
-        var h = HLSSettings(variant: try m["variant"].map { n throws(ConfigError) in try r.choice(n, "\(path).variant", HLSSettings.Variant.self) } ?? .mpegts)
-        if let d = m["segment_duration"] { h.segmentDuration = try r.duration(d, "\(path).segment_duration", 0.1...60) }
-        if let d = m["part_duration"] { h.partDuration = try r.duration(d, "\(path).part_duration", 0.05...5) }
-        if h.variant == .lowLatency && h.partDuration > h.segmentDuration {
-            throw ConfigError(file: r.file, path: "\(path).part_duration", problem: "must not be longer than segment_duration")
-        }
-        if let c = m["segment_count"] { h.segmentCount = Int(try r.number(c, "\(path).segment_count", 2...100_000)) }
-        if let t = m["playlist"] { h.playlist = try r.choice(t, "\(path).playlist", HLSSettings.PlaylistType.self) }
-        if let d = m["directory"] { h.directory = try r.string(d, "\(path).directory") }
-        if let u = m["push"] {
-            let url = try r.string(u, "\(path).push")
-            guard url.lowercased().hasPrefix("http://") || url.lowercased().hasPrefix("https://") else {
-                throw ConfigError(file: r.file, path: "\(path).push", problem: "expected an http:// or https:// URL")
-            }
-            h.push = url.hasSuffix("/") ? url : url + "/"
-        }
-        return h
-    }
-
-    static func previewSettings(_ node: Node, _ path: String, _ r: Reader) throws(ConfigError) -> PreviewSettings {
-        let m = try r.mapping(node, path, allowed: ["ordering", "freshness", "depth", "max_age_ms", "size", "fps", "quality"])
-        var p = PreviewSettings()
-        var ordering = Ordering.arrival
-        if let o = m["ordering"] { ordering = try r.choice(o, "\(path).ordering", Ordering.self) }
-        let depth = try m["depth"].map { n throws(ConfigError) in Int(try r.number(n, "\(path).depth", 1...10_000)) } ?? 1
-        let maxAge = try m["max_age_ms"].map { n throws(ConfigError) in Int(try r.number(n, "\(path).max_age_ms", 1...600_000)) } ?? 250
-        var freshness = Freshness.latest(count: depth)
-        if let f = m["freshness"] {
-            let name = try r.string(f, "\(path).freshness")
-            switch name {
-            case "latest": freshness = .latest(count: depth)
-            case "max_age": freshness = .maxAge(milliseconds: maxAge)
-            case "lossless": freshness = .lossless(capacity: max(depth, 32))
-            case "clean": freshness = .clean
-            default: throw ConfigError(file: r.file, path: "\(path).freshness", problem: "expected latest, max_age, lossless or clean, got \"\(name)\"")
-            }
-        }
-        p.policy = SinkPolicy(ordering: ordering, freshness: freshness)
-        if let s = m["size"] {
-            let text = try r.string(s, "\(path).size")
-            let wh = text.lowercased().split(separator: "x").compactMap { Int($0) }
-            guard wh.count == 2, (16...7680).contains(wh[0]), (16...4320).contains(wh[1]) else {
-                throw ConfigError(file: r.file, path: "\(path).size", problem: "expected WIDTHxHEIGHT, got \"\(text)\"")
-            }
-            p.width = wh[0]; p.height = wh[1]
-        }
-        if let f = m["fps"] { p.fps = try r.number(f, "\(path).fps", 0.1...240) }
-        if let q = m["quality"] { p.quality = Int(try r.number(q, "\(path).quality", 1...100)) }
-        return p
     }
 
     struct Reader {

@@ -1,0 +1,12 @@
+import Yams
+
+/// Recording reads its own configuration section.
+extension RecordSettings {
+    /// The `record` section of a stream (`path` names it in errors).
+    init(config node: Node, path: String, _ r: Configuration.Reader) throws(ConfigError) {
+        let m = try r.mapping(node, path, allowed: ["path", "segment_duration"])
+        guard let p = m["path"] else { throw ConfigError(file: r.file, path: "\(path).path", problem: "missing") }
+        self.init(path: try r.string(p, "\(path).path"))
+        if let d = m["segment_duration"] { segmentDuration = try r.duration(d, "\(path).segment_duration", 1...86_400) }
+    }
+}
