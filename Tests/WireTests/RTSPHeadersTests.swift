@@ -11,6 +11,7 @@ struct RTSPHeadersTests {
             let h = try #require(RTSPSessionHeader(parsing: "x;timeout=\(bad)"))
             #expect(h.id == "x")
             #expect(h.timeout == nil, "timeout=\(bad)")
+            #expect(h.unusableTimeout == String(bad.prefix(64)), "timeout=\(bad)")
         }
         #expect(RTSPSessionHeader(parsing: "x;timeout") == RTSPSessionHeader(id: "x"))
         #expect(RTSPSessionHeader(parsing: ";timeout=60") == nil)

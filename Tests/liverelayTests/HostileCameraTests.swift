@@ -34,7 +34,8 @@ import TestSupport
     }
 
     /// Issue 26: `Session: x;timeout=1e20` (or empty, inf, nan) stopped the whole process with
-    /// a trap. Now the unusable timeout is left out (the default keepalive applies).
+    /// a trap. Now the unusable timeout is left out with one warning line (the default
+    /// keep-alive applies) and the camera plays.
     @Test(arguments: ["1e20", "", "inf", "nan"])
     func anUnusableSessionTimeoutStopsNothing(_ timeout: String) throws {
         let cport = FreePort.tcp()
@@ -51,6 +52,8 @@ import TestSupport
         #expect(Self.waitLive(port, "camudp", timeout: 10), "\(serve.stderr.suffix(2000))")
         #expect(serve.exitStatus == nil, "serve stopped: \(serve.stderr.suffix(2000))")
         #expect(Self.states(port)["good"] == "live")
+        // One line says what was wrong with the camera's answer.
+        #expect((serve.stdout + serve.stderr).contains("Session timeout is not usable"), "\(serve.stderr.suffix(2000))")
     }
 
     /// A camera mutating every field of its answers and media from a seed: the process and the

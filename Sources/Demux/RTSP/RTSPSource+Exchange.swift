@@ -1,6 +1,7 @@
 internal import CFFmpeg
 import MediaCore
 import Wire
+import Logging
 import Foundation
 import Glibc
 
@@ -105,6 +106,9 @@ extension RTSPSource {
             if session == nil, let value = r.header("session") {
                 guard let header = RTSPSessionHeader(parsing: value) else { throw WireError.invalid("SETUP answered with an empty Session header") }
                 session = header.id
+                if let bad = header.unusableTimeout {
+                    logger.warning("the camera's Session timeout is not usable; keep-alive every 30 s", metadata: ["source": "\(redactedURL)", "timeout": "\(bad)"])
+                }
                 // Keep alive at half the server's timeout; a timeout beyond two minutes (or none
                 // usable: `timeout=1e20`, `inf`) keeps the default interval.
                 if let t = header.timeout, t >= 2 { keepaliveInterval = min(keepaliveInterval, UInt64(t) * 500_000_000) }

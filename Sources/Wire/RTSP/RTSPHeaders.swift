@@ -9,6 +9,8 @@ public struct RTSPSessionHeader: Sendable, Equatable {
     /// The server's idle timeout in whole seconds, if it gave a usable one (1…86 400). A camera
     /// that says `timeout=1e20`, `inf`, `nan`, `-5` or nothing gives nil: the default applies.
     public var timeout: Int?
+    /// A `timeout=` the server gave that is not usable, as it was written (at most 64 bytes).
+    public var unusableTimeout: String?
 
     public init(id: String, timeout: Int? = nil) {
         self.id = id
@@ -26,7 +28,11 @@ public struct RTSPSessionHeader: Sendable, Equatable {
             let kv = p.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard kv.count == 2, kv[0].trimmingASCIISpaces().equalsIgnoringCase("timeout") else { continue }
             // RFC 2326 says delta-seconds; some cameras write 60.0.
-            if let d = PeerNumber.decimal(kv[1], in: 1...86_400) { timeout = Int(saturating: d) }
+            if let d = PeerNumber.decimal(kv[1], in: 1...86_400) {
+                timeout = Int(saturating: d)
+            } else {
+                unusableTimeout = String(kv[1].prefix(64))
+            }
         }
     }
 
