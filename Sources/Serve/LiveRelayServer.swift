@@ -70,8 +70,12 @@ public enum LiveRelayServer {
         let server = try await RelayHTTP.service(engine: engine, metrics: metrics, authorizer: authorizer,
                                                  tls: try certificates?.serverConfiguration(), logger: logger, onListening: onListening)
         if !onHangup.isEmpty { services.append(.init(service: HangupService(actions: onHangup))) }
+        // A graceful shutdown stops services in reverse order, each before the next: the engine
+        // first (streams end, so do event streams, previews and playlists), then the HTTP server,
+        // which waits for its open responses. With HTTP last in this list it went first and
+        // waited for ever on an `/api/events` client, whose stream ends only when the engine stops.
         let group = ServiceGroup(configuration: .init(
-            services: services + [.init(service: server)],
+            services: [.init(service: server)] + services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         ))

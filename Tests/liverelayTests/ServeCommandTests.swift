@@ -170,3 +170,19 @@ func servingCamera(_ port: Int) throws -> (ChildProcess, Int, URL) {
         #expect(browser.stdout.contains("\"found\": true"), "\(browser.stdout) \(browser.stderr.suffix(500))")
     }
 }
+
+/// SIGTERM with an `/api/events` client connected: the streams stop, the client is told, and
+/// the process exits. It hung for ever before: the HTTP server was shut down first and waited
+/// on the event stream, which ends only when the engine stops.
+@Suite(.serialized) struct GracefulShutdownTests {
+    @Test func anEventsClientDoesNotHoldTheShutdown() throws {
+        let (serve, port, dir) = try Servers.serve("streams:\n  good: {source: \"testsrc://?size=160x120&fps=5\", preview: false}\n")
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let listener = try ChildProcess("/usr/bin/curl", ["-sN", "--max-time", "30", "http://127.0.0.1:\(port)/api/events"])
+        defer { listener.stop() }
+        #expect(listener.waitFor("LiveRelay stream events", timeout: 10))
+        kill(serve.process.processIdentifier, SIGTERM)
+        #expect(serve.wait(timeout: 8), "serve still running 8 s after SIGTERM: \(serve.stderr.suffix(1000))")
+        #expect(listener.waitFor("event: stopped", timeout: 2), "\(listener.stdout)")
+    }
+}

@@ -26,14 +26,27 @@ public final class HLSUploads: Sendable {
         /// Writes block (a full pipe waits for the demuxer): one writer thread per publisher.
         let queue = DispatchQueue(label: "liverelay.hls-upload")
         let state = Mutex<(next: Int?, held: [Int: Data], lastUpload: Date, closed: Bool, initSegment: Bool)>((nil, [:], Date(), false, false))
-        init(fd: Int32) { self.fd = fd }
+        /// How long one segment may wait for the stream to read it. An uploader whose segments
+        /// the stream cannot take (a demuxer stalled on garbage) was held here for ever: its
+        /// request, its connection and the server's graceful shutdown with it.
+        static let writeTimeout: Int32 = 10_000
+
+        init(fd: Int32) {
+            self.fd = fd
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        }
 
         func write(_ data: Data) -> Bool {
             data.withUnsafeBytes { raw -> Bool in
+                guard let base = raw.baseAddress else { return true }
                 var off = 0
                 while off < raw.count {
-                    let n = Foundation.write(fd, raw.baseAddress! + off, raw.count - off)
-                    if n > 0 { off += n } else if n < 0 && errno == EINTR { continue } else { return false }
+                    let n = Foundation.write(fd, base + off, raw.count - off)
+                    if n > 0 { off += n; continue }
+                    if n < 0 && errno == EINTR { continue }
+                    guard n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) else { return false }
+                    var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                    guard poll(&p, 1, Self.writeTimeout) == 1 else { return false }
                 }
                 return true
             }
