@@ -10,7 +10,10 @@ random.Random(f"{seed}:{n}"); one line per exchange says what was sent, so a cra
 
     http_client.py --port P --stream cam --seed 7 --exchanges 1000
 """
-import argparse, base64, json, os, random, socket, struct, time
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peer
+import base64, json, os, random, socket, struct, time
 
 EXTREMES = ["", "0", "-1", "1", "255", "65535", "2147483647", "2147483648", "4294967296", "9223372036854775807",
             "9223372036854775808", "-9223372036854775809", "99999999999999999999999", "1e20", "1e400", "-1e20", "inf", "nan",
@@ -136,22 +139,11 @@ def exchange(a, n):
         pass
     finally:
         s.close()
-    print(f"exchange {n} seed {a.seed}: " + ("; ".join(what) or "plain"), flush=True)
+    peer.say(a, n, what)
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("--stream", default="cam")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--exchanges", type=int, default=100)
-    a = p.parse_args()
-    for n in range(1, a.exchanges + 1):
-        try:
-            exchange(a, n)
-        except OSError as e:
-            print(f"exchange {n} seed {a.seed}: could not connect: {e}", flush=True)
-            time.sleep(0.2)
-    print(f"done: {a.exchanges} exchanges", flush=True)
+    a = peer.arguments(extra=())
+    peer.run(a, exchange)
 
 if __name__ == "__main__":
     main()

@@ -9,7 +9,10 @@ what it sent, so a crash replays:
 
     rtsp_player.py --port P --stream cam --seed 7 --exchanges 1000
 """
-import argparse, random, socket, sys, time
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peer
+import random, socket, sys, time
 
 EXTREMES = ["", "0", "-1", "1", "255", "256", "65535", "65536", "2147483647", "4294967296", "9223372036854775807",
             "9223372036854775808", "99999999999999999999999999", "1e20", "inf", "nan", "-", "--", "0-", "-0", " ", ";", "=", ","]
@@ -82,24 +85,11 @@ def exchange(a, n):
         pass
     finally:
         s.close()
-    print(f"exchange {n} seed {a.seed}: " + ("; ".join(what) or "plain"), flush=True)
+    peer.say(a, n, what)
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("--stream", default="cam")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--mutate", type=float, default=0.25)
-    p.add_argument("--exchanges", type=int, default=100)
-    p.add_argument("--read-seconds", type=float, default=0.2)
-    a = p.parse_args()
-    for n in range(1, a.exchanges + 1):
-        try:
-            exchange(a, n)
-        except OSError as e:
-            print(f"exchange {n} seed {a.seed}: could not connect: {e}", flush=True)
-            time.sleep(0.2)
-    print(f"done: {a.exchanges} exchanges", flush=True)
+    a = peer.arguments(extra=[("--mutate", dict(type=float, default=0.25)), ("--read-seconds", dict(type=float, default=0.2))])
+    peer.run(a, exchange)
 
 if __name__ == "__main__":
     main()
