@@ -78,7 +78,7 @@ public final class FragmentMuxer {
                 if H264.startsWithStartCode(extra) {
                     parameterSets[Int(st.pointee.index)] = (extra, s.parameters.isHEVC)
                     segmentStartSets[Int(st.pointee.index)] = extra
-                } else if s.parameters.isH264, let sets = AnnexB.lengthPrefixedSets(avcC: extra) {
+                } else if s.parameters.isH264, let sets = AVCDecoderConfiguration(parsing: extra)?.lengthPrefixedParameterSets {
                     segmentStartSets[Int(st.pointee.index)] = sets
                 }
             }

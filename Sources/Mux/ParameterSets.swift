@@ -27,12 +27,6 @@ enum AnnexB {
         }
     }
 
-    /// The SPS and PPS of an avcC record, each behind a length of the record's NAL length
-    /// size: what a length-prefixed packet carries in band. Nil when the record is malformed.
-    static func lengthPrefixedSets(avcC b: [UInt8]) -> [UInt8]? {
-        AVCDecoderConfiguration(parsing: b)?.lengthPrefixedParameterSets
-    }
-
     /// True when the packet carries both a sequence and a picture parameter set (H.264 types 7
     /// and 8, HEVC 33 and 34): a keyframe that lost its PPS to the network needs them as much as
     /// one that never had them.

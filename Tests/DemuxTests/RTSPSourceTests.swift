@@ -1,6 +1,7 @@
 import Testing
 import Foundation
 import MediaCore
+import Wire
 @testable import Demux
 import TestSupport
 import Logging
@@ -305,7 +306,7 @@ import Logging
         #expect(SDP.resolve(sdp.media[0].control, base: "rtsp://h/x") == "rtsp://h/x/stream=0")
         #expect(SDP.resolve(sdp.media[1].control, base: "rtsp://h/x/") == "rtsp://h/x/audio")
         #expect(SDP.resolve(sdp.control, base: "rtsp://h/x/") == "rtsp://h/x/")
-        #expect(RTSPStreamParameters.parameterSets(sdp.media[0].fmtp["sprop-parameter-sets"]).prefix(5) == [0, 0, 0, 1, 0x67])
+        #expect(H264.annexBParameterSets(sprop: sdp.media[0].fmtp["sprop-parameter-sets"] ?? "").prefix(5) == [0, 0, 0, 1, 0x67])
         let a = RTSPAddress("rtsp://us%40er:p%3Ass@[::1]:8554/cam?x=1")
         #expect(a?.host == "::1" && a?.port == 8554 && a?.user == "us@er" && a?.password == "p:ss" && a?.requestURL == "rtsp://[::1]:8554/cam?x=1")
     }

@@ -2,6 +2,7 @@ import Testing
 import StampedSource
 import Foundation
 import MediaCore
+import Wire
 @testable import Mux
 import TestSupport
 
@@ -64,8 +65,8 @@ import TestSupport
         #expect(sps < slice)
         // avcC: version 1, profile, compat, level, 4-byte lengths, one SPS, one PPS.
         let avcC: [UInt8] = [1, 0x42, 0, 0x1E, 0xFF, 0xE1, 0, 3, 0x67, 0x42, 0x00, 1, 0, 2, 0x68, 0xCE]
-        #expect(AnnexB.lengthPrefixedSets(avcC: avcC) == [0, 0, 0, 3, 0x67, 0x42, 0x00, 0, 0, 0, 2, 0x68, 0xCE])
-        #expect(AnnexB.lengthPrefixedSets(avcC: [1, 0x42, 0, 0x1E, 0xFF, 0xE1, 0, 30, 0x67]) == nil)
+        #expect(AVCDecoderConfiguration(parsing: avcC)?.lengthPrefixedParameterSets == [0, 0, 0, 3, 0x67, 0x42, 0x00, 0, 0, 0, 2, 0x68, 0xCE])
+        #expect(AVCDecoderConfiguration(parsing: [1, 0x42, 0, 0x1E, 0xFF, 0xE1, 0, 30, 0x67]) == nil)
     }
 
     @Test func partsJoinIntoTheirSegment() throws {

@@ -15,7 +15,7 @@ extension RTSPSource {
         let videoIndex = kinds.firstIndex(of: .video)!
         let media = sdp.media.filter { ["video", "audio"].contains($0.kind) }
         let videoMedia = media.first { $0.kind == "video" }!
-        let sprop = RTSPStreamParameters.parameterSets(videoMedia.fmtp["sprop-parameter-sets"])
+        let sprop = videoMedia.fmtp["sprop-parameter-sets"].map { H264.annexBParameterSets(sprop: $0) } ?? []
         var params: (CodecParameters, Double?)?
         while params == nil || (params!.1 == nil && probeSecondPTS == nil) {
             if let key = probeKeyframe, params == nil {

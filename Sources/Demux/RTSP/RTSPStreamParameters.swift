@@ -6,9 +6,6 @@ import Foundation
 /// A camera's stream parameters for LiveRelay's RTSP client: video from FFmpeg's H.264 decoder
 /// run on the first keyframe, audio from the SDP, parameter sets from `sprop-parameter-sets`.
 enum RTSPStreamParameters {
-    static func parameterSets(_ sprop: String?) -> [UInt8] {
-        sprop.map { H264.annexBParameterSets(sprop: $0) } ?? []
-    }
 
     /// The video stream's parameters as FFmpeg's decoder reads them from the first keyframe
     /// (an Annex B access unit) with `extradata` (the parameter sets, Annex B); whether the

@@ -14,14 +14,13 @@ public struct H264AnnexB: Sendable {
 
     /// From a stream's extradata: an `avcC` record, Annex B parameter sets, or nothing.
     public init(extradata: [UInt8]) {
-        if extradata.count >= 7 && extradata[0] == 1 {
-            lengthSize = Int(extradata[4] & 3) + 1
+        lengthSize = H264.lengthSize(extradata: extradata)
+        if lengthSize != nil {
             if let avcC = AVCDecoderConfiguration(parsing: extradata) {
                 sps = avcC.sps.first
                 pps = avcC.pps
             }
         } else {
-            lengthSize = nil
             for r in H264.annexBRanges(extradata) { learn(Array(extradata[r])) }
         }
     }
@@ -33,7 +32,7 @@ public struct H264AnnexB: Sendable {
     /// Parameter sets sent in band replace the known ones (the codec string follows them).
     /// Annex B input that needs nothing added is returned as it is, without a copy.
     public mutating func accessUnit(_ data: [UInt8], keyframe: Bool) -> [UInt8] {
-        let units = lengthSize.map { H264.lengthPrefixedRanges(data, size: $0) } ?? H264.annexBRanges(data)
+        let units = H264.units(data, lengthSize: lengthSize)
         var hasSPS = false, hasPPS = false, hasAUD = false
         for u in units where !u.isEmpty {
             switch data[u.lowerBound] & 0x1F {
@@ -71,5 +70,4 @@ public struct H264AnnexB: Sendable {
         }
     }
 
-    static func annexBUnits(_ b: [UInt8]) -> [[UInt8]] { H264.annexBRanges(b).map { Array(b[$0]) } }
 }

@@ -64,12 +64,20 @@ public enum H264 {
         b.count > 4 && b[0] == 0 && b[1] == 0 && (b[2] == 1 || (b[2] == 0 && b[3] == 1))
     }
 
-    /// Whether a packet carries a coded picture (a slice NAL unit): length-prefixed when the
-    /// stream's `extradata` is an `avcC` record, Annex B otherwise.
+    /// The NAL length-prefix size when a stream's `extradata` is an `avcC` record (its packets
+    /// are length-prefixed); nil for Annex B.
+    public static func lengthSize(extradata: [UInt8]) -> Int? {
+        extradata.count >= 7 && extradata[0] == 1 ? Int(extradata[4] & 3) + 1 : nil
+    }
+
+    /// A packet's NAL units, in the framing `lengthSize` says (nil: Annex B).
+    public static func units(_ data: [UInt8], lengthSize: Int?) -> [Range<Int>] {
+        lengthSize.map { lengthPrefixedRanges(data, size: $0) } ?? annexBRanges(data)
+    }
+
+    /// Whether a packet carries a coded picture (a slice NAL unit), framed as `extradata` says.
     public static func hasSlice(_ data: [UInt8], extradata: [UInt8]) -> Bool {
-        let units = extradata.count >= 7 && extradata[0] == 1
-            ? lengthPrefixedRanges(data, size: Int(extradata[4] & 3) + 1) : annexBRanges(data)
-        return units.contains { !$0.isEmpty && isSlice(type(data[$0.lowerBound])) }
+        units(data, lengthSize: lengthSize(extradata: extradata)).contains { !$0.isEmpty && isSlice(type(data[$0.lowerBound])) }
     }
 
     /// Whether an SEI NAL unit's messages (the bytes after its header) include a recovery point
