@@ -313,7 +313,7 @@ final class RTSPServerSession: @unchecked Sendable {
                 let timer = channel.eventLoop.scheduleTask(in: stall) { channel.close(promise: nil) }
                 do { try await last.get() } catch { timer.cancel(); break }
                 timer.cancel()
-                if MonotonicClock.nanoseconds() - t0 > 100_000_000 { feed.fellBehind() }
+                if MonotonicClock.nanoseconds() - t0 > 100_000_000 { feed.handle.fellBehind() }
             }
             // The stream ended or came back with other tracks: the client starts over.
             if !Task.isCancelled { channel.close(promise: nil) }
@@ -323,7 +323,7 @@ final class RTSPServerSession: @unchecked Sendable {
     private func stopSending() async {
         playing.store(false, ordering: .relaxed)
         sender?.cancel()
-        feed?.cancel()
+        feed?.handle.detach()
         await sender?.value
         sender = nil
         feed = nil

@@ -216,7 +216,7 @@ final class WallSession: Sendable {
                     counters.sent(bytes: frame.readableBytes)
                     // A write that had to wait this long means the connection is backed up:
                     // the next picture this viewer gets is the next keyframe.
-                    if ContinuousClock.now - began > Self.backedUp { feed.fellBehind() }
+                    if ContinuousClock.now - began > Self.backedUp { feed.handle.fellBehind() }
                 }
         }
     }
@@ -275,10 +275,10 @@ final class WallSession: Sendable {
             for (name, (path, counters)) in snapshot {
                 var d = WallServerMessage.TileStats(path: path.rawValue, sent: counters.frames, bytes: counters.bytes, dropped: counters.drops)
                 if path == .h264, let feed = engine.hubs[name]?.output(named: feedName) as? VideoFeed {
-                    let c = feed.queue.counters
+                    let c = feed.handle.queue.counters
                     d.dropped = c.droppedTotal
                     d.droppedByReason = c.dropped.byName
-                    d.queued = feed.queue.depth
+                    d.queued = feed.handle.queue.depth
                 }
                 if let hub = engine.hubs[name] {
                     let s = hub.currentStatus

@@ -21,7 +21,7 @@ import TestSupport
         h.segmentCount = 20
         let hls = HLSSegmenter(hub: hub, settings: h, logger: logger)
         // What the ingest handed out, untouched: to check no packet went missing before the hub.
-        let all = hub.addPacketQueue("all", policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 100_000)))
+        let all = hub.attachOutput("all", kind: .viewer, policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 100_000)), taking: .blocking(batching: false)).queue
         let frames = hub.addFrameQueue("viewer", policy: SinkPolicy(ordering: .arrival, freshness: .latest(count: 1)))
         let taken = Thread { while frames.pop(timeout: 10) != nil {} }
         taken.start()

@@ -39,7 +39,7 @@ import StampedSource
             let p = hls.store.snapshot
             largest = max(largest, p.targetDuration)
             if case .playlist(let text) = await hls.store.playlist(msn: nil, part: nil) { playlists.append(text) }
-            if hls.status.counters.received >= 360 && hls.queue.depth == 0 { break }
+            if hls.status.counters.received >= 360 && hls.handle.queue.depth == 0 { break }
             try await Task.sleep(for: .milliseconds(10))
         }
         await hub.stop()

@@ -46,7 +46,7 @@ import StampedSource
         let qb = hub.addFrameQueue("fast-b", policy: SinkPolicy(ordering: .presentation, freshness: .lossless(capacity: 30)))
         let qs = hub.addFrameQueue("slow-latest", policy: SinkPolicy(ordering: .arrival, freshness: .latest(count: 2)))
         let qo = hub.addFrameQueue("slow-max-age", policy: SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 100)))
-        let packets = hub.addPacketQueue("packets", policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 300)))
+        let packets = hub.attachOutput("packets", kind: .viewer, policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 300)), taking: .blocking(batching: false)).queue
         _ = Self.consume(qa, into: fastA)
         _ = Self.consume(qb, into: fastB)
         _ = Self.consume(qs, into: slowLatest, sleepPerFrame: 0.2)
@@ -169,7 +169,7 @@ import StampedSource
         hub.addFrameQueue("look", policy: .preview)
         #expect(!hub.releasesAtKeyframes, "decoding needs every packet on time")
         hub.removeOutput("look")
-        hub.addPacketQueue("each", policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 100)))
+        _ = hub.attachOutput("each", kind: .viewer, policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 100)), taking: .blocking(batching: false)).queue
         #expect(!hub.releasesAtKeyframes, "a sink woken per packet needs every packet on time")
         hub.removeOutput("each")
         #expect(hub.releasesAtKeyframes)

@@ -8,32 +8,58 @@ import Synchronization
 /// Pushes the stream, without re-encoding, to another server (RTMP, SRT, RTSP). Reconnects
 /// with backoff when the destination drops, resumes at a keyframe, counts what it dropped
 /// while away, and never slows another sink (its own queue, its own thread).
-public final class Forwarder: PacketOutputWorker, @unchecked Sendable {
+public final class Forwarder: PacketOutput, Sendable {
     public let destination: String
-    private let logger: Logger
+    public let handle: OutputHandle
+    private let forwardStatus: ForwardStatusBox
+    private let worker: PacketWorker
+
+    public init(hub: StreamHub, index: Int, destination: String, backoff: Backoff = Backoff(), logger: Logger) {
+        self.destination = destination
+        var l = logger
+        l[metadataKey: "forward.destination"] = "\(Redactor.redact(destination, hideStreamKey: true))"
+        handle = hub.attachOutput("forward\(index)", kind: .forward, policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 300)),
+                                  taking: .blocking(batching: false))
+        let box = ForwardStatusBox()
+        box.state.withLock { $0.destination = Redactor.redact(destination, hideStreamKey: true) }
+        forwardStatus = box
+        worker = PacketWorker(handle: handle, work: Forwarding(destination: destination, handle: handle, backoff: backoff,
+                                                               status: box, logger: l))
+        hub.register(self)
+    }
+
+    public func start() { worker.start() }
+    public func stop() async { await worker.stop() }
+
+    public var currentStatus: ForwardStatus { forwardStatus.state.withLock { $0 } }
+}
+
+private final class ForwardStatusBox: Sendable {
+    let state = Mutex<ForwardStatus>(ForwardStatus())
+}
+
+/// The forward's connection, confined to its thread.
+private final class Forwarding: PacketWork {
+    private let destination: String
+    private let handle: OutputHandle
+    private var queue: SinkQueue<RelayPacket> { handle.queue }
     private let backoff: Backoff
-    // Confined to the worker thread.
+    private let status: ForwardStatusBox
+    private let logger: Logger
     private var publisher: Publisher?
     private var timeline = PacketTimeline()
     private var attempt = 0
     private var nextAttempt = Date.distantPast
-    private let forwardStatus = Mutex<ForwardStatus>(ForwardStatus())
 
-    public init(hub: StreamHub, index: Int, destination: String, backoff: Backoff = Backoff(), logger: Logger) {
+    init(destination: String, handle: OutputHandle, backoff: Backoff, status: ForwardStatusBox, logger: Logger) {
         self.destination = destination
+        self.handle = handle
         self.backoff = backoff
-        var l = logger
-        l[metadataKey: "forward.destination"] = "\(Redactor.redact(destination, hideStreamKey: true))"
-        self.logger = l
-        super.init(hub: hub, name: "forward\(index)", kind: .forward, policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 300)))
-        forwardStatus.withLock { $0.destination = Redactor.redact(destination, hideStreamKey: true) }
+        self.status = status
+        self.logger = logger
     }
 
-    public var currentStatus: ForwardStatus { forwardStatus.withLock { $0 } }
-
-    override var lastError: String? { forwardStatus.withLock { $0.lastError } }
-
-    override func process(_ item: RelayPacket) {
+    func process(_ item: RelayPacket) {
         if publisher == nil {
             guard Date() >= nextAttempt, item.isKeyframe else {
                 queue.dropTaken(.resync) // away: this packet cannot be sent
@@ -52,7 +78,7 @@ public final class Forwarder: PacketOutputWorker, @unchecked Sendable {
         guard let publisher else { return }
         do {
             try publisher.write(at.packet, pts: at.pts, dts: at.dts, duration: at.duration)
-            forwardStatus.withLock { $0.sent += 1 }
+            status.state.withLock { $0.sent += 1 }
         } catch {
             queue.dropTaken(.resync)
             disconnect(reason: error.description)
@@ -66,8 +92,8 @@ public final class Forwarder: PacketOutputWorker, @unchecked Sendable {
             attempt = 0
             // What waited while away is stale: dropped (counted), resume at a keyframe.
             queue.discardAll(.resync)
-            forwardStatus.withLock { $0.state = .running; $0.connections += 1 }
-            setState(.running)
+            status.state.withLock { $0.state = .running; $0.connections += 1 }
+            handle.setState(.running)
             logger.info("forward: connected")
         } catch {
             disconnect(reason: error.description)
@@ -81,15 +107,16 @@ public final class Forwarder: PacketOutputWorker, @unchecked Sendable {
         attempt += 1
         let delay = backoff.delay(attempt: attempt, unit: Double.random(in: 0...1))
         nextAttempt = Date().addingTimeInterval(delay)
-        forwardStatus.withLock { $0.state = .reconnecting; $0.lastError = Redactor.scrub(reason); $0.reconnects += 1 }
-        setState(.reconnecting)
+        status.state.withLock { $0.state = .reconnecting; $0.lastError = Redactor.scrub(reason); $0.reconnects += 1 }
+        handle.report(problem: Redactor.scrub(reason))
+        handle.setState(.reconnecting)
         logger.warning("forward: destination down; retrying", metadata: ["error": "\(Redactor.scrub(reason))", "retry_s": "\(delay)"])
     }
 
-    override func finish() {
+    func finish() {
         publisher?.finish()
         publisher = nil
-        forwardStatus.withLock { $0.state = .stopped }
+        status.state.withLock { $0.state = .stopped }
     }
 }
 

@@ -10,15 +10,15 @@ import Synchronization
 /// Timestamps are made continuous across reconnects and jumps, which are marked with
 /// EXT-X-DISCONTINUITY instead. It also writes to `directory` and pushes to `push` when the
 /// settings say so: everything HLS is wired here, for the server and for an embedder alike.
-public final class HLSSegmenter: PacketOutputWorker, @unchecked Sendable {
-    // Safety: `work` is confined to the worker thread (PacketOutputWorker); the rest is immutable.
+public final class HLSSegmenter: PacketOutput, Sendable {
     public static let outputName = "hls"
+    public let handle: OutputHandle
     public let store: HLSStore
     /// Uploads to an HTTP origin (`push`), if configured.
     public let pusher: HLSPusher?
     /// Writes into a directory (`directory`), if configured.
     public let directoryWriter: HLSDirectoryWriter?
-    private let work: Work
+    private let worker: PacketWorker
 
     public init(hub: StreamHub, settings: HLSSettings, logger: Logger) {
         let store = HLSStore(settings: settings)
@@ -46,37 +46,31 @@ public final class HLSSegmenter: PacketOutputWorker, @unchecked Sendable {
         // Segments are cut at keyframes, which always wake the thread. LL-HLS is woken for every
         // packet: a part is cut when the frame that fills it arrives (predicting that arrival
         // let network jitter hold parts back by up to 98 ms, p99 43 ms, on an impaired link).
-        let w = Work(settings: settings, store: store, logger: logger)
-        work = w
-        super.init(hub: hub, name: Self.outputName, kind: .hls, policy: policy, batching: settings.variant != .lowLatency)
-        w.queue = queue
+        handle = hub.attachOutput(Self.outputName, kind: .hls, policy: policy, taking: .blocking(batching: settings.variant != .lowLatency))
+        worker = PacketWorker(handle: handle, work: Work(settings: settings, store: store, queue: handle.queue, logger: logger))
+        hub.register(self)
     }
 
-    public override func start() {
+    public func start() {
         pusher?.start()
         directoryWriter?.start()
-        super.start()
+        worker.start()
     }
 
-    /// Completes the last segment, ends the playlist, and lets the origin have it (bounded).
-    public override func stop() async {
-        await super.stop()
+    /// Completes the last segment, ends the playlist (EXT-X-ENDLIST), and lets the origin have
+    /// it (bounded).
+    public func stop() async {
+        await worker.stop()
         await directoryWriter?.stop(timeout: 3)
         await pusher?.stop(timeout: 3)
     }
-
-    override func process(_ item: RelayPacket) { work.process(item) }
-    override var wakeWithin: Double? { work.wakeWithin }
-    override func idle() { work.idle() }
-    /// Completes the last segment and ends the playlist (EXT-X-ENDLIST).
-    override func finish() { work.finish() }
 }
 
 /// The segmenter's state, confined to its thread.
-private final class Work {
+private final class Work: PacketWork {
     let settings: HLSSettings
     let store: HLSStore
-    var queue: SinkQueue<RelayPacket>!
+    let queue: SinkQueue<RelayPacket>
     let logger: Logger
     let timeline = PacketTimeline()
     var muxer: FragmentMuxer?
@@ -92,9 +86,10 @@ private final class Work {
     /// Arrival of the last timing packet written.
     var writtenArrival: UInt64 = 0
 
-    init(settings: HLSSettings, store: HLSStore, logger: Logger) {
+    init(settings: HLSSettings, store: HLSStore, queue: SinkQueue<RelayPacket>, logger: Logger) {
         self.settings = settings
         self.store = store
+        self.queue = queue
         self.logger = logger
     }
 

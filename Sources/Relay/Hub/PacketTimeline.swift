@@ -2,19 +2,19 @@ public import MediaCore
 
 /// Where a packet goes on a packet sink's output timeline.
 package struct Placement {
-    let packet: Packet
-    let epoch: IngestEpoch
+    package let packet: Packet
+    package let epoch: IngestEpoch
     /// Microseconds on the output timeline, continuous across reconnects and jumps.
-    let pts: Int64
-    let dts: Int64
-    let duration: Int64
+    package let pts: Int64
+    package let dts: Int64
+    package let duration: Int64
     /// The stream that times the output (video, else the first stream).
-    let timing: Bool
-    let keyframe: Bool
+    package let timing: Bool
+    package let keyframe: Bool
     /// Something is missing before this packet (reconnect, timestamp jump, drop): a discontinuity.
-    let gapBefore: Bool
+    package let gapBefore: Bool
     /// The packet starts a new connection: parameters may have changed.
-    let newEpoch: Bool
+    package let newEpoch: Bool
 }
 
 /// The timeline of a packet sink that muxes without re-encoding (HLS, recording): waits for a

@@ -101,10 +101,18 @@ public final class StreamHub: Sendable {
         outputs.first { $0.name == name }
     }
 
+    /// A packet output's handle: its queue of this stream's packets (registered as `name`), its
+    /// policy and status, taken blocking or async. The output registers itself (`register`)
+    /// once made around the handle.
+    public func attachOutput(_ name: String, kind: OutputKind, policy: SinkPolicy, taking: OutputTaking,
+                             keepsPolicy: Bool = false) -> OutputHandle {
+        OutputHandle(hub: self, name: name, kind: kind, policy: policy, taking: taking, keepsPolicy: keepsPolicy)
+    }
+
     /// A bounded queue of this stream's packets (every stream), for a packet output. After a
     /// drop it resumes at a keyframe. A `batching` queue wakes its consumer only for keyframes
     /// and long queues (`SinkQueue.wakeOnlyForKeyframes`): it works a keyframe interval at a time.
-    public func addPacketQueue(_ queueName: String, policy: SinkPolicy, batching: Bool = false,
+    func addPacketQueue(_ queueName: String, policy: SinkPolicy, batching: Bool = false,
                                notify: (@Sendable () -> Void)? = nil) -> SinkQueue<RelayPacket> {
         var p = policy
         p.keyframeResync = true

@@ -16,11 +16,47 @@ public struct RecordSettings: Sendable, Hashable {
 /// keyframe goes straight to the file, so a killed process leaves a playable file; files are
 /// rotated by duration and on reconnects (parameters may change); the last fragment is written
 /// on graceful shutdown.
-public final class Recorder: PacketOutputWorker, @unchecked Sendable {
+public final class Recorder: PacketOutput, Sendable {
     public let settings: RecordSettings
+    public let handle: OutputHandle
+    private let files: FileList
+    private let worker: PacketWorker
+    /// Files listed in the API (the newest); older ones are on disk, not in memory.
+    static let filesListed = 1000
+
+    public init(hub: StreamHub, settings: RecordSettings, logger: Logger) {
+        self.settings = settings
+        // Fragments are written at keyframes, which always wake the thread. A recording keeps
+        // everything it is given: its policy is not switched at run time (a latest-1 policy
+        // would leave a file of keyframes).
+        handle = hub.attachOutput("record", kind: .record, policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 1200)),
+                                  taking: .blocking(batching: true), keepsPolicy: true)
+        files = FileList()
+        worker = PacketWorker(handle: handle, work: Recording(settings: settings, streamName: hub.name, handle: handle, files: files, logger: logger))
+        hub.register(self)
+    }
+
+    public func start() { worker.start() }
+    /// Writes the last fragment and closes the file.
+    public func stop() async { await worker.stop() }
+
+    /// Files written so far (paths).
+    public var recordedFiles: [String] { files.paths.withLock { $0 } }
+}
+
+/// The paths written, newest last (at most `Recorder.filesListed`).
+private final class FileList: Sendable {
+    let paths = Mutex<[String]>([])
+}
+
+/// The recording's state, confined to its thread.
+private final class Recording: PacketWork {
+    let settings: RecordSettings
     private let logger: Logger
     private let streamName: String
-    // Confined to the worker thread.
+    private let handle: OutputHandle
+    private let files: FileList
+    private var queue: SinkQueue<RelayPacket> { handle.queue }
     private let timeline = PacketTimeline()
     private var muxer: FragmentMuxer?
     private var file: FileHandle?
@@ -29,31 +65,17 @@ public final class Recorder: PacketOutputWorker, @unchecked Sendable {
     /// Microseconds of media held before it is written, keyframe or not.
     static let longestFragment: Int64 = 2_000_000
     private var path: String?
-    private let files = Mutex<[String]>([])
-    private let problem = Mutex<String?>(nil)
-    private let failures = Atomic<Int>(0)
-    /// Files listed in the API (the newest); older ones are on disk, not in memory.
-    static let filesListed = 1000
+    private var faulted = false
 
-    public init(hub: StreamHub, settings: RecordSettings, logger: Logger) {
+    init(settings: RecordSettings, streamName: String, handle: OutputHandle, files: FileList, logger: Logger) {
         self.settings = settings
+        self.streamName = streamName
+        self.handle = handle
+        self.files = files
         self.logger = logger
-        streamName = hub.name
-        // Fragments are written at keyframes, which always wake the thread.
-        super.init(hub: hub, name: "record", kind: .record, policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 1200)), batching: true)
     }
 
-    /// A recording keeps everything it is given: its policy is not switched at run time (a
-    /// latest-1 policy would leave a file of keyframes).
-    public override func setPolicy(_ policy: SinkPolicy) -> Bool { false }
-
-    override var lastError: String? { problem.withLock { $0 } }
-    override var errorCount: Int { failures.load(ordering: .relaxed) }
-
-    /// Files written so far (paths).
-    public var recordedFiles: [String] { files.withLock { $0 } }
-
-    override func process(_ item: RelayPacket) {
+    func process(_ item: RelayPacket) {
         if queue.takeDiscontinuity() { timeline.restart() }
         guard let at = timeline.place(item) else { return }
         if at.newEpoch { closeFile() }
@@ -99,12 +121,13 @@ public final class Recorder: PacketOutputWorker, @unchecked Sendable {
             muxer = m
             fileStart = at.dts
             path = url.path
-            files.withLock { f in
+            files.paths.withLock { f in
                 f.append(url.path)
-                if f.count > Self.filesListed { f.removeFirst(f.count - Self.filesListed) }
+                if f.count > Recorder.filesListed { f.removeFirst(f.count - Recorder.filesListed) }
             }
-            if problem.withLock({ $0 }) != nil { logger.info("record: recording again", metadata: ["file": "\(url.path)"]) }
-            setState(.running)
+            if faulted { logger.info("record: recording again", metadata: ["file": "\(url.path)"]) }
+            faulted = false
+            handle.setState(.running)
             logger.info("record: new file", metadata: ["file": "\(url.path)"])
         } catch {
             report("cannot open \(url.path)", error)
@@ -142,9 +165,10 @@ public final class Recorder: PacketOutputWorker, @unchecked Sendable {
 
     private func report(_ what: String, _ error: any Error) {
         logger.warning("record: \(what)", metadata: ["error": "\(error)"])
-        problem.withLock { $0 = "\(what): \(error)" }
-        failures.add(1, ordering: .relaxed)
-        setState(.faulted)
+        handle.report(problem: "\(what): \(error)")
+        handle.countError()
+        faulted = true
+        handle.setState(.faulted)
     }
 
     private func closeFile() {
@@ -159,6 +183,6 @@ public final class Recorder: PacketOutputWorker, @unchecked Sendable {
         path = nil
     }
 
-    override func finish() { closeFile() }
+    func finish() { closeFile() }
 }
 

@@ -1,5 +1,6 @@
 public import MediaCore
 public import Mux
+public import Relay
 import Synchronization
 
 /// How a session carries the stream.
@@ -25,19 +26,18 @@ public struct RTSPDescription: Sendable {
 /// so a client that falls behind skips to the next keyframe and never slows the stream or
 /// another client. Timestamps run on one continuous timeline across source reconnects; a
 /// reconnect that changes the tracks ends the session (the client describes again).
-public final class RTPFeed: PacketFeed, StreamOutput, @unchecked Sendable {
+public final class RTPFeed: PacketOutput, @unchecked Sendable {
     // Safety: `packetizer` and `timeline` are used only by `next()`, which one task calls at a
-    // time (the session's sender); everything else is immutable or behind the queue's lock.
+    // time (the session's sender); everything else is immutable or Sendable.
 
     /// An RTSP client gets at most a second of backlog; older packets go, up to a keyframe.
     public static let defaultPolicy = SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 1000))
 
-    public let kind = OutputKind.rtsp
+    public let handle: OutputHandle
     public let description: RTSPDescription
     private let packetizer: any RTPPacketizing
     private let timeline = PacketTimeline()
     private let layout: [String]
-    private let errors = Atomic<Int>(0)
     private let ended = Atomic<Bool>(false)
 
     /// The session description of `hub`'s latest connection; nil before its first.
@@ -67,25 +67,24 @@ public final class RTPFeed: PacketFeed, StreamOutput, @unchecked Sendable {
         self.packetizer = packetizer
         self.layout = layout
         description = RTSPDescription(format: format, sdp: packetizer.sdp, tracks: packetizer.tracks, skipped: packetizer.skipped)
-        super.init(hub: hub, name: name, policy: policy)
+        handle = hub.attachOutput(name, kind: .rtsp, policy: policy, taking: .async)
         hub.register(self)
     }
+
+    public func start() {}
+    public func stop() async { handle.queue.close() }
+
 
     /// What must stay the same for the session's tracks to carry a new connection.
     private static func layout(_ epoch: IngestEpoch) -> [String] {
         epoch.streams.map { "\($0.index):\($0.codecName)" }
     }
 
-    public var status: OutputStatus {
-        var s = OutputStatus(name: name, kind: kind, state: queue.isClosed ? .stopped : .running, queue: queue)
-        s.errors = errors.load(ordering: .relaxed)
-        return s
-    }
-
     /// The next packet's RTP packets (and any RTCP sender report before them), waiting for one;
     /// nil once the feed or the stream ended, or the source came back with other tracks.
     public func next() async -> [RTPPacketizer.Datagram]? {
-        while !ended.load(ordering: .relaxed), let p = await take() {
+        let queue = handle.queue
+        while !ended.load(ordering: .relaxed), let p = await handle.next() {
             if queue.takeDiscontinuity() { timeline.restart() }
             guard let at = timeline.place(p) else { continue }
             if at.newEpoch && Self.layout(at.epoch) != layout {
@@ -96,7 +95,7 @@ public final class RTPFeed: PacketFeed, StreamOutput, @unchecked Sendable {
                 let out = try packetizer.packetize(at.packet, pts: at.pts, dts: at.dts)
                 if !out.isEmpty { return out }
             } catch {
-                errors.add(1, ordering: .relaxed)
+                handle.countError()
                 queue.dropTaken(.resync)
                 timeline.restart()
             }

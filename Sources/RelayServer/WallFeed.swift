@@ -1,4 +1,5 @@
 public import MediaCore
+public import Relay
 import Wire
 import Synchronization
 
@@ -25,8 +26,7 @@ public struct VideoChunk: Sendable {
 /// a browser. An output like any other (kind `viewer`, listed by the API, drops counted), with
 /// its own bounded queue under the viewer's policy: a viewer that falls behind skips to the next
 /// keyframe, and never slows the stream or another viewer.
-public final class VideoFeed: PacketFeed, StreamOutput, @unchecked Sendable {
-    // Safety: PacketFeed's state, and the converter behind its Mutex.
+public final class VideoFeed: PacketOutput, Sendable {
     public enum Item: Sendable {
         case chunk(VideoChunk)
         /// The stream's video is not H.264: the viewer takes another path.
@@ -36,7 +36,7 @@ public final class VideoFeed: PacketFeed, StreamOutput, @unchecked Sendable {
     /// What a wall viewer uses unless it asks otherwise: nothing older than half a second.
     public static let defaultPolicy = SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 500))
 
-    public let kind = OutputKind.viewer
+    public let handle: OutputHandle
     /// The connection (epoch generation) the converter was made for, and whether a keyframe
     /// has started this viewer's decoder on it.
     private let converter = Mutex<(generation: Int, annexB: H264AnnexB, started: Bool)?>(nil)
@@ -46,18 +46,17 @@ public final class VideoFeed: PacketFeed, StreamOutput, @unchecked Sendable {
         VideoFeed(hub: hub, name: name, policy: policy)
     }
 
-    override init(hub: StreamHub, name: String, policy: SinkPolicy) {
-        super.init(hub: hub, name: name, policy: policy)
+    private init(hub: StreamHub, name: String, policy: SinkPolicy) {
+        handle = hub.attachOutput(name, kind: .viewer, policy: policy, taking: .async)
         hub.register(self)
     }
 
-    public var status: OutputStatus {
-        OutputStatus(name: name, kind: kind, state: queue.isClosed ? .stopped : .running, queue: queue)
-    }
+    public func start() {}
+    public func stop() async { handle.queue.close() }
 
     /// The next access unit, waiting for one; nil once the feed or the stream ended.
     public func next() async -> Item? {
-        while let p = await take() {
+        while let p = await handle.next() {
             if let item = convert(p) { return item }
         }
         return nil
@@ -87,7 +86,7 @@ public final class VideoFeed: PacketFeed, StreamOutput, @unchecked Sendable {
                                codec: codec, width: info.width, height: info.height, restart: restart,
                                senderWallMillis: p.packet.senderWallMicros.map { Double($0) / 1000 }), false)
         }
-        if out.1 { queue.dropTaken(.resync) }
+        if out.1 { handle.queue.dropTaken(.resync) }
         return out.0.map { .chunk($0) }
     }
 }

@@ -1,5 +1,3 @@
-import Wire
-
 /// H.264 as WebCodecs takes it without a `description`: Annex B access units, each keyframe
 /// carrying its SPS and PPS, and the codec string (`avc1.PPCCLL`) read off the SPS.
 ///
