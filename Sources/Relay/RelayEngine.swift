@@ -229,20 +229,18 @@ public final class RelayEngine: Sendable {
 }
 
 extension RelayEngine {
-    /// A stream's settings from the API's JSON (the configuration's keys), checked as the
+    /// A stream's settings from an API body (the configuration's keys), checked as the
     /// configuration file is: a problem names its key (`request: streams.cam.hls.variant: …`).
-    public func parseStream(name: String, json: [String: Any]) throws(ConfigError) -> Configuration.Stream {
-        guard JSONSerialization.isValidJSONObject(["streams": [name: json]]),
-              let data = try? JSONSerialization.data(withJSONObject: ["streams": [name: json]]),
-              let text = String(data: data, encoding: .utf8) else {
-            throw ConfigError(file: "request", path: "streams.\(name.prefix(100))", problem: "not a JSON object")
+    public func parseStream(name: String, body: [String: ConfigValue]) throws(ConfigError) -> Configuration.Stream {
+        let path = "streams.\(name.prefix(100))"
+        guard Configuration.isStreamName(name) else {
+            throw ConfigError(file: "request", path: path, problem: "stream names may use letters, digits, - and _ only")
         }
-        // JSON is YAML: the configuration's parser checks every key and value.
-        var parsed = try Configuration.parse(text, file: "request", sources: sources)
-        guard let s = parsed.streams.first else { throw ConfigError(file: "request", path: "streams", problem: "no stream") }
-        parsed.ingest = configuration.ingest
-        parsed.auth = configuration.auth
-        try parsed.checkIngest(file: "request")
+        let s = try Configuration.Stream(config: ConfigValue.object(body).node, name: name, path: path,
+                                         Configuration.Reader(file: "request"), sources: sources)
+        var check = configuration
+        check.streams = [s]
+        try check.checkIngest(file: "request")
         return s
     }
 }

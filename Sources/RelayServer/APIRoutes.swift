@@ -20,14 +20,14 @@ enum APIRoutes {
         router.post("/api/streams") { request, _ in
             let (object, problem) = try await body(request)
             guard var object else { return try HTTPResponses.jsonError(.badRequest, problem) }
-            guard let name = object.removeValue(forKey: "name") as? String else { return try HTTPResponses.jsonError(.badRequest, "name: missing") }
+            guard case .string(let name) = object.removeValue(forKey: "name") else { return try HTTPResponses.jsonError(.badRequest, "name: missing") }
             return try await change(engine, name: name, object: object, replace: false)
         }
         router.put("/api/streams/:name") { request, context in
             let name = try context.parameters.require("name")
             let (object, problem) = try await body(request)
             guard var object else { return try HTTPResponses.jsonError(.badRequest, problem) }
-            if let n = object.removeValue(forKey: "name"), n as? String != name { return try HTTPResponses.jsonError(.badRequest, "name: differs from the URL's") }
+            if let n = object.removeValue(forKey: "name"), n != .string(name) { return try HTTPResponses.jsonError(.badRequest, "name: differs from the URL's") }
             return try await change(engine, name: name, object: object, replace: true)
         }
         router.delete("/api/streams/:name") { _, context in
@@ -90,18 +90,19 @@ enum APIRoutes {
         }
     }
 
-    static func body(_ request: Request) async throws -> ([String: Any]?, String) {
+    static func body(_ request: Request) async throws -> ([String: ConfigValue]?, String) {
         let data = try await request.body.collect(upTo: 256 * 1024)
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(data.readableBytesView))) as? [String: Any] else {
+        do {
+            return (try JSONDecoder().decode([String: ConfigValue].self, from: Data(data.readableBytesView)), "")
+        } catch {
             return (nil, "expected a JSON object with the configuration's stream keys")
         }
-        return (object, "")
     }
 
-    static func change(_ engine: RelayEngine, name: String, object: [String: Any], replace: Bool) async throws -> Response {
+    static func change(_ engine: RelayEngine, name: String, object: [String: ConfigValue], replace: Bool) async throws -> Response {
         let stream: Configuration.Stream
         do throws(ConfigError) {
-            stream = try engine.parseStream(name: name, json: object)
+            stream = try engine.parseStream(name: name, body: object)
         } catch {
             return try HTTPResponses.jsonError(.badRequest, error.description)
         }

@@ -87,39 +87,6 @@ extension Configuration {
         if let hosts = s["allowed_hosts"] { config.allowedHosts = try r.strings(hosts, "server.allowed_hosts") }
     }
 
-    static func authSettings(_ node: Node, _ r: Reader) throws(ConfigError) -> AuthSettings {
-        let m = try r.mapping(node, "auth", allowed: ["users", "anonymous", "jwt"])
-        var auth = AuthSettings()
-        if let users = m["users"] {
-            guard case .sequence(let seq) = users else { throw ConfigError(file: r.file, path: "auth.users", problem: "expected a list of users") }
-            for (i, u) in seq.enumerated() {
-                let path = "auth.users[\(i)]"
-                let um = try r.mapping(u, path, allowed: ["name", "password", "permissions"])
-                guard let n = um["name"] else { throw ConfigError(file: r.file, path: "\(path).name", problem: "missing") }
-                let name = try r.string(n, "\(path).name")
-                guard !name.isEmpty, !name.contains(":") else { throw ConfigError(file: r.file, path: "\(path).name", problem: "must be non-empty and without ':'") }
-                guard auth.user(named: name) == nil else { throw ConfigError(file: r.file, path: "\(path).name", problem: "\"\(name)\" is listed twice") }
-                guard let p = um["password"] else { throw ConfigError(file: r.file, path: "\(path).password", problem: "missing") }
-                let hash = try r.string(p, "\(path).password")
-                guard Self.isBcryptHash(hash) else {
-                    throw ConfigError(file: r.file, path: "\(path).password", problem: "expected a bcrypt hash ($2b$…); make one with `liverelay password`")
-                }
-                let permissions = try um["permissions"].map { n throws(ConfigError) in try permissionList(n, "\(path).permissions", r) } ?? []
-                auth.users.append(AccessUser(name: name, passwordHash: hash, permissions: permissions))
-            }
-        }
-        if let a = m["anonymous"] { auth.anonymous = try permissionList(a, "auth.anonymous", r) }
-        if let j = m["jwt"] {
-            let jm = try r.mapping(j, "auth.jwt", allowed: ["jwks", "claim", "issuer", "audience"])
-            guard let jwks = jm["jwks"] else { throw ConfigError(file: r.file, path: "auth.jwt.jwks", problem: "missing") }
-            var settings = JWTSettings(jwks: try r.string(jwks, "auth.jwt.jwks"))
-            if let c = jm["claim"] { settings.claim = try r.string(c, "auth.jwt.claim") }
-            if let i = jm["issuer"] { settings.issuer = try r.string(i, "auth.jwt.issuer") }
-            if let a = jm["audience"] { settings.audience = try r.string(a, "auth.jwt.audience") }
-            auth.jwt = settings
-        }
-        return auth
-    }
 
     /// `[read, metrics]` or `[{action: read, streams: "cam-*"}, …]`.
     static func permissionList(_ node: Node, _ path: String, _ r: Reader) throws(ConfigError) -> [AccessPermission] {
@@ -173,5 +140,42 @@ extension Configuration {
 
     static func isBcryptHash(_ s: String) -> Bool {
         s.count == 60 && ["$2a$", "$2b$", "$2y$"].contains(where: { s.hasPrefix($0) })
+    }
+}
+
+extension AuthSettings {
+    /// The `auth` section.
+    init(config node: Node, _ r: Configuration.Reader) throws(ConfigError) {
+        let m = try r.mapping(node, "auth", allowed: ["users", "anonymous", "jwt"])
+        var auth = AuthSettings()
+        if let users = m["users"] {
+            guard case .sequence(let seq) = users else { throw ConfigError(file: r.file, path: "auth.users", problem: "expected a list of users") }
+            for (i, u) in seq.enumerated() {
+                let path = "auth.users[\(i)]"
+                let um = try r.mapping(u, path, allowed: ["name", "password", "permissions"])
+                guard let n = um["name"] else { throw ConfigError(file: r.file, path: "\(path).name", problem: "missing") }
+                let name = try r.string(n, "\(path).name")
+                guard !name.isEmpty, !name.contains(":") else { throw ConfigError(file: r.file, path: "\(path).name", problem: "must be non-empty and without ':'") }
+                guard auth.user(named: name) == nil else { throw ConfigError(file: r.file, path: "\(path).name", problem: "\"\(name)\" is listed twice") }
+                guard let p = um["password"] else { throw ConfigError(file: r.file, path: "\(path).password", problem: "missing") }
+                let hash = try r.string(p, "\(path).password")
+                guard Configuration.isBcryptHash(hash) else {
+                    throw ConfigError(file: r.file, path: "\(path).password", problem: "expected a bcrypt hash ($2b$…); make one with `liverelay password`")
+                }
+                let permissions = try um["permissions"].map { n throws(ConfigError) in try Configuration.permissionList(n, "\(path).permissions", r) } ?? []
+                auth.users.append(AccessUser(name: name, passwordHash: hash, permissions: permissions))
+            }
+        }
+        if let a = m["anonymous"] { auth.anonymous = try Configuration.permissionList(a, "auth.anonymous", r) }
+        if let j = m["jwt"] {
+            let jm = try r.mapping(j, "auth.jwt", allowed: ["jwks", "claim", "issuer", "audience"])
+            guard let jwks = jm["jwks"] else { throw ConfigError(file: r.file, path: "auth.jwt.jwks", problem: "missing") }
+            var settings = JWTSettings(jwks: try r.string(jwks, "auth.jwt.jwks"))
+            if let c = jm["claim"] { settings.claim = try r.string(c, "auth.jwt.claim") }
+            if let i = jm["issuer"] { settings.issuer = try r.string(i, "auth.jwt.issuer") }
+            if let a = jm["audience"] { settings.audience = try r.string(a, "auth.jwt.audience") }
+            auth.jwt = settings
+        }
+        self = auth
     }
 }

@@ -70,47 +70,6 @@ extension Configuration {
 
     public var publishStreams: [Stream] { streams.filter { $0.source.hasPrefix("publish://") } }
 
-    static func ingestSettings(_ node: Node, _ r: Reader) throws(ConfigError) -> IngestSettings {
-        var settings = IngestSettings()
-        let m = try r.mapping(node, "ingest", allowed: ["rtmp", "srt", "defaults"])
-        if let srt = m["srt"] {
-            let x = try r.mapping(srt, "ingest.srt", allowed: ["listen", "passphrase", "auto_create", "latency"])
-            var s = IngestSettings.SRTIngest()
-            guard let l = x["listen"] else { throw ConfigError(file: r.file, path: "ingest.srt.listen", problem: "missing (HOST:PORT)") }
-            (s.host, s.port) = try Configuration.hostPort(try r.string(l, "ingest.srt.listen"), path: "ingest.srt.listen", file: r.file)
-            if let p = x["passphrase"] {
-                let phrase = try r.string(p, "ingest.srt.passphrase")
-                guard (10...79).contains(phrase.utf8.count) else {
-                    throw ConfigError(file: r.file, path: "ingest.srt.passphrase", problem: "SRT passphrases are 10 to 79 characters")
-                }
-                s.passphrase = phrase
-                Redactor.remember(secret: phrase)
-            }
-            if let a = x["auto_create"] { s.autoCreate = try r.bool(a, "ingest.srt.auto_create") }
-            if let d = x["latency"] { s.latency = try r.duration(d, "ingest.srt.latency", 0...10) }
-            settings.srt = s
-        }
-        if let rtmp = m["rtmp"] {
-            let x = try r.mapping(rtmp, "ingest.rtmp", allowed: ["listen", "app", "publish_key", "auto_create", "tls"])
-            var s = IngestSettings.RTMPIngest()
-            guard let l = x["listen"] else { throw ConfigError(file: r.file, path: "ingest.rtmp.listen", problem: "missing (HOST:PORT)") }
-            (s.host, s.port) = try Configuration.hostPort(try r.string(l, "ingest.rtmp.listen"), path: "ingest.rtmp.listen", file: r.file)
-            if let a = x["app"] {
-                s.app = try r.string(a, "ingest.rtmp.app")
-                guard Configuration.isStreamName(s.app) else {
-                    throw ConfigError(file: r.file, path: "ingest.rtmp.app", problem: "letters, digits, - and _ only")
-                }
-            }
-            if let t = x["tls"] { s.tls = try r.bool(t, "ingest.rtmp.tls") }
-            if let k = x["publish_key"] {
-                s.publishKey = try r.string(k, "ingest.rtmp.publish_key")
-                Redactor.remember(secret: s.publishKey!)
-            }
-            if let a = x["auto_create"] { s.autoCreate = try r.bool(a, "ingest.rtmp.auto_create") }
-            settings.rtmp = s
-        }
-        return settings
-    }
 
     /// Publish streams need an ingest server; one bound beyond loopback needs a key for every
     /// stream (a global one, the stream's own, or users allowed to publish).
@@ -150,5 +109,50 @@ extension Configuration {
             throw ConfigError(file: file, path: "ingest.rtmp.publish_key",
                               problem: "ingest.rtmp listens beyond loopback and stream \"\(open.name)\" has no publish_key: set ingest.rtmp.publish_key, the stream's publish_key, or users with the publish action")
         }
+    }
+}
+
+extension IngestSettings {
+    /// The `ingest` section.
+    init(config node: Node, _ r: Configuration.Reader) throws(ConfigError) {
+        var settings = IngestSettings()
+        let m = try r.mapping(node, "ingest", allowed: ["rtmp", "srt", "defaults"])
+        if let srt = m["srt"] {
+            let x = try r.mapping(srt, "ingest.srt", allowed: ["listen", "passphrase", "auto_create", "latency"])
+            var s = IngestSettings.SRTIngest()
+            guard let l = x["listen"] else { throw ConfigError(file: r.file, path: "ingest.srt.listen", problem: "missing (HOST:PORT)") }
+            (s.host, s.port) = try Configuration.hostPort(try r.string(l, "ingest.srt.listen"), path: "ingest.srt.listen", file: r.file)
+            if let p = x["passphrase"] {
+                let phrase = try r.string(p, "ingest.srt.passphrase")
+                guard (10...79).contains(phrase.utf8.count) else {
+                    throw ConfigError(file: r.file, path: "ingest.srt.passphrase", problem: "SRT passphrases are 10 to 79 characters")
+                }
+                s.passphrase = phrase
+                Redactor.remember(secret: phrase)
+            }
+            if let a = x["auto_create"] { s.autoCreate = try r.bool(a, "ingest.srt.auto_create") }
+            if let d = x["latency"] { s.latency = try r.duration(d, "ingest.srt.latency", 0...10) }
+            settings.srt = s
+        }
+        if let rtmp = m["rtmp"] {
+            let x = try r.mapping(rtmp, "ingest.rtmp", allowed: ["listen", "app", "publish_key", "auto_create", "tls"])
+            var s = IngestSettings.RTMPIngest()
+            guard let l = x["listen"] else { throw ConfigError(file: r.file, path: "ingest.rtmp.listen", problem: "missing (HOST:PORT)") }
+            (s.host, s.port) = try Configuration.hostPort(try r.string(l, "ingest.rtmp.listen"), path: "ingest.rtmp.listen", file: r.file)
+            if let a = x["app"] {
+                s.app = try r.string(a, "ingest.rtmp.app")
+                guard Configuration.isStreamName(s.app) else {
+                    throw ConfigError(file: r.file, path: "ingest.rtmp.app", problem: "letters, digits, - and _ only")
+                }
+            }
+            if let t = x["tls"] { s.tls = try r.bool(t, "ingest.rtmp.tls") }
+            if let k = x["publish_key"] {
+                s.publishKey = try r.string(k, "ingest.rtmp.publish_key")
+                Redactor.remember(secret: s.publishKey!)
+            }
+            if let a = x["auto_create"] { s.autoCreate = try r.bool(a, "ingest.rtmp.auto_create") }
+            settings.rtmp = s
+        }
+        self = settings
     }
 }
