@@ -9,7 +9,9 @@ command line aside, whose input is the operator's own):
     utf8Contains, replacingAll, trimmingASCIISpaces, equalsIgnoringCase;
   - a subscript straight on a split result: use Wire's field(_:separator:) or check the count;
   - a floating-point value turned into an integer with a trapping initializer: use
-    Int64(saturating:), PeerNumber.nanoseconds, Timestamps.nanoseconds.
+    Int64(saturating:), PeerNumber.nanoseconds, Timestamps.nanoseconds;
+  - URLSession (FoundationNetworking stops the process on some answers: "Transfer completed,
+    but there's no response"): use Relay's BoundedHTTP (AsyncHTTPClient, bounded).
 There is no comment that silences a line: change the code. Exit 1 and one line per finding.
 """
 import pathlib, re, sys
@@ -24,11 +26,13 @@ RULES = [
     ("trapping float-to-integer conversion",
      re.compile(r"\b(U?Int(8|16|32|64)?)\((?!exactly:|saturating:|clamping:|truncatingIfNeeded:|bitPattern:)"
                 r"[^\n]*?((?<![$\w])\d+\.\d|\d[eE]\d|Double\(|\.rounded\(|\.rounded\b)")),
+    ("URLSession on a peer's answers", re.compile(r"\bURLSession\b|\bimport FoundationNetworking\b")),
 ]
 
 BAD = ['if let r = url.range(of: "://") {', 'if text.contains("#EXT-X-ENDLIST") {', 's.replacingOccurrences(of: ";", with: ",")',
        'let v = t.split(separator: "=")[1]', 'let v = t.split(separator: "=", maxSplits: 1)[1]', 'keepalive = UInt64(secs / 2 * 1e9)',
-       'let ms = Int64((1000 / rate).rounded())', 'let n = Int(Double(x) * 2)', 'let s = h.trimmingCharacters(in: .whitespaces)']
+       'let ms = Int64((1000 / rate).rounded())', 'let n = Int(Double(x) * 2)', 'let s = h.trimmingCharacters(in: .whitespaces)',
+       'let task = URLSession.shared.dataTask(with: request)', 'import FoundationNetworking']
 GOOD = ['if let r = url.utf8Range(of: "://") {', 'let v = t.field(1, separator: "=")', 'keepalive = PeerNumber.nanoseconds(secs / 2)',
         'let ms = Int64(saturating: (1000 / rate).rounded())', 'let n = headers.first.flatMap { Int($0.1) }', 'let c = set.contains(name)']
 

@@ -4,6 +4,7 @@ import HummingbirdBcrypt
 import JWTKit
 import MediaCore
 import Synchronization
+public import Logging
 
 /// The one answer to "may these credentials do this action on this stream from this address",
 /// for HTTP, WebSocket, RTSP, RTMP and SRT alike. Each server adapts its own credential form
@@ -53,11 +54,14 @@ public final class Authorizer: Sendable {
     static let failureWindowNanos: UInt64 = 60_000_000_000
     static let verifiedForNanos: UInt64 = 300_000_000_000
 
-    public init(auth: AuthSettings?, allowedHosts: Set<String>?) async throws {
+    public init(auth: AuthSettings?, allowedHosts: Set<String>?, logger: Logger = Logger(label: "liverelay.auth")) async throws {
         self.auth = auth
         self.allowedHosts = allowedHosts
-        if let settings = auth?.jwt { jwt = try await JWTVerifier(settings: settings) } else { jwt = nil }
+        if let settings = auth?.jwt { jwt = try await JWTVerifier(settings: settings, logger: logger) } else { jwt = nil }
     }
+
+    /// Fetches of the JWKS URL so far, and the failed ones; nil without one.
+    public var jwksFetches: (done: Int, failed: Int)? { jwt.flatMap { $0.settings.isURL ? $0.fetchCounts : nil } }
 
     /// Failed logins so far (for `/metrics`).
     public var failedLogins: Int { failureTotal.load(ordering: .relaxed) }
@@ -177,16 +181,81 @@ public final class Authorizer: Sendable {
     }
 }
 
-/// Verifies JWTs against a JWKS file and reads their permissions claim.
+/// Verifies JWTs against a JWKS and reads their permissions claim. A JWKS file is read at
+/// start; a JWKS URL is fetched at start and every `refresh` seconds (bounded: 5 s, 1 MiB). A
+/// fetch that fails, or brings a set with no usable key, keeps the keys in hand.
 final class JWTVerifier: Sendable {
     let settings: JWTSettings
-    private let keys: JWTKeyCollection
+    private let keys: Mutex<JWTKeyCollection>
+    private let logger: Logger
+    private let fetches = Mutex<(done: Int, failed: Int, lastError: String?)>((0, 0, nil))
+    static let maxJWKSBytes = 1 << 20
 
-    init(settings: JWTSettings) async throws {
+    init(settings: JWTSettings, logger: Logger) async throws {
         self.settings = settings
-        let json = try String(contentsOfFile: settings.jwks, encoding: .utf8)
-        keys = JWTKeyCollection()
-        try await keys.add(jwksJSON: json)
+        self.logger = logger
+        keys = Mutex(JWTKeyCollection())
+        if settings.isURL {
+            if let problem = await fetch() {
+                logger.warning("auth: cannot load the JWKS yet; tokens are refused until it loads", metadata: ["error": "\(problem)"])
+            }
+            // Keys rotate at the identity provider: fetched again on a timer, for as long as
+            // this verifier is in use.
+            let every = settings.refresh
+            Task { [weak self] in
+                while true {
+                    try? await Task.sleep(for: .seconds(every))
+                    guard let self else { return }
+                    if let problem = await self.fetch() {
+                        self.logger.warning("auth: JWKS fetch failed; keeping the keys in hand", metadata: ["error": "\(problem)"])
+                    }
+                }
+            }
+        } else {
+            let json = try String(contentsOfFile: settings.jwks, encoding: .utf8)
+            let k = JWTKeyCollection()
+            try await k.add(jwksJSON: json)
+            keys.withLock { $0 = k }
+        }
+    }
+
+    /// JWKS fetches so far, and the failed ones (for tests and `/metrics`).
+    var fetchCounts: (done: Int, failed: Int) { fetches.withLock { ($0.done, $0.failed) } }
+
+    /// Fetches the JWKS and, when it holds a usable key, replaces the keys; the problem otherwise.
+    private func fetch() async -> String? {
+        let problem = await load()
+        fetches.withLock { f in
+            f.done += 1
+            if problem != nil { f.failed += 1 }
+            f.lastError = problem
+        }
+        return problem
+    }
+
+    private func load() async -> String? {
+        let url = Redactor.redact(settings.jwks)
+        switch await BoundedHTTP.send(method: "GET", url: settings.jwks, headers: [("Accept", "application/json")], timeout: 5, maxBody: Self.maxJWKSBytes) {
+        case .failure(let f):
+            return "\(url): \(Redactor.scrub(f.description))"
+        case .success(let answer) where answer.status != 200:
+            return "\(url): HTTP \(answer.status)"
+        case .success(let answer):
+            // Bytes that are not UTF-8 are not a JWKS; the decoder sees only valid text.
+            guard let json = String(validating: answer.body, as: UTF8.self) else { return "\(url): not UTF-8 text" }
+            struct Shape: Decodable { struct Key: Decodable { let kty: String }; let keys: [Key] }
+            guard let shape = try? JSONDecoder().decode(Shape.self, from: Data(answer.body)), !shape.keys.isEmpty else {
+                return "\(url): not a JWKS with keys"
+            }
+            let k = JWTKeyCollection()
+            do {
+                try await k.add(jwksJSON: json)
+            } catch {
+                return "\(url): not a usable JWKS (\(String(describing: error).prefix(200)))"
+            }
+            keys.withLock { $0 = k }
+            return nil
+        }
     }
 
     /// One `{action, streams}` of the permissions claim.
@@ -198,6 +267,7 @@ final class JWTVerifier: Sendable {
     /// The identity a valid token carries; nil for anything invalid, expired or not ours.
     func identity(_ token: String) async -> AccessIdentity? {
         // `verify` checks the signature and, in PermissionsPayload.verify, the expiry.
+        let keys = keys.withLock { $0 }
         guard let payload = try? await keys.verify(token, as: PermissionsPayload.self) else { return nil }
         if let issuer = settings.issuer, payload.iss != issuer { return nil }
         if let audience = settings.audience, !(payload.aud ?? []).contains(audience) { return nil }

@@ -1,4 +1,4 @@
-public import MediaCore
+import MediaCore
 public import Relay
 import Wire
 import Synchronization

@@ -20,7 +20,7 @@ public enum LiveRelayServer {
                            reload: (@Sendable () throws -> Configuration)? = nil,
                            logger: Logger, onListening: @escaping @Sendable (Int) -> Void) async throws {
         let engine = RelayEngine(configuration: configuration, sources: sources, captureAge: captureAge, logger: logger)
-        let authorizer = try await Authorizer(auth: configuration.auth, allowedHosts: configuration.effectiveAllowedHosts)
+        let authorizer = try await Authorizer(auth: configuration.auth, allowedHosts: configuration.effectiveAllowedHosts, logger: logger)
         let metrics = RelayMetrics(authorizer: authorizer)
         let limits = configuration.limits
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: EngineService(engine: engine))]

@@ -97,6 +97,9 @@ import TestSupport
         ("ingest:\n  srt: {listen: \"0.0.0.0:8890\", auto_create: true}\nstreams:\n  p: {source: publish, publish_key: long-enough-1}", "ingest.srt.passphrase: ingest.srt.auto_create beyond loopback"),
         ("ingest:\n  rtmp: {listen: \"127.0.0.1:1935\"}\n  defaults: {hls: {variant: dash}}\nstreams:\n  p: {source: publish}", "ingest.defaults.hls.variant: expected mpegts"),
         ("ingest:\n  defaults: {source: x}\nstreams:\n  p: {source: publish}", "ingest.defaults.source: not allowed"),
+        ("auth:\n  jwt: {jwks: \"http://idp.example/keys\"}\nstreams:\n  c: {source: testsrc://}", "auth.jwt.jwks: http:// is for loopback only"),
+        ("auth:\n  jwt: {jwks: keys.json, refresh: 1m}\nstreams:\n  c: {source: testsrc://}", "auth.jwt.refresh: for a JWKS URL only"),
+        ("auth:\n  jwt: {jwks: \"https://idp.example/keys\", refresh: 0s}\nstreams:\n  c: {source: testsrc://}", "auth.jwt.refresh: expected a duration"),
         ("streams:\n  c: {source: testsrc://, on_demand_idle: 5s}", "streams.c.on_demand_idle: needs on_demand: true"),
         ("streams:\n  p: {source: publish, on_demand: true}", "streams.p.on_demand: a publish stream"),
     ])

@@ -2,7 +2,7 @@
 # Runs one hostile peer long against the real `liverelay serve` (debug build: the same overflow
 # and bounds traps as release, and assertions besides) and says whether
 # the process survived and a good stream beside stayed live:
-#   scripts/hostile/run.sh camera|rtsp_player|http_client|rtmp_publisher|srt_caller EXCHANGES [SEED]
+#   scripts/hostile/run.sh camera|rtsp_player|http_client|rtmp_publisher|srt_caller|push_origin|jwks_endpoint EXCHANGES [SEED]
 # The peer prints what it sent per exchange into .build-hostile/FACE-SEED.log, so a crash replays
 # with the same seed. Exit 0 when serve is still running and the good stream is live.
 set -euo pipefail
@@ -41,7 +41,19 @@ case "$face" in
     peer=$(/usr/bin/python3 -c 'import socket;s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM);s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
     printf 'ingest:\n  srt: {listen: "127.0.0.1:%s"}\nstreams:\n  good: {source: "testsrc://?size=320x240&fps=15", preview: false}\n  cam: {source: publish, hls: {variant: mpegts}}\n' "$peer" > "$conf"
     ;;
-  *) echo "faces: camera rtsp_player http_client rtmp_publisher srt_caller" >&2; exit 2 ;;
+  push_origin)
+    # Eight streams push LL-HLS (parts, playlists, deletes) to the one hostile origin.
+    { echo "streams:"; echo "  good: {source: \"testsrc://?size=320x240&fps=15\", preview: false}"
+      for i in $(seq 0 7); do
+        echo "  cam$i: {source: \"testsrc://?size=160x120&fps=15&gop=15\", preview: false, hls: {variant: lowLatency, segment_duration: 1s, part_duration: 0.2s, push: \"http://127.0.0.1:$peer/live/cam$i/\"}}"
+      done; } > "$conf"
+    /usr/bin/python3 scripts/hostile/push_origin.py --port "$peer" --seed "$seed" --exchanges "$exchanges" > "$log" &
+    ;;
+  jwks_endpoint)
+    printf 'auth:\n  anonymous: [read]\n  jwt: {jwks: "http://127.0.0.1:%s/jwks.json", refresh: 0.1s}\nstreams:\n  good: {source: "testsrc://?size=320x240&fps=15", preview: false}\n' "$peer" > "$conf"
+    /usr/bin/python3 scripts/hostile/jwks_endpoint.py --port "$peer" --relay "$http" --seed "$seed" --exchanges "$exchanges" > "$log" &
+    ;;
+  *) echo "faces: camera rtsp_player http_client rtmp_publisher srt_caller push_origin jwks_endpoint" >&2; exit 2 ;;
 esac
 peerpid=${!:-}
 "$bin" serve --config "$conf" --listen "127.0.0.1:$http" > "$out/$face-$seed.serve.log" 2>&1 &

@@ -1,3 +1,5 @@
+import Wire
+
 /// What a user may do.
 public enum AccessAction: String, Sendable, Hashable, CaseIterable, Codable {
     /// Previews, snapshots, HLS, meta.json, the stream GETs of the API, the pages.
@@ -42,10 +44,14 @@ public struct AccessUser: Sendable, Hashable {
     }
 }
 
-/// Bearer tokens: JWTs signed by a key of a JWKS file, carrying permissions in a claim.
+/// Bearer tokens: JWTs signed by a key of a JWKS, carrying permissions in a claim.
 public struct JWTSettings: Sendable, Hashable {
-    /// Path of the JWKS (JSON Web Key Set) file.
+    /// Where the JWKS (JSON Web Key Set) is: a file, or an `https://` URL (`http://` on
+    /// loopback only), fetched again every `refresh` seconds.
     public var jwks: String
+    /// Seconds between fetches of a JWKS URL (keys rotate at the identity provider).
+    public var refresh: Double = 300
+    public var isURL: Bool { jwks.hasPrefixIgnoringCase("https://") || jwks.hasPrefixIgnoringCase("http://") }
     /// The claim holding `[{action, streams}]`.
     public var claim = "liverelay_permissions"
     public var issuer: String?

@@ -168,9 +168,19 @@ extension AuthSettings {
         }
         if let a = m["anonymous"] { auth.anonymous = try Configuration.permissionList(a, "auth.anonymous", r) }
         if let j = m["jwt"] {
-            let jm = try r.mapping(j, "auth.jwt", allowed: ["jwks", "claim", "issuer", "audience"])
+            let jm = try r.mapping(j, "auth.jwt", allowed: ["jwks", "claim", "issuer", "audience", "refresh"])
             guard let jwks = jm["jwks"] else { throw ConfigError(file: r.file, path: "auth.jwt.jwks", problem: "missing") }
             var settings = JWTSettings(jwks: try r.string(jwks, "auth.jwt.jwks"))
+            if settings.jwks.hasPrefixIgnoringCase("http://") {
+                // Keys fetched in the clear could be swapped on the way: only from this machine.
+                guard let url = URL(string: settings.jwks), let host = url.host, Configuration.isLoopback(host: host) else {
+                    throw ConfigError(file: r.file, path: "auth.jwt.jwks", problem: "http:// is for loopback only; use https:// (keys fetched in the clear could be replaced on the way)")
+                }
+            }
+            if let f = jm["refresh"] {
+                guard settings.isURL else { throw ConfigError(file: r.file, path: "auth.jwt.refresh", problem: "for a JWKS URL only (a file is read at start)") }
+                settings.refresh = try r.duration(f, "auth.jwt.refresh", 0.1...86_400)
+            }
             if let c = jm["claim"] { settings.claim = try r.string(c, "auth.jwt.claim") }
             if let i = jm["issuer"] { settings.issuer = try r.string(i, "auth.jwt.issuer") }
             if let a = jm["audience"] { settings.audience = try r.string(a, "auth.jwt.audience") }

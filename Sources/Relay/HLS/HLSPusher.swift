@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 public import Logging
 import MediaCore
 import Synchronization
@@ -19,8 +16,8 @@ public struct HTTPUploadError: Error, Sendable, CustomStringConvertible {
 /// slow origin never slows the segmenter. When it falls far behind, parts (useless once late)
 /// are dropped first; segments and the playlist are kept.
 ///
-/// Safety: `@unchecked` only for `session` (URLSession is thread-safe but not marked Sendable
-/// on Linux); all other state is behind Mutex/Atomic.
+/// Safety: `@unchecked` only for `retries`, touched by the delivery thread alone; all other
+/// state is behind Mutex/Atomic. Requests go through `BoundedHTTP` (bounded time and body).
 public final class HLSPusher: @unchecked Sendable {
     public let base: String
     private let logger: Logger
@@ -102,40 +99,20 @@ public final class HLSPusher: @unchecked Sendable {
         }
     }
 
-    private let session: URLSession = {
-        let c = URLSessionConfiguration.ephemeral
-        c.timeoutIntervalForRequest = 5
-        c.timeoutIntervalForResource = 10
-        c.httpMaximumConnectionsPerHost = 1
-        return URLSession(configuration: c)
-    }()
-
-    /// One request, waited for on this thread (the pusher's own).
     private func send(_ method: String, _ url: String, data: [UInt8], contentType: String?) -> Result<Void, HTTPUploadError> {
         let safe = Redactor.redact(url)
-        guard let u = URL(string: url) else { return .failure(HTTPUploadError(url: safe, status: nil, detail: "not a valid URL")) }
-        var request = URLRequest(url: u)
-        request.httpMethod = method
-        if let contentType { request.setValue(contentType, forHTTPHeaderField: "Content-Type") }
-        if method == "PUT" { request.httpBody = Data(data) }
-        let result = Mutex<Result<Void, HTTPUploadError>?>(nil)
-        let finished = DispatchSemaphore(value: 0)
-        session.dataTask(with: request) { _, response, error in
-            let r: Result<Void, HTTPUploadError>
-            if let error {
-                r = .failure(HTTPUploadError(url: safe, status: nil, detail: Redactor.scrub(error.localizedDescription)))
-            } else if let http = response as? HTTPURLResponse, !(200..<300).contains(http.statusCode) {
-                r = .failure(HTTPUploadError(url: safe, status: http.statusCode, detail: "HTTP \(http.statusCode)"))
-            } else {
-                r = .success(())
-            }
-            result.withLock { $0 = r }
-            finished.signal()
-        }.resume()
-        if finished.wait(timeout: .now() + 12) == .timedOut {
-            return .failure(HTTPUploadError(url: safe, status: nil, detail: "no answer within 12 s"))
+        // Answers are bounded: 10 s for the exchange, 64 KiB of body kept (an origin's answer to
+        // a PUT is a status, not content).
+        let headers = contentType.map { [("Content-Type", $0)] } ?? []
+        switch BoundedHTTP.sendWaiting(method: method, url: url, headers: headers, body: method == "PUT" ? data : nil,
+                                       timeout: 10, maxBody: 64 << 10) {
+        case .failure(let f):
+            return .failure(HTTPUploadError(url: safe, status: nil, detail: Redactor.scrub(f.description)))
+        case .success(let answer) where !(200..<300).contains(answer.status):
+            return .failure(HTTPUploadError(url: safe, status: answer.status, detail: "HTTP \(answer.status)"))
+        case .success:
+            return .success(())
         }
-        return result.withLock { $0 } ?? .failure(HTTPUploadError(url: safe, status: nil, detail: "no answer"))
     }
 
     static func contentType(_ name: String) -> String {

@@ -1,4 +1,4 @@
-public import MediaCore
+import MediaCore
 import Wire
 public import Logging
 import Mux

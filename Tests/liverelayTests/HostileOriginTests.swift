@@ -1,0 +1,63 @@
+import Testing
+import Foundation
+import TestSupport
+
+/// Peers LiveRelay calls as a client, made hostile: an HLS push origin
+/// (`scripts/hostile/push_origin.py`) and a JWKS endpoint (`scripts/hostile/jwks_endpoint.py`),
+/// each answering with mutated HTTP and documents over real sockets. The process survives, the
+/// good stream stays live, and once the peer behaves again, so does LiveRelay's use of it.
+@Suite(.serialized, .tags(.endToEnd)) struct HostileOriginTests {
+    static var seed: Int { ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000) }
+    static func lines(_ s: String) -> [Substring] { s.split(separator: "\n").filter { $0.hasPrefix("exchange ") } }
+
+    @Test func aMutatingPushOriginCannotStopServeAndPushingResumesAfterIt() throws {
+        let seed = Self.seed
+        let origin = FreePort.tcp()
+        let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/push_origin.py").path
+        let hostile = try ChildProcess(Servers.python, [script, "--port", String(origin), "--seed", String(seed), "--exchanges", "400"])
+        defer { hostile.stop() }
+        #expect(FreePort.waitUntilListening(origin))
+        var streams = "  good: {source: \"testsrc://?size=320x240&fps=15\", preview: false}\n"
+        for i in 0..<4 {
+            streams += "  cam\(i): {source: \"testsrc://?size=160x120&fps=15&gop=15\", preview: false, hls: {variant: lowLatency, segment_duration: 1s, part_duration: 0.2s, push: \"http://127.0.0.1:\(origin)/live/cam\(i)/\"}}\n"
+        }
+        let (serve, port, dir) = try Servers.serve("streams:\n" + streams)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        _ = hostile.wait(timeout: 90)
+        let exchanges = Self.lines(hostile.stdout).count
+        #expect(serve.exitStatus == nil, "seed \(seed): serve stopped; the origin answered:\n\(hostile.stdout.suffix(4000))\n\(serve.stderr.suffix(3000))")
+        #expect(exchanges == 400, "seed \(seed): \(exchanges) exchanges")
+        #expect(HostileCameraTests.states(port)["good"] == "live")
+        // The origin behaves again: every stream's pusher gets files through within its backoff (≤ 5 s).
+        let plain = try ChildProcess(Servers.python, [script, "--port", String(origin), "--seed", String(seed), "--exchanges", "100", "--mutate", "0"])
+        defer { plain.stop() }
+        _ = plain.wait(timeout: 30)
+        let paths = Set(Self.lines(plain.stdout).compactMap { $0.split(separator: " ").dropFirst(5).first?.split(separator: "/").dropFirst(1).first })
+        #expect(Self.lines(plain.stdout).count == 100 && paths == ["cam0", "cam1", "cam2", "cam3"], "seed \(seed): \(paths) in \(plain.stdout.suffix(2000))")
+    }
+
+    @Test func aMutatingJWKSEndpointCannotStopServeAndGoodKeysWorkAfterIt() throws {
+        let seed = Self.seed
+        let jwks = FreePort.tcp()
+        let (serve, port, dir) = try Servers.serve("""
+        auth:
+          anonymous: [read]
+          jwt: {jwks: "http://127.0.0.1:\(jwks)/jwks.json", refresh: 0.1s}
+        streams:
+          good: {source: "testsrc://?size=320x240&fps=15", preview: false}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/jwks_endpoint.py").path
+        let hostile = try ChildProcess.run(Servers.python, [script, "--port", String(jwks), "--relay", String(port), "--seed", String(seed), "--exchanges", "80"], timeout: 120)
+        let exchanges = Self.lines(hostile.stdout).count
+        #expect(serve.exitStatus == nil, "seed \(seed): serve stopped; the endpoint sent:\n\(hostile.stdout.suffix(4000))\n\(serve.stderr.suffix(3000))")
+        #expect(exchanges == 80, "seed \(seed): \(exchanges) exchanges; \(hostile.stderr.suffix(500))")
+        #expect(HostileCameraTests.states(port)["good"] == "live")
+        // The endpoint serves its real key set again: a token signed by its key reads the stream
+        // (a token that does not verify is a 401, anonymous reading or not).
+        let clean = try ChildProcess.run(Servers.python, [script, "--port", String(jwks), "--relay", String(port), "--seed", String(seed), "--exchanges", "5", "--clean"], timeout: 60)
+        let answers = Self.lines(clean.stdout).map { $0.split(separator: ":").last.map(String.init) ?? "" }
+        #expect(answers.suffix(3).allSatisfy { $0.contains("200 OK") }, "seed \(seed): \(clean.stdout)\n\(serve.stderr.suffix(2000))")
+        #expect(serve.exitStatus == nil)
+    }
+}
