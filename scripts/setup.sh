@@ -16,6 +16,8 @@ PACKAGES=(
   gstreamer1.0-plugins-bad gstreamer1.0-libav
   # real RTMP server (and HTTP origin) for tests
   nginx libnginx-mod-rtmp
+  # the hostile JWKS endpoint signs its tokens (scripts/hostile/jwks_endpoint.py)
+  python3-cryptography
   # real browser for the web pages (preview, HLS players): headless Chromium driven by Selenium
   chromium chromium-driver python3-selenium
   # VLC as an HLS player (runs as nobody: it refuses root)
