@@ -86,7 +86,7 @@ let package = Package(
         .target(
             name: "Access",
             dependencies: [
-                "Relay", "MediaCore", .product(name: "Logging", package: "swift-log"),
+                "Relay", "MediaCore", "Wire", .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "JWTKit", package: "jwt-kit"),
             ],

@@ -4,6 +4,7 @@ import HummingbirdBcrypt
 import JWTKit
 import MediaCore
 import Synchronization
+import Wire
 public import Logging
 
 /// The one answer to "may these credentials do this action on this stream from this address",
@@ -243,6 +244,8 @@ final class JWTVerifier: Sendable {
         case .success(let answer):
             // Bytes that are not UTF-8 are not a JWKS; the decoder sees only valid text.
             guard let json = String(validating: answer.body, as: UTF8.self) else { return "\(url): not UTF-8 text" }
+            // A key set is four levels deep; a decoder would spend seconds on 100 000.
+            guard JSONDepth.deepest(answer.body, limit: 16) <= 16 else { return "\(url): nested deeper than a JWKS" }
             struct Shape: Decodable { struct Key: Decodable { let kty: String }; let keys: [Key] }
             guard let shape = try? JSONDecoder().decode(Shape.self, from: Data(answer.body)), !shape.keys.isEmpty else {
                 return "\(url): not a JWKS with keys"

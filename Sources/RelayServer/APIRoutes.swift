@@ -1,5 +1,6 @@
 import Hummingbird
 import Relay
+import Wire
 import Foundation
 import HTTPTypes
 import NIOCore
@@ -92,6 +93,10 @@ enum APIRoutes {
 
     static func body(_ request: Request) async throws -> ([String: ConfigValue]?, String) {
         let data = try await request.body.collect(upTo: 256 * 1024)
+        // A stream's keys nest four levels at most; deeper is not a stream (and costs a decoder).
+        guard JSONDepth.deepest(data.readableBytesView, limit: 32) <= 32 else {
+            return (nil, "expected a JSON object with the configuration's stream keys (nested too deep)")
+        }
         do {
             return (try JSONDecoder().decode([String: ConfigValue].self, from: Data(data.readableBytesView)), "")
         } catch {
