@@ -13,8 +13,10 @@ public struct IngestError: Error, Sendable, CustomStringConvertible {
         case invalidData
         /// The source has no stream of the kind we need.
         case noVideoStream
-        /// The server refused us (not found, unauthorized).
+        /// The server refused the request (not found, unavailable, a bad request).
         case refused
+        /// The server refused our credentials, or wants some (401, 403).
+        case unauthorized
         /// `interrupt()` was called.
         case stopped
         /// Anything else FFmpeg reported.
@@ -44,10 +46,8 @@ public struct IngestError: Error, Sendable, CustomStringConvertible {
     /// loop against a camera that refuses us) nor for a source that did not answer at all.
     public var meansNotServingYet: Bool {
         switch kind {
-        case .unreachable, .stopped: return false
-        case .refused:
-            return !(detail.utf8Contains("401") || detail.utf8Contains("403") || detail.utf8Contains("credentials"))
-        case .timedOut, .invalidData, .noVideoStream, .failed: return true
+        case .unreachable, .stopped, .unauthorized: return false
+        case .refused, .timedOut, .invalidData, .noVideoStream, .failed: return true
         }
     }
 
@@ -74,7 +74,8 @@ public struct IngestError: Error, Sendable, CustomStringConvertible {
             kind = .failed
         default:
             // HTTP-style 4xx replies from RTSP/HTTP servers
-            if error.message.utf8Contains("Server returned 4") { kind = .refused }
+            if error.message.utf8Contains("Server returned 401") || error.message.utf8Contains("Server returned 403") { kind = .unauthorized }
+            else if error.message.utf8Contains("Server returned 4") { kind = .refused }
             else if error.message.utf8ContainsIgnoringCase("name or service") || error.message.utf8ContainsIgnoringCase("resolv") { kind = .unreachable }
             else { kind = .failed }
         }
@@ -90,6 +91,7 @@ extension IngestError.Kind {
         case .invalidData: "invalid data"
         case .noVideoStream: "no video stream"
         case .refused: "refused"
+        case .unauthorized: "unauthorized"
         case .stopped: "stopped"
         case .failed: "failed"
         }

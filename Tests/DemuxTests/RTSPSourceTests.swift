@@ -170,7 +170,7 @@ import Logging
                 _ = try RTSPSource.open(url: bad, options: Self.options(.udp), interruptHandle: InterruptHandle())
             } throws: { e in
                 guard let e = e as? IngestError else { return false }
-                return e.kind == .refused && e.description.contains("401") && !e.description.contains("PW")
+                return e.kind == .unauthorized && !e.meansNotServingYet && e.description.contains("401") && !e.description.contains("PW")
             }
         }
     }

@@ -17,7 +17,8 @@ extension RTSPSource {
         case .status(let code, let reason):
             let detail = code == 401 ? (address.user == nil ? "the server wants credentials (401 \(reason))" : "credentials refused (401 \(reason))")
                                      : "server answered \(code) \(reason)"
-            return IngestError((400..<500).contains(code) ? .refused : .failed, source: url, stage: stage, detail: detail)
+            let kind: IngestError.Kind = code == 401 || code == 403 ? .unauthorized : (400..<500).contains(code) ? .refused : .failed
+            return IngestError(kind, source: url, stage: stage, detail: detail)
         case .invalid(let m): return IngestError(.invalidData, source: url, stage: stage, detail: m)
         case .failed(let m): return IngestError(.failed, source: url, stage: stage, detail: m)
         case .unsupported(let m): return IngestError(.failed, source: url, stage: stage, detail: "not supported: " + m)
