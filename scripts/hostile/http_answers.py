@@ -4,7 +4,8 @@ status lines, headers, lengths and framing can lie in ways an HTTP library would
 
 answer(conn, r, body, what) sends one answer to one request read off `conn`, mutated from the
 random.Random `r`, and appends what it did to `what`."""
-import socket, struct, time
+import random, socket, struct, time
+import peer
 
 STATUSES = [200, 201, 204, 100, 101, 102, 199, 206, 299, 301, 302, 304, 307, 308, 400, 401, 403, 404, 408, 413, 429, 451,
             499, 500, 502, 503, 504, 599, 600, 999, 0, -1, 2**31, 2**64]
@@ -110,10 +111,21 @@ def answer(conn, r, body, what, status=200, content_type="application/json", por
         what.append(f"peer went away ({e.__class__.__name__})")
     conn.close()
 
-def serve(port, handle):
-    """Accepts connections on 127.0.0.1:port and calls handle(conn) for each, one at a time."""
+def accept_exchanges(a, exchange):
+    """One exchange per connection accepted on 127.0.0.1:a.port, up to a.exchanges:
+    exchange(conn, r, n, what) answers it (r seeded by seed and n) and says what it did."""
     srv = socket.socket()
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", port))
+    srv.bind(("127.0.0.1", a.port))
     srv.listen(64)
-    return srv
+    for n in range(1, a.exchanges + 1):
+        conn, _ = srv.accept()
+        r = random.Random(f"{a.seed}:{n}")
+        what = []
+        try:
+            exchange(conn, r, n, what)
+        except OSError as e:
+            what.append(f"socket: {e.__class__.__name__}")
+            conn.close()
+        peer.say(a, n, what)
+    print(f"done: {a.exchanges} exchanges", flush=True)

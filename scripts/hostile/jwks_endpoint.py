@@ -12,7 +12,7 @@ the checks. One line per fetch (an exchange):
 """
 import os, sys, random, json, base64, time, socket, hashlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import http_answers
+import http_answers, peer
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
@@ -98,40 +98,26 @@ def present(relay_port, tok, n):
     finally:
         s.close()
 
-def main():
-    import argparse
-    p = argparse.ArgumentParser()
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("--relay", type=int, required=True, help="LiveRelay's HTTP port (tokens are presented there)")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--exchanges", type=int, default=100)
-    p.add_argument("--clean", action="store_true", help="serve the clean key set and present valid tokens (a control)")
-    a = p.parse_args()
-    priv, good = good_key(a.seed)
-    srv = http_answers.serve(a.port, None)
-    n = 0
-    while n < a.exchanges:
-        conn, _ = srv.accept()
-        n += 1
-        r = random.Random(f"{a.seed}:{n}")
-        what = []
-        try:
-            method, path, _ = http_answers.read_request(conn)
-            body, shape = document(r, good) if not a.clean else (json.dumps({"keys": [good]}).encode(), "clean")
-            what.append(f"{method} {path}: {shape} ({len(body)} bytes)")
-            if a.clean or r.random() < 0.6:
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: "
-                             + str(len(body)).encode() + b"\r\n\r\n" + body)
-                conn.close()
-            else:
-                http_answers.answer(conn, r, body, what, port=a.port)
-        except OSError as e:
-            what.append(f"socket: {e.__class__.__name__}")
-            conn.close()
-        # Tokens naming the keys just served, checked while the next fetch is on its way.
-        kid = r.choice(["good", "rsa", "", "x" * 3000]) if not a.clean else "good"
-        what.append(f"token kid {kid[:8]!r}: {present(a.relay, token(priv, kid, r, a.clean), n)}")
-        print(f"exchange {n} seed {a.seed}: " + "; ".join(what), flush=True)
-    print(f"done: {a.exchanges} exchanges", flush=True)
+a = peer.arguments(extra=[("--relay", dict(type=int, required=True, help="LiveRelay's HTTP port (tokens are presented there)")),
+                          ("--clean", dict(action="store_true", help="serve the clean key set and present valid tokens (a control)"))])
+priv, good = good_key(a.seed)
 
-main()
+def exchange(conn, r, n, what):
+    try:
+        method, path, _ = http_answers.read_request(conn)
+        body, shape = document(r, good) if not a.clean else (json.dumps({"keys": [good]}).encode(), "clean")
+        what.append(f"{method} {path}: {shape} ({len(body)} bytes)")
+        if a.clean or r.random() < 0.6:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: "
+                         + str(len(body)).encode() + b"\r\n\r\n" + body)
+            conn.close()
+        else:
+            http_answers.answer(conn, r, body, what, port=a.port)
+    except OSError as e:
+        what.append(f"socket: {e.__class__.__name__}")
+        conn.close()
+    # Tokens naming the keys just served, checked while the next fetch is on its way.
+    kid = r.choice(["good", "rsa", "", "x" * 3000]) if not a.clean else "good"
+    what.append(f"token kid {kid[:8]!r}: {present(a.relay, token(priv, kid, r, a.clean), n)}")
+
+http_answers.accept_exchanges(a, exchange)

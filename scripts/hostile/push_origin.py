@@ -6,39 +6,21 @@ redirects to itself, resets, slow drips (http_answers.py). One line per request 
 
     push_origin.py --port P --seed 7 --exchanges 10000
 """
-import os, sys, random
+import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import http_answers
+import http_answers, peer
 
-def main():
-    import argparse
-    p = argparse.ArgumentParser()
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--exchanges", type=int, default=100)
-    p.add_argument("--mutate", type=float, default=0.5, help="share of answers broken")
-    a = p.parse_args()
-    srv = http_answers.serve(a.port, None)
-    n = 0
-    while n < a.exchanges:
-        conn, _ = srv.accept()
-        n += 1
-        r = random.Random(f"{a.seed}:{n}")
-        what = []
-        try:
-            method, path, body = http_answers.read_request(conn)
-            what.append(f"{method} {path} ({len(body)} bytes)")
-            if method is None:
-                conn.close()
-            elif r.random() < a.mutate:
-                http_answers.answer(conn, r, b"", what, status=201, content_type="text/plain", port=a.port)
-            else:
-                conn.sendall(b"HTTP/1.1 201 Created\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"); conn.close()
-                what.append("plain 201")
-        except OSError as e:
-            what.append(f"socket: {e.__class__.__name__}")
-            conn.close()
-        print(f"exchange {n} seed {a.seed}: " + "; ".join(what), flush=True)
-    print(f"done: {a.exchanges} exchanges", flush=True)
+a = peer.arguments(extra=[("--mutate", dict(type=float, default=0.5, help="share of answers broken"))])
 
-main()
+def exchange(conn, r, n, what):
+    method, path, body = http_answers.read_request(conn)
+    what.append(f"{method} {path} ({len(body)} bytes)")
+    if method is None:
+        conn.close()
+    elif r.random() < a.mutate:
+        http_answers.answer(conn, r, b"", what, status=201, content_type="text/plain", port=a.port)
+    else:
+        conn.sendall(b"HTTP/1.1 201 Created\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"); conn.close()
+        what.append("plain 201")
+
+http_answers.accept_exchanges(a, exchange)
