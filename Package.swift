@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -75,6 +77,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -83,6 +86,16 @@ let package = Package(
         ),
         // The one authorizer: may these credentials do this action on this stream from this
         // address. No HTTP: every server adapts its credentials to it.
+        .target(
+            name: "Catalog",
+            dependencies: [
+                "Relay",
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "Access",
             dependencies: [
@@ -132,7 +145,7 @@ let package = Package(
         .target(
             name: "Serve",
             dependencies: [
-                "Relay", "Access", "RelayServer", "IngestServer", "RTSPServer",
+                "Relay", "Access", "RelayServer", "IngestServer", "RTSPServer", "Catalog",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -161,7 +174,7 @@ let package = Package(
         .executableTarget(
             name: "liverelay",
             dependencies: [
-                "Relay", "Serve", "MediaCore", "Demux", "Decode", "Mux", "StampedSource", "Bench",
+                "Relay", "Serve", "Catalog", "MediaCore", "Demux", "Decode", "Mux", "StampedSource", "Bench",
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -176,6 +189,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: swiftSettings),
+        .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Relay", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "RTSPServerTests", dependencies: ["RTSPServer", "Wire", .product(name: "NIOCore", package: "swift-nio"),
                                                       .product(name: "NIOEmbedded", package: "swift-nio")], swiftSettings: swiftSettings),
         .testTarget(name: "AccessTests", dependencies: ["Access", "Relay", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")], swiftSettings: swiftSettings),

@@ -15,7 +15,7 @@ swift build --build-tests
 # several start servers and real clients; side by side they starve each other.
 if [ "$fast" = 1 ]; then
   swift test --skip-build --no-parallel \
-    --filter '^(WireTests|AccessTests|RTSPServerTests|MediaCoreTests|IngestServerTests|RelayServerTests|RelayTests|MuxTests|DecodeTests)\.' "$@"
+    --filter '^(WireTests|CatalogTests|AccessTests|RTSPServerTests|MediaCoreTests|IngestServerTests|RelayServerTests|RelayTests|MuxTests|DecodeTests)\.' "$@"
 else
   swift test --skip-build --no-parallel "$@"
 fi

@@ -191,6 +191,9 @@ final class JWTVerifier: Sendable {
     private let logger: Logger
     private let fetches = Mutex<(done: Int, failed: Int, lastError: String?)>((0, 0, nil))
     static let maxJWKSBytes = 1 << 20
+    static let maxKeys = 64
+    /// 8192 bits: 1024 bytes, 1366 characters of base64url.
+    static let maxModulusBase64 = 1366
 
     init(settings: JWTSettings, logger: Logger) async throws {
         self.settings = settings
@@ -246,9 +249,15 @@ final class JWTVerifier: Sendable {
             guard let json = String(validating: answer.body, as: UTF8.self) else { return "\(url): not UTF-8 text" }
             // A key set is four levels deep; a decoder would spend seconds on 100 000.
             guard JSONDepth.deepest(answer.body, limit: 16) <= 16 else { return "\(url): nested deeper than a JWKS" }
-            struct Shape: Decodable { struct Key: Decodable { let kty: String }; let keys: [Key] }
+            struct Shape: Decodable { struct Key: Decodable { let kty: String; let n: String? }; let keys: [Key] }
             guard let shape = try? JSONDecoder().decode(Shape.self, from: Data(answer.body)), !shape.keys.isEmpty else {
                 return "\(url): not a JWKS with keys"
+            }
+            // Identity providers publish a handful of keys of 2048-4096 bits; loading thousands,
+            // or a 65 536-bit RSA modulus, holds a thread for seconds.
+            guard shape.keys.count <= Self.maxKeys else { return "\(url): more than \(Self.maxKeys) keys" }
+            guard shape.keys.allSatisfy({ ($0.n?.utf8.count ?? 0) <= Self.maxModulusBase64 }) else {
+                return "\(url): an RSA key larger than 8192 bits"
             }
             let k = JWTKeyCollection()
             do {

@@ -180,7 +180,7 @@ extension ChildProcess {
     static func serve(me: String, yaml: String, file: URL, ready: String = "listening on", timeout: Double = 30) throws -> (serve: ChildProcess, port: Int) {
         try yaml.write(to: file, atomically: true, encoding: .utf8)
         let port = LatencyRun.freePort()
-        let serve = try ChildProcess(name: "serve", me, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(port)"])
+        let serve = try ChildProcess(name: "serve", me, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(port)", "--state-dir", file.deletingLastPathComponent().path])
         guard serve.waitFor(ready, timeout: timeout) else {
             serve.stop()
             throw BenchError("serve did not start: \(serve.stderr.suffix(300))")

@@ -32,12 +32,25 @@ public final class RelayEngine: Sendable {
     private let sources: SourceOpener
     private let captureAge: CaptureAgeReader?
     private let logger: Logger
+    /// Where API changes are kept across restarts; nil: they last as long as the process.
+    public let catalog: (any CatalogStore)?
+    /// Recorders' finished files, on their way into the catalog.
+    private let segmentWriter: SegmentWriter?
 
     /// - Parameters:
     ///   - sources: how URLs are opened (the program registers its own schemes, e.g. `testsrc`).
     ///   - captureAge: read on streams configured with `measure: true`.
-    public init(configuration: Configuration, sources: SourceOpener = SourceOpener(), captureAge: CaptureAgeReader? = nil, logger: Logger) {
+    ///   - catalog: keeps the API's stream changes (`configuration` already has them layered on).
+    public init(configuration: Configuration, sources: SourceOpener = SourceOpener(), captureAge: CaptureAgeReader? = nil,
+                catalog: (any CatalogStore)? = nil, logger: Logger) {
         self.configuration = configuration
+        self.catalog = catalog
+        let log = logger
+        segmentWriter = catalog.map {
+            SegmentWriter(catalog: $0) { segment, error in
+                log.error("catalog: a recording segment is not catalogued", metadata: ["file": "\(segment.path)", "error": "\(error)"])
+            }
+        }
         // SRT and HLS-upload publishers' media goes through pipes: a write to one whose reader
         // left (a stream stopped or removed under its publisher) must fail with EPIPE, not kill
         // the process.
@@ -73,7 +86,7 @@ public final class RelayEngine: Sendable {
         // Each output registers itself with its hub.
         if let p = s.preview { _ = PreviewService(hub: hub, settings: p) }
         if let h = s.hls { _ = HLSSegmenter(hub: hub, settings: h, logger: l) }
-        if let r = s.record { _ = Recorder(hub: hub, settings: r, logger: l) }
+        if let r = s.record { _ = Recorder(hub: hub, settings: r, segments: segmentWriter, logger: l) }
         for (i, destination) in s.forward.enumerated() { _ = Forwarder(hub: hub, index: i, destination: destination, logger: l) }
         return hub
     }
@@ -217,6 +230,8 @@ public final class RelayEngine: Sendable {
         await withTaskGroup(of: Void.self) { g in
             for h in hubs.values { for o in h.outputs { g.addTask { await o.stop() } } }
         }
+        // The recorders' last files are written: into the catalog with them.
+        await segmentWriter?.drain()
         events.finish()
     }
 
@@ -232,15 +247,18 @@ extension RelayEngine {
     /// A stream's settings from an API body (the configuration's keys), checked as the
     /// configuration file is: a problem names its key (`request: streams.cam.hls.variant: …`).
     public func parseStream(name: String, body: [String: ConfigValue]) throws(ConfigError) -> Configuration.Stream {
-        let path = "streams.\(name.prefix(100))"
-        guard Configuration.isStreamName(name) else {
-            throw ConfigError(file: "request", path: path, problem: "stream names may use letters, digits, - and _ only")
+        try Configuration.apiStream(name: name, body: body, base: configuration, sources: sources, file: "request")
+    }
+
+    /// Keeps an API change in the catalog (when there is one), so that it survives a restart.
+    /// A catalog that cannot take it is said in one line; the running change stays.
+    public func remember(_ change: StreamChange) async {
+        guard let catalog else { return }
+        do {
+            try await catalog.save(change)
+        } catch {
+            logger.error("catalog: the API change is not kept; it is lost at the next restart",
+                         metadata: ["stream.name": "\(change.stream)", "error": "\(error)"])
         }
-        let s = try Configuration.Stream(config: ConfigValue.object(body).node, name: name, path: path,
-                                         Configuration.Reader(file: "request"), sources: sources)
-        var check = configuration
-        check.streams = [s]
-        try check.checkIngest(file: "request")
-        return s
     }
 }

@@ -35,6 +35,7 @@ enum APIRoutes {
             let name = try context.parameters.require("name")
             do throws(RelayEngine.ChangeError) {
                 try await engine.remove(name)
+                await engine.remember(StreamChange(stream: name, action: .remove))
                 return Response(status: .noContent)
             } catch {
                 return try HTTPResponses.jsonError(.notFound, error.description)
@@ -116,6 +117,7 @@ enum APIRoutes {
         } catch {
             return try HTTPResponses.jsonError(.conflict, error.description)
         }
+        await engine.remember(StreamChange(stream: name, action: .put, body: object))
         guard let hub = engine.hubs[name] else { return try HTTPResponses.jsonError(.conflict, "stream \"\(name)\" was removed meanwhile") }
         return try HTTPResponses.json(StreamView(hub: hub, engine: engine), status: replace ? .ok : .created)
     }

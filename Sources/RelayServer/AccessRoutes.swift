@@ -23,6 +23,10 @@ struct AccessRequirement: Equatable {
             if parts.count == 2 && parts[1] == "events" && method == .get { return AccessRequirement(action: .read, cors: true) }
             // The ops wall's WebSocket: a browser cannot add headers to it, so `?token=` is taken.
             if parts.count == 2 && parts[1] == "wall" && method == .get { return AccessRequirement(action: .read, media: true) }
+            // The archive: its own action (watching live is not watching what was recorded).
+            if parts.count == 3 && parts[1] == "recordings" && method == .get {
+                return AccessRequirement(action: .playback, stream: parts[2], cors: true)
+            }
             guard parts.count >= 2, parts[1] == "streams" else { return AccessRequirement(action: .admin) }
             let stream = parts.count >= 3 ? parts[2] : nil
             if method == .get { return AccessRequirement(action: .read, stream: stream, cors: true) }

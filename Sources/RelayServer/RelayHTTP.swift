@@ -20,6 +20,7 @@ public enum RelayHTTP {
         MetricsRoutes.add(to: router, engine: engine, metrics: metrics)
         PageRoutes.add(to: router, engine: engine)
         APIRoutes.add(to: router, engine: engine)
+        RecordingRoutes.add(to: router, engine: engine)
         let limits = ClientLimits(viewers: c.limits.viewersPerClient, blockingRequests: c.limits.blockingRequestsPerClient)
         PreviewRoutes.add(to: router, engine: engine, limits: limits)
         HLSRoutes.add(to: router, engine: engine, limits: limits)

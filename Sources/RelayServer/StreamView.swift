@@ -30,6 +30,8 @@ struct StreamView: Encodable {
     var forwards: [ForwardStatus]
     var recordings: [String]
     var hls: HLSView?
+    /// `config` (the file) or `api` (made or last set through the API, kept in the catalog).
+    var origin: String
 
     struct HLSView: Encodable {
         var variant: String
@@ -46,6 +48,7 @@ struct StreamView: Encodable {
 
     init(hub: StreamHub, engine: RelayEngine) {
         stream = hub.currentStatus
+        origin = engine.settings(hub.name)?.madeByAPI == true ? "api" : "config"
         meta = StreamMeta(engine: engine, name: hub.name)
         let outputs = hub.outputs
         sinks = outputs.map(\.status)

@@ -14,12 +14,33 @@ import UnixSignals
 /// HTTPS's certificate, until SIGINT/SIGTERM, then stops them gracefully. Each server gets the
 /// authorizer directly; none reaches another through a shared object.
 public enum LiveRelayServer {
-    /// - Parameter reload: reads the configuration again (on SIGHUP: streams added, removed or
-    ///   changed are applied; unchanged ones keep running).
-    public static func run(configuration: Configuration, sources: SourceOpener = SourceOpener(), captureAge: CaptureAgeReader? = nil,
-                           reload: (@Sendable () throws -> Configuration)? = nil,
+    /// `file` with the catalog's API changes layered on; a change that no longer applies, or a
+    /// catalog that cannot be read, is said in one line and the rest runs.
+    static func layered(_ file: Configuration, catalog: (any CatalogStore)?, sources: SourceOpener, logger: Logger) async -> Configuration {
+        guard let catalog else { return file }
+        do {
+            let changes = try await catalog.streamChanges()
+            let (c, problems) = file.layering(changes, sources: sources)
+            for p in problems { logger.error("catalog: \(p)") }
+            if !changes.isEmpty { logger.notice("catalog: API changes applied over the file", metadata: ["changes": "\(changes.count)"]) }
+            return c
+        } catch {
+            logger.error("catalog: cannot read the API's stream changes; the file's streams run", metadata: ["error": "\(error)"])
+            return file
+        }
+    }
+
+    /// - Parameters:
+    ///   - configuration: the file's; the catalog's API changes are layered on it here (and at
+    ///     each reload).
+    ///   - reload: reads the configuration again (on SIGHUP: streams added, removed or changed
+    ///     are applied; unchanged ones keep running).
+    ///   - catalog: keeps what the API changes across restarts; nil: nothing is kept.
+    public static func run(configuration file: Configuration, sources: SourceOpener = SourceOpener(), captureAge: CaptureAgeReader? = nil,
+                           reload: (@Sendable () throws -> Configuration)? = nil, catalog: (any CatalogStore)? = nil,
                            logger: Logger, onListening: @escaping @Sendable (Int) -> Void) async throws {
-        let engine = RelayEngine(configuration: configuration, sources: sources, captureAge: captureAge, logger: logger)
+        let configuration = await layered(file, catalog: catalog, sources: sources, logger: logger)
+        let engine = RelayEngine(configuration: configuration, sources: sources, captureAge: captureAge, catalog: catalog, logger: logger)
         let authorizer = try await Authorizer(auth: configuration.auth, allowedHosts: configuration.effectiveAllowedHosts, logger: logger)
         let metrics = RelayMetrics(authorizer: authorizer)
         let limits = configuration.limits
@@ -29,7 +50,7 @@ public enum LiveRelayServer {
         if let reload {
             onHangup.append {
                 do {
-                    let r = await engine.reload(try reload())
+                    let r = await engine.reload(await layered(try reload(), catalog: catalog, sources: sources, logger: logger))
                     logger.notice("configuration reloaded", metadata: ["added": "\(r.added)", "removed": "\(r.removed)",
                                                                       "changed": "\(r.changed)", "unchanged": "\(r.unchanged.count)",
                                                                       "failed": "\(r.failed.keys.sorted())"])

@@ -7,7 +7,7 @@ struct LiveRelayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "liverelay",
         abstract: "Relays live video with the lowest latency a user can get.",
-        subcommands: [ServeCommand.self, ProbeCommand.self, PublishCommand.self, PasswordCommand.self, BenchCommand.self]
+        subcommands: [ServeCommand.self, ProbeCommand.self, PublishCommand.self, PasswordCommand.self, BenchCommand.self, RecordingsCommand.self]
     )
 
     /// Usage errors exit 2 (as most Unix tools do), not ArgumentParser's 64.

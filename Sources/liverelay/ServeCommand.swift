@@ -6,6 +6,7 @@ import MediaCore
 import Foundation
 import Glibc
 import StampedSource
+import Catalog
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -21,6 +22,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Flag(help: "Log more, FFmpeg's own messages included.")
     var verbose = false
+
+    @Option(help: "Where LiveRelay keeps state across restarts (the catalog, unless catalog.path says otherwise).")
+    var stateDir: String = "/var/lib/liverelay"
 
     func run() async throws {
         LoggingSetup.bootstrap(verbose: verbose)
@@ -68,7 +72,19 @@ struct ServeCommand: AsyncParsableCommand {
             try c.validateExposure(file: file)
             return c
         }
-        try await LiveRelayServer.run(configuration: configuration, sources: .liverelay, captureAge: StampedSource.captureAge, reload: reload, logger: logger) { port in
+        // The catalog keeps the API's stream changes; without one (a directory it cannot write)
+        // they last as long as the process, and the log says so once.
+        let path = c.catalogPath ?? (stateDir as NSString).appendingPathComponent("catalog.sqlite")
+        let catalog: SQLiteCatalog?
+        do {
+            catalog = try await SQLiteCatalog.open(path: path)
+        } catch {
+            logger.warning("catalog: cannot open it; API changes to streams are not kept across restarts", metadata: ["path": "\(path)", "error": "\(error)"])
+            catalog = nil
+        }
+        defer { if let catalog { Task { await catalog.close() } } }
+        try await LiveRelayServer.run(configuration: configuration, sources: .liverelay, captureAge: StampedSource.captureAge, reload: reload,
+                                      catalog: catalog, logger: logger) { port in
             let host = c.listenHost == "0.0.0.0" ? "127.0.0.1" : c.listenHost
             var text = "LiveRelay listening on \(scheme)://\(host):\(port)/\n"
             for s in c.streams where s.preview != nil {

@@ -128,7 +128,7 @@ extension Servers {
         let file = dir.appendingPathComponent("config.yaml")
         try yaml.write(to: file, atomically: true, encoding: .utf8)
         let port = FreePort.tcp()
-        let child = try ChildProcess(Paths.liverelay, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(port)"] + arguments)
+        let child = try ChildProcess(Paths.liverelay, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(port)", "--state-dir", dir.path] + arguments)
         guard child.waitFor("listening on", timeout: 20) else { child.stop(); throw ServerError("serve did not start: \(child.stderr)") }
         return (child, port, dir)
     }

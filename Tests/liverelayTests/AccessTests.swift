@@ -104,13 +104,13 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("c.yaml")
         try Self.streams.write(to: file, atomically: true, encoding: .utf8)
-        let r = try ChildProcess.run(Paths.liverelay, ["serve", "--config", file.path, "--listen", "0.0.0.0:\(FreePort.tcp())"], timeout: 20)
+        let r = try ChildProcess.run(Paths.liverelay, ["serve", "--config", file.path, "--listen", "0.0.0.0:\(FreePort.tcp())", "--state-dir", file.deletingLastPathComponent().path], timeout: 20)
         #expect(r.status == 2)
         #expect(r.stderr.contains("auth") && r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
         // Opening reading on purpose is allowed.
         try ("auth: {anonymous: [read]}\n" + Self.streams).write(to: file, atomically: true, encoding: .utf8)
         let port = FreePort.tcp()
-        let open = try ChildProcess(Paths.liverelay, ["serve", "--config", file.path, "--listen", "0.0.0.0:\(port)"])
+        let open = try ChildProcess(Paths.liverelay, ["serve", "--config", file.path, "--listen", "0.0.0.0:\(port)", "--state-dir", file.deletingLastPathComponent().path])
         defer { open.stop() }
         #expect(open.waitFor("listening on", timeout: 20))
         #expect(try Self.code(["http://127.0.0.1:\(port)/api/streams"]) == "200")

@@ -191,7 +191,7 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("config.yaml")
         try "server:\n  rtsp: {listen: \"0.0.0.0:\(FreePort.tcp())\"}\nstreams:\n  cam: {source: \"\(Self.camera)\"}\n".write(to: file, atomically: true, encoding: .utf8)
-        let r = try ChildProcess.run(Paths.liverelay, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(FreePort.tcp())"], timeout: 20)
+        let r = try ChildProcess.run(Paths.liverelay, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(FreePort.tcp())", "--state-dir", file.deletingLastPathComponent().path], timeout: 20)
         #expect(r.status == 2 && r.stderr.contains("auth") && r.stderr.contains("server.rtsp.listen"), "\(r.status) \(r.stderr)")
     }
 

@@ -41,7 +41,7 @@ import TestSupport
               - rtsp://127.0.0.1:\(rtspBackPort)/back
         """.write(to: config, atomically: true, encoding: .utf8)
         let port = FreePort.tcp()
-        let serve = try ChildProcess(Paths.liverelay, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)"])
+        let serve = try ChildProcess(Paths.liverelay, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)", "--state-dir", config.deletingLastPathComponent().path])
         defer { serve.stop() }
         #expect(serve.waitFor("listening on", timeout: 20))
         Thread.sleep(forTimeInterval: 2)

@@ -44,6 +44,34 @@ import Bench
         #expect(try Self.state(port, "a")?["connections"] as? Int == 1)
     }
 
+    /// The API's changes are kept in the catalog (SQLite in the state directory) and layered on
+    /// the file at the next start: a stream made is there again, one removed stays removed, and
+    /// the API says which streams the API set.
+    @Test func streamsChangedThroughTheAPISurviveARestart() throws {
+        let yaml = "streams:\n  a: {source: \"testsrc://?size=160x96&fps=10\", preview: false}\n  gone: {source: \"testsrc://?size=160x96&fps=10\", preview: false}\n"
+        let dir = Paths.tempDirectory("catalog")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        do {
+            let (serve, port, _) = try Servers.serve(yaml, dir: dir)
+            defer { serve.stop() }
+            let api = "http://127.0.0.1:\(port)/api/streams"
+            let json = ["-H", "Content-Type: application/json", "-X"]
+            #expect(try Self.curl(json + ["POST", "--data", #"{"name": "b", "source": "testsrc://?size=160x96&fps=10", "title": "Made at run time"}"#, api]).code == "201")
+            #expect(try Self.curl(json + ["PUT", "--data", #"{"source": "testsrc://?size=160x96&fps=10", "title": "Replaced"}"#, "\(api)/a"]).code == "200")
+            #expect(try Self.curl(["-X", "DELETE", "\(api)/gone"]).code == "204")
+        }
+        let (serve, port, _) = try Servers.serve(yaml, dir: dir)
+        defer { serve.stop() }
+        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("catalog.sqlite").path))
+        let list = try Self.curl(["http://127.0.0.1:\(port)/api/streams"])
+        let views = try #require(try JSONSerialization.jsonObject(with: Data(list.body.utf8)) as? [[String: Any]], "\(list)")
+        let byName = Dictionary(uniqueKeysWithValues: views.compactMap { v in ((v["stream"] as? [String: Any])?["name"] as? String).map { ($0, v) } })
+        #expect(Set(byName.keys) == ["a", "b"], "\(byName.keys.sorted())")
+        #expect((byName["b"]?["stream"] as? [String: Any])?["title"] as? String == "Made at run time")
+        #expect((byName["a"]?["stream"] as? [String: Any])?["title"] as? String == "Replaced")
+        #expect(byName["a"]?["origin"] as? String == "api" && byName["b"]?["origin"] as? String == "api")
+    }
+
     @Test func sighupAppliesOnlyWhatChanged() throws {
         let (serve, port, dir) = try Servers.serve("""
         streams:

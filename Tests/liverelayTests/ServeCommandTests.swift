@@ -118,7 +118,7 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("c.yaml")
         try "streams:\n  cam1:\n    source: testsrc://\n    preview:\n      ordering: fast\n".write(to: file, atomically: true, encoding: .utf8)
-        let r = try ChildProcess.run(Paths.liverelay, ["serve", "--config", file.path], timeout: 10)
+        let r = try ChildProcess.run(Paths.liverelay, ["serve", "--config", file.path, "--state-dir", file.deletingLastPathComponent().path], timeout: 10)
         #expect(r.status == 2)
         #expect(r.stderr.contains("streams.cam1.preview.ordering: expected presentation or arrival, got \"fast\""), "\(r.stderr)")
     }

@@ -56,7 +56,7 @@ case "$face" in
   *) echo "faces: camera rtsp_player http_client rtmp_publisher srt_caller push_origin jwks_endpoint" >&2; exit 2 ;;
 esac
 peerpid=${!:-}
-"$bin" serve --config "$conf" --listen "127.0.0.1:$http" > "$out/$face-$seed.serve.log" 2>&1 &
+"$bin" serve --config "$conf" --listen "127.0.0.1:$http" --state-dir "$out/$face-$seed.state" > "$out/$face-$seed.serve.log" 2>&1 &
 serve=$!
 trap 'kill $serve ${peerpid:-} 2>/dev/null || true' EXIT
 sleep 3

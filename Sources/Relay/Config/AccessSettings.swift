@@ -10,6 +10,8 @@ public enum AccessAction: String, Sendable, Hashable, CaseIterable, Codable {
     case admin
     /// `/metrics`.
     case metrics
+    /// The archive: finding, playing back and exporting recordings (watching live is `read`).
+    case playback
 }
 
 /// One grant: an action, on the streams whose names match a glob (`*`, `?`); nil: every stream.

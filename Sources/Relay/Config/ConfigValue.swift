@@ -2,7 +2,7 @@ public import Yams
 
 /// A configuration value as a JSON body carries it (the API's stream bodies): decoded without
 /// `Any`, and read by the same section parsers as the file, key for key.
-public indirect enum ConfigValue: Decodable, Sendable, Hashable {
+public indirect enum ConfigValue: Codable, Sendable, Hashable {
     case string(String)
     /// A number as written (integers keep every digit).
     case number(String)
@@ -20,6 +20,22 @@ public indirect enum ConfigValue: Decodable, Sendable, Hashable {
         else if let s = try? c.decode(String.self) { self = .string(s) }
         else if let l = try? c.decode([ConfigValue].self) { self = .list(l) }
         else { self = .object(try c.decode([String: ConfigValue].self)) }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case .string(let s): try c.encode(s)
+        case .number(let n):
+            // As written: an integer as one, a finite number as a double, anything else as text.
+            let integer = Int64(n)
+            let real = Double(n).flatMap { $0.isFinite ? $0 : nil }
+            if let integer { try c.encode(integer) } else if let real { try c.encode(real) } else { try c.encode(n) }
+        case .bool(let b): try c.encode(b)
+        case .list(let l): try c.encode(l)
+        case .object(let o): try c.encode(o)
+        case .null: try c.encodeNil()
+        }
     }
 
     /// The value as the configuration file's parser reads it.

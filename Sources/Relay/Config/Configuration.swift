@@ -46,6 +46,8 @@ public struct Configuration: Sendable {
         /// Read capture times from the pictures (a stamped test source): the preview's
         /// capture → delivered latency. Off by default: it costs a barcode read per picture.
         public var measure = false
+        /// Made or last set through the API (kept in the catalog), not by the file.
+        public var madeByAPI = false
     }
 
     public var listenHost = "127.0.0.1"
@@ -65,6 +67,9 @@ public struct Configuration: Sendable {
     public var rtsp: (host: String, port: Int)?
     /// `server.rtsp.session_timeout`: seconds a client may stay silent (60, RFC 2326's default).
     public var rtspSessionTimeout = 60
+    /// `catalog.path`: the SQLite catalog (API-made streams, recordings); nil: in the state
+    /// directory (`serve --state-dir`, default /var/lib/liverelay).
+    public var catalogPath: String?
 
     public init() {}
 
@@ -105,7 +110,14 @@ public struct Configuration: Sendable {
         }
         let r = Reader(file: file)
         var config = Configuration()
-        let top = try r.mapping(root, "", allowed: ["server", "auth", "ingest", "streams"])
+        let top = try r.mapping(root, "", allowed: ["server", "auth", "ingest", "streams", "catalog"])
+        if let c = top["catalog"] {
+            let m = try r.mapping(c, "catalog", allowed: ["path"])
+            if let p = m["path"] {
+                config.catalogPath = try r.string(p, "catalog.path")
+                guard !(config.catalogPath ?? "").isEmpty else { throw ConfigError(file: file, path: "catalog.path", problem: "empty") }
+            }
+        }
         if let ingest = top["ingest"] {
             config.ingest = try IngestSettings(config: ingest, r)
             // Defaults for streams made by their first publisher: a stream's keys, checked as one.

@@ -8,7 +8,7 @@ import Synchronization
 public struct RecordSettings: Sendable, Hashable {
     public var path: String
     /// A new file after this many seconds (at the next keyframe).
-    public var segmentDuration: Double = 3600
+    public var segmentDuration: Double = 60
     public init(path: String) { self.path = path }
 }
 
@@ -24,7 +24,8 @@ public final class Recorder: PacketOutput, Sendable {
     /// Files listed in the API (the newest); older ones are on disk, not in memory.
     static let filesListed = 1000
 
-    public init(hub: StreamHub, settings: RecordSettings, logger: Logger) {
+    /// - Parameter segments: where each finished file goes to be catalogued (nil: nowhere).
+    public init(hub: StreamHub, settings: RecordSettings, segments: SegmentWriter? = nil, logger: Logger) {
         self.settings = settings
         // Fragments are written at keyframes, which always wake the thread. A recording keeps
         // everything it is given: its policy is not switched at run time (a latest-1 policy
@@ -32,7 +33,8 @@ public final class Recorder: PacketOutput, Sendable {
         handle = hub.attachOutput("record", kind: .record, policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 1200)),
                                   taking: .blocking(batching: true), keepsPolicy: true)
         files = FileList()
-        worker = PacketWorker(handle: handle, work: Recording(settings: settings, streamName: hub.name, handle: handle, files: files, logger: logger))
+        worker = PacketWorker(handle: handle, work: Recording(settings: settings, streamName: hub.name, handle: handle, files: files,
+                                                                 segments: segments, logger: logger))
         hub.register(self)
     }
 
@@ -62,16 +64,23 @@ private final class Recording: PacketWork {
     private var file: FileHandle?
     private var fileStart: Int64 = 0
     private var fragmentStart: Int64 = 0
-    /// Microseconds of media held before it is written, keyframe or not.
-    static let longestFragment: Int64 = 2_000_000
+    /// Microseconds of media held before it is written, keyframe or not: a kill -9 loses at
+    /// most this much.
+    static let longestFragment: Int64 = 1_000_000
     private var path: String?
     private var faulted = false
+    private let segments: SegmentWriter?
+    /// The open file's first picture on the wall clock, its codecs, and where its media ends.
+    private var fileWallStart = Date()
+    private var fileCodecs = ""
+    private var fileEnd: Int64 = 0
 
-    init(settings: RecordSettings, streamName: String, handle: OutputHandle, files: FileList, logger: Logger) {
+    init(settings: RecordSettings, streamName: String, handle: OutputHandle, files: FileList, segments: SegmentWriter?, logger: Logger) {
         self.settings = settings
         self.streamName = streamName
         self.handle = handle
         self.files = files
+        self.segments = segments
         self.logger = logger
     }
 
@@ -90,6 +99,7 @@ private final class Recording: PacketWork {
             fragmentStart = at.dts
         }
         guard let muxer, muxer.carries(streamIndex: at.packet.streamIndex) else { return }
+        if at.timing { fileEnd = max(fileEnd, at.dts + at.duration) }
         do {
             try muxer.write(at.packet, pts: at.pts, dts: at.dts, duration: at.duration)
         } catch {
@@ -120,6 +130,15 @@ private final class Recording: PacketWork {
             try file?.seekToEnd()
             muxer = m
             fileStart = at.dts
+            fileEnd = at.dts
+            fileCodecs = epoch.streams.map(\.codecName).joined(separator: ",")
+            // The sender's clock where it gives one (RTCP sender reports), else arrival.
+            if let micros = at.packet.senderWallMicros {
+                fileWallStart = Date(timeIntervalSince1970: Double(micros) / 1e6)
+            } else {
+                let age = Double(MonotonicClock.nanoseconds() &- at.packet.arrivalNanos) / 1e9
+                fileWallStart = Date().addingTimeInterval(-max(0, min(age, 60)))
+            }
             path = url.path
             files.paths.withLock { f in
                 f.append(url.path)
@@ -175,12 +194,26 @@ private final class Recording: PacketWork {
         flushFragment()
         if let file {
             // The file's last bytes reach the disk here: a failure is the recording's loss, so it is said.
-            do { try file.synchronize() } catch { report("cannot sync the file", error) }
-            do { try file.close() } catch { report("cannot close the file", error) }
+            var whole = true
+            do { try file.synchronize() } catch { report("cannot sync the file", error); whole = false }
+            do { try file.close() } catch { report("cannot close the file", error); whole = false }
+            if whole, let path { catalogue(path) }
         }
         file = nil
         muxer = nil
         path = nil
+    }
+
+    /// Hands a finished file to the catalog: its span on the wall clock and its SHA-256.
+    private func catalogue(_ path: String) {
+        guard let segments else { return }
+        guard let sha = RecordedSegment.hash(file: path),
+              let size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue else {
+            logger.warning("record: a finished file cannot be read back; not catalogued", metadata: ["file": "\(path)"])
+            return
+        }
+        segments.add(RecordedSegment(stream: streamName, path: path, start: fileWallStart, duration: Double(max(0, fileEnd - fileStart)) / 1e6,
+                                     bytes: size, codecs: fileCodecs, sha256: sha))
     }
 
     func finish() { closeFile() }

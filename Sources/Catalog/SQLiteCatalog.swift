@@ -1,0 +1,123 @@
+public import Foundation
+public import Relay
+import SQLiteNIO
+import NIOCore
+import Logging
+
+/// The embedded catalog: one SQLite file (`catalog.path`, default `STATE_DIR/catalog.sqlite`),
+/// written through sqlite-nio's thread pool, so a slow disk never holds an event loop.
+public final class SQLiteCatalog: CatalogStore {
+    private let db: SQLiteConnection
+    public let path: String
+
+    private init(db: SQLiteConnection, path: String) {
+        self.db = db
+        self.path = path
+    }
+
+    /// Opens (or makes) the catalog at `path`, its directory included, and brings its tables up
+    /// to this version's.
+    public static func open(path: String) async throws -> SQLiteCatalog {
+        let dir = (path as NSString).deletingLastPathComponent
+        if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+        let db = try await SQLiteConnection.open(storage: .file(path: path), logger: Logger(label: "liverelay.catalog"))
+        let c = SQLiteCatalog(db: db, path: path)
+        do {
+            // WAL: readers never wait for the writer; a crash loses at most the last transaction.
+            _ = try await db.query("PRAGMA journal_mode=WAL", [])
+            _ = try await db.query("PRAGMA synchronous=NORMAL", [])
+            _ = try await db.query("""
+                CREATE TABLE IF NOT EXISTS stream_changes (
+                    stream TEXT PRIMARY KEY NOT NULL,
+                    action TEXT NOT NULL,
+                    body TEXT,
+                    at REAL NOT NULL)
+                """, [])
+            _ = try await db.query("""
+                CREATE TABLE IF NOT EXISTS segments (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    stream TEXT NOT NULL,
+                    path TEXT NOT NULL,
+                    start REAL NOT NULL,
+                    duration REAL NOT NULL,
+                    bytes INTEGER NOT NULL,
+                    codecs TEXT NOT NULL,
+                    sha256 TEXT NOT NULL,
+                    chain TEXT NOT NULL)
+                """, [])
+            _ = try await db.query("CREATE INDEX IF NOT EXISTS segments_by_time ON segments (stream, start)", [])
+        } catch {
+            try? await db.close()
+            throw error
+        }
+        return c
+    }
+
+    public func close() async {
+        try? await db.close()
+    }
+
+    public func streamChanges() async throws -> [StreamChange] {
+        let rows = try await db.query("SELECT stream, action, body, at FROM stream_changes ORDER BY at, stream", [])
+        return rows.compactMap { row in
+            guard let stream = row.column("stream")?.string, let action = row.column("action")?.string.flatMap(StreamChange.Action.init(rawValue:)),
+                  let at = row.column("at")?.double else { return nil }
+            let body = row.column("body")?.string.flatMap { try? JSONDecoder().decode([String: ConfigValue].self, from: Data($0.utf8)) }
+            return StreamChange(stream: stream, action: action, body: body, at: Date(timeIntervalSince1970: at))
+        }
+    }
+
+    public func save(_ change: StreamChange) async throws {
+        let body: SQLiteData
+        if let b = change.body {
+            let data = try JSONEncoder().encode(b)
+            body = .text(String(decoding: data, as: UTF8.self))
+        } else {
+            body = .null
+        }
+        _ = try await db.query("INSERT OR REPLACE INTO stream_changes (stream, action, body, at) VALUES (?, ?, ?, ?)",
+                               [.text(change.stream), .text(change.action.rawValue), body, .float(change.at.timeIntervalSince1970)])
+    }
+
+    @discardableResult
+    public func addSegment(_ segment: RecordedSegment) async throws -> RecordedSegment {
+        let last = try await db.query("SELECT chain FROM segments WHERE stream = ? ORDER BY id DESC LIMIT 1", [.text(segment.stream)])
+        var s = segment
+        s.chain = s.chained(after: last.first?.column("chain")?.string)
+        _ = try await db.query("""
+            INSERT INTO segments (stream, path, start, duration, bytes, codecs, sha256, chain) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(s.stream), .text(s.path), .float(s.start.timeIntervalSince1970), .float(s.duration), .integer(s.bytes),
+                  .text(s.codecs), .text(s.sha256), .text(s.chain)])
+        return s
+    }
+
+    public func segments(stream: String, from: Date, to: Date) async throws -> [RecordedSegment] {
+        let rows = try await db.query("""
+            SELECT path, start, duration, bytes, codecs, sha256, chain FROM segments
+            WHERE stream = ? AND start < ? AND start + duration > ? ORDER BY start, id
+            """, [.text(stream), .float(to.timeIntervalSince1970), .float(from.timeIntervalSince1970)])
+        return Self.segments(rows, stream: stream)
+    }
+
+    public func chain(stream: String) async throws -> [RecordedSegment] {
+        let rows = try await db.query("SELECT path, start, duration, bytes, codecs, sha256, chain FROM segments WHERE stream = ? ORDER BY id",
+                                      [.text(stream)])
+        return Self.segments(rows, stream: stream)
+    }
+
+    public func recordedStreams() async throws -> [String] {
+        try await db.query("SELECT DISTINCT stream FROM segments ORDER BY stream", []).compactMap { $0.column("stream")?.string }
+    }
+
+    private static func segments(_ rows: [SQLiteRow], stream: String) -> [RecordedSegment] {
+        rows.compactMap { r in
+            guard let path = r.column("path")?.string, let start = r.column("start")?.double, let duration = r.column("duration")?.double,
+                  let bytes = r.column("bytes")?.integer, let codecs = r.column("codecs")?.string,
+                  let sha = r.column("sha256")?.string, let chain = r.column("chain")?.string else { return nil }
+            var s = RecordedSegment(stream: stream, path: path, start: Date(timeIntervalSince1970: start), duration: duration,
+                                    bytes: bytes, codecs: codecs, sha256: sha)
+            s.chain = chain
+            return s
+        }
+    }
+}

@@ -1,0 +1,108 @@
+public import Foundation
+
+/// A stream made, replaced or removed through the API, kept so that it survives a restart. The
+/// configuration file stays the base; these are layered on it, the latest per stream.
+public struct StreamChange: Sendable, Codable, Equatable {
+    public enum Action: String, Sendable, Codable {
+        /// Made or replaced with `body` (the API's stream keys).
+        case put
+        case remove
+    }
+    public var stream: String
+    public var action: Action
+    public var body: [String: ConfigValue]?
+    public var at: Date
+
+    public init(stream: String, action: Action, body: [String: ConfigValue]? = nil, at: Date = Date()) {
+        self.stream = stream
+        self.action = action
+        self.body = body
+        self.at = at
+    }
+}
+
+/// Where LiveRelay keeps what outlives the process beyond its configuration file: an embedded
+/// SQLite catalog by default (`Catalog` module); a shared database for a fleet.
+public protocol CatalogStore: Sendable {
+    /// The latest API change of each stream, oldest first.
+    func streamChanges() async throws -> [StreamChange]
+    /// Keeps `change` as its stream's latest.
+    func save(_ change: StreamChange) async throws
+    /// Adds a finished recording segment, chaining its hash to the stream's previous one;
+    /// returns it with its chain.
+    @discardableResult
+    func addSegment(_ segment: RecordedSegment) async throws -> RecordedSegment
+    /// A stream's segments that overlap `from`..<`to`, oldest first.
+    func segments(stream: String, from: Date, to: Date) async throws -> [RecordedSegment]
+    /// Every segment of a stream in the order it was catalogued (the chain's order).
+    func chain(stream: String) async throws -> [RecordedSegment]
+    /// Streams with catalogued segments.
+    func recordedStreams() async throws -> [String]
+}
+
+/// Hands a stream's finished segments to the catalog one at a time, in the order they were
+/// finished (the chain follows that order), from a recorder's thread that must not wait.
+public final class SegmentWriter: Sendable {
+    private let continuation: AsyncStream<RecordedSegment>.Continuation
+    private let task: Task<Void, Never>
+
+    public init(catalog: any CatalogStore, onError: @escaping @Sendable (RecordedSegment, any Error) -> Void) {
+        let (stream, continuation) = AsyncStream<RecordedSegment>.makeStream(bufferingPolicy: .unbounded)
+        self.continuation = continuation
+        task = Task {
+            for await s in stream {
+                do { try await catalog.addSegment(s) } catch { onError(s, error) }
+            }
+        }
+    }
+
+    public func add(_ segment: RecordedSegment) { continuation.yield(segment) }
+
+    /// Takes no more, and returns once what was handed over is in the catalog (at shutdown,
+    /// after the recorders wrote their last files).
+    public func drain() async {
+        continuation.finish()
+        await task.value
+    }
+}
+
+extension Configuration {
+    /// The file's configuration with the API's changes layered on it: a `put` makes or replaces
+    /// its stream (read as an API body is, and marked as made by the API), a `remove` drops it.
+    /// A change that no longer applies (its body fails against this file's ingest, say) is left
+    /// out and said, one line each; the rest apply.
+    public func layering(_ changes: [StreamChange], sources: SourceOpener) -> (Configuration, problems: [String]) {
+        var out = self
+        var problems: [String] = []
+        for c in changes {
+            switch c.action {
+            case .remove:
+                out.streams.removeAll { $0.name == c.stream }
+            case .put:
+                do throws(ConfigError) {
+                    var s = try Self.apiStream(name: c.stream, body: c.body ?? [:], base: self, sources: sources, file: "catalog")
+                    s.madeByAPI = true
+                    if let i = out.streams.firstIndex(where: { $0.name == c.stream }) { out.streams[i] = s } else { out.streams.append(s) }
+                } catch {
+                    problems.append("stream \(c.stream) as the API last set it is not applied: \(error)")
+                }
+            }
+        }
+        return (out, problems)
+    }
+
+    /// A stream from an API body, checked against `base`'s server, ingest and auth.
+    static func apiStream(name: String, body: [String: ConfigValue], base: Configuration, sources: SourceOpener,
+                          file: String) throws(ConfigError) -> Stream {
+        let path = "streams.\(name.prefix(100))"
+        guard isStreamName(name) else {
+            throw ConfigError(file: file, path: path, problem: "stream names may use letters, digits, - and _ only")
+        }
+        var s = try Stream(config: ConfigValue.object(body).node, name: name, path: path, Reader(file: file), sources: sources)
+        s.madeByAPI = true
+        var check = base
+        check.streams = [s]
+        try check.checkIngest(file: file)
+        return s
+    }
+}

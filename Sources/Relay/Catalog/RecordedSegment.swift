@@ -1,0 +1,88 @@
+public import Foundation
+import Crypto
+
+/// One recording file of a stream, as the catalog keeps it: where, when on the wall clock, how
+/// long, and its SHA-256 chained to the stream's segment before it, so that an altered, missing
+/// or extra file breaks the chain from there on.
+public struct RecordedSegment: Sendable, Codable, Equatable {
+    public var stream: String
+    public var path: String
+    /// Wall-clock time of the first picture: the sender's clock where it gives one (RTCP sender
+    /// reports), else arrival.
+    public var start: Date
+    public var duration: Double
+    public var bytes: Int
+    /// Codec names of the tracks, comma-separated (`h264,aac`).
+    public var codecs: String
+    /// SHA-256 of the file, hex.
+    public var sha256: String
+    /// SHA-256 of the previous segment's chain and this file's hash, hex (set by the catalog).
+    public var chain: String = ""
+
+    public init(stream: String, path: String, start: Date, duration: Double, bytes: Int, codecs: String, sha256: String) {
+        self.stream = stream
+        self.path = path
+        self.start = start
+        self.duration = duration
+        self.bytes = bytes
+        self.codecs = codecs
+        self.sha256 = sha256
+    }
+
+    public var end: Date { start.addingTimeInterval(duration) }
+
+    /// The chain value after `previous` (nil: the stream's first segment).
+    public func chained(after previous: String?) -> String {
+        var h = SHA256()
+        h.update(data: Data(((previous ?? "") + sha256).utf8))
+        return Self.hex(h.finalize())
+    }
+
+    /// SHA-256 of a file, read in 1 MiB pieces; nil when it cannot be read.
+    public static func hash(file path: String) -> String? {
+        guard let f = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? f.close() }
+        var h = SHA256()
+        do {
+            // `read(upToCount:)` answers nil (or nothing) at the end of the file.
+            while let piece = try f.read(upToCount: 1 << 20), !piece.isEmpty { h.update(data: piece) }
+        } catch {
+            return nil
+        }
+        return hex(h.finalize())
+    }
+
+    static func hex(_ digest: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for b in digest { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 0x0F)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// A stretch recorded without a break, and the breaks between.
+public struct RecordedSpan: Sendable, Codable, Equatable {
+    public var start: Date
+    public var end: Date
+    public var duration: Double
+    public var bytes: Int
+    public var segments: Int
+
+    /// Segments (sorted by start) joined into spans: a segment that begins more than `maxGap`
+    /// seconds after the previous one ended begins a new span (a restart, an outage).
+    public static func spans(_ segments: [RecordedSegment], maxGap: Double = 1.5) -> [RecordedSpan] {
+        var out: [RecordedSpan] = []
+        for s in segments.sorted(by: { $0.start < $1.start }) {
+            if var last = out.last, s.start.timeIntervalSince(last.end) <= maxGap {
+                last.end = max(last.end, s.end)
+                last.duration += s.duration
+                last.bytes += s.bytes
+                last.segments += 1
+                out[out.count - 1] = last
+            } else {
+                out.append(RecordedSpan(start: s.start, end: s.end, duration: s.duration, bytes: s.bytes, segments: 1))
+            }
+        }
+        return out
+    }
+}
