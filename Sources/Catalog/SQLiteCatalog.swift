@@ -43,7 +43,20 @@ public final class SQLiteCatalog: CatalogStore {
                     bytes INTEGER NOT NULL,
                     codecs TEXT NOT NULL,
                     sha256 TEXT NOT NULL,
-                    chain TEXT NOT NULL)
+                    chain TEXT NOT NULL,
+                    deleted_at REAL)
+                """, [])
+            // Catalogs made before retention: the column is added once.
+            let columns = try await db.query("PRAGMA table_info(segments)", []).compactMap { $0.column("name")?.string }
+            if !columns.contains(where: { $0 == "deleted_at" }) { _ = try await db.query("ALTER TABLE segments ADD COLUMN deleted_at REAL", []) }
+            _ = try await db.query("""
+                CREATE TABLE IF NOT EXISTS holds (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    stream TEXT NOT NULL,
+                    range_start REAL NOT NULL,
+                    range_end REAL NOT NULL,
+                    reason TEXT NOT NULL,
+                    at REAL NOT NULL)
                 """, [])
             _ = try await db.query("CREATE INDEX IF NOT EXISTS segments_by_time ON segments (stream, start)", [])
         } catch {
@@ -93,14 +106,14 @@ public final class SQLiteCatalog: CatalogStore {
 
     public func segments(stream: String, from: Date, to: Date) async throws -> [RecordedSegment] {
         let rows = try await db.query("""
-            SELECT path, start, duration, bytes, codecs, sha256, chain FROM segments
-            WHERE stream = ? AND start < ? AND start + duration > ? ORDER BY start, id
+            SELECT path, start, duration, bytes, codecs, sha256, chain, deleted_at FROM segments
+            WHERE stream = ? AND start < ? AND start + duration > ? AND deleted_at IS NULL ORDER BY start, id
             """, [.text(stream), .float(to.timeIntervalSince1970), .float(from.timeIntervalSince1970)])
         return Self.segments(rows, stream: stream)
     }
 
     public func chain(stream: String) async throws -> [RecordedSegment] {
-        let rows = try await db.query("SELECT path, start, duration, bytes, codecs, sha256, chain FROM segments WHERE stream = ? ORDER BY id",
+        let rows = try await db.query("SELECT path, start, duration, bytes, codecs, sha256, chain, deleted_at FROM segments WHERE stream = ? ORDER BY id",
                                       [.text(stream)])
         return Self.segments(rows, stream: stream)
     }
@@ -117,7 +130,38 @@ public final class SQLiteCatalog: CatalogStore {
             var s = RecordedSegment(stream: stream, path: path, start: Date(timeIntervalSince1970: start), duration: duration,
                                     bytes: bytes, codecs: codecs, sha256: sha)
             s.chain = chain
+            s.deletedAt = r.column("deleted_at")?.double.map { Date(timeIntervalSince1970: $0) }
             return s
         }
+    }
+
+    public func markDeleted(stream: String, path: String, at: Date) async throws {
+        _ = try await db.query("UPDATE segments SET deleted_at = ? WHERE stream = ? AND path = ?",
+                               [.float(at.timeIntervalSince1970), .text(stream), .text(path)])
+    }
+
+    public func addHold(_ hold: RecordingHold) async throws -> RecordingHold {
+        _ = try await db.query("INSERT INTO holds (stream, range_start, range_end, reason, at) VALUES (?, ?, ?, ?, ?)",
+                               [.text(hold.stream), .float(hold.start.timeIntervalSince1970), .float(hold.end.timeIntervalSince1970),
+                                .text(hold.reason), .float(hold.at.timeIntervalSince1970)])
+        var h = hold
+        h.id = try await db.lastAutoincrementID()
+        return h
+    }
+
+    public func holds(stream: String) async throws -> [RecordingHold] {
+        let rows = try await db.query("SELECT id, range_start, range_end, reason, at FROM holds WHERE stream = ? ORDER BY id", [.text(stream)])
+        return rows.compactMap { r in
+            guard let id = r.column("id")?.integer, let start = r.column("range_start")?.double, let end = r.column("range_end")?.double,
+                  let reason = r.column("reason")?.string, let at = r.column("at")?.double else { return nil }
+            return RecordingHold(id: id, stream: stream, start: Date(timeIntervalSince1970: start), end: Date(timeIntervalSince1970: end),
+                                 reason: reason, at: Date(timeIntervalSince1970: at))
+        }
+    }
+
+    public func removeHold(stream: String, id: Int) async throws -> Bool {
+        let before = try await holds(stream: stream).count
+        _ = try await db.query("DELETE FROM holds WHERE stream = ? AND id = ?", [.text(stream), .integer(id)])
+        return try await holds(stream: stream).count < before
     }
 }

@@ -36,6 +36,8 @@ public final class RelayEngine: Sendable {
     public let catalog: (any CatalogStore)?
     /// Recorders' finished files, on their way into the catalog.
     private let segmentWriter: SegmentWriter?
+    /// Retention (`record.keep`, `record.max_bytes`), while the engine runs.
+    private let pruner = Mutex<RetentionPruner?>(nil)
 
     /// - Parameters:
     ///   - sources: how URLs are opened (the program registers its own schemes, e.g. `testsrc`).
@@ -209,6 +211,12 @@ public final class RelayEngine: Sendable {
 
     /// Starts every output, then every ingest.
     public func start() {
+        if let catalog {
+            let p = RetentionPruner(catalog: catalog, logger: logger) { [weak self] in
+                (self?.streams ?? []).compactMap { s in s.record.map { (s.name, $0) } }
+            }
+            pruner.withLock { $0 = p }
+        }
         let all = live.withLock { l -> [StreamHub] in l.running = true; return Array(l.hubs.values) }
         for h in all { for o in h.outputs { o.start() } }
         for h in all { h.start() }
@@ -223,6 +231,7 @@ public final class RelayEngine: Sendable {
     /// finish: every packet taken is segmented or recorded, playlists end. Suspends; blocks no
     /// thread.
     public func stop() async {
+        pruner.withLock { $0 }?.stop()
         let hubs = live.withLock { l -> [String: StreamHub] in l.running = false; return l.hubs }
         await withTaskGroup(of: Void.self) { g in
             for h in hubs.values { g.addTask { await h.stop() } }

@@ -26,7 +26,47 @@ enum RecordingRoutes {
         return f.date(from: String(text))
     }
 
+    /// A hold's request body.
+    struct HoldRequest: Decodable {
+        var start: String
+        var end: String
+        var reason: String
+    }
+
     static func add(to router: Router<RelayRequestContext>, engine: RelayEngine) {
+        // Holds (admin): a range kept past retention until released.
+        router.post("/api/recordings/:stream/holds") { request, context in
+            let stream = try context.parameters.require("stream")
+            guard let catalog = engine.catalog else { return try HTTPResponses.jsonError(.serviceUnavailable, "no catalog") }
+            let data = try await request.body.collect(upTo: 16 * 1024)
+            guard let body = try? JSONDecoder().decode(HoldRequest.self, from: Data(data.readableBytesView)) else {
+                return try HTTPResponses.jsonError(.badRequest, "expected {\"start\": RFC 3339, \"end\": RFC 3339, \"reason\": text}")
+            }
+            guard let start = time(Substring(body.start)), let end = time(Substring(body.end)), start < end else {
+                return try HTTPResponses.jsonError(.badRequest, "start and end are RFC 3339 times, start before end")
+            }
+            guard !body.reason.isEmpty, body.reason.utf8.count <= 1000 else {
+                return try HTTPResponses.jsonError(.badRequest, "reason: 1 to 1000 bytes")
+            }
+            do {
+                let hold = try await catalog.addHold(RecordingHold(stream: stream, start: start, end: end, reason: body.reason))
+                return try HTTPResponses.json(hold, status: .created)
+            } catch {
+                return try HTTPResponses.jsonError(.internalServerError, "catalog: \(error)")
+            }
+        }
+        router.get("/api/recordings/:stream/holds") { _, context in
+            let stream = try context.parameters.require("stream")
+            guard let catalog = engine.catalog else { return try HTTPResponses.jsonError(.serviceUnavailable, "no catalog") }
+            return try HTTPResponses.json(try await catalog.holds(stream: stream))
+        }
+        router.delete("/api/recordings/:stream/holds/:id") { _, context in
+            let stream = try context.parameters.require("stream")
+            guard let id = Int(try context.parameters.require("id")) else { return try HTTPResponses.jsonError(.badRequest, "id: a number") }
+            guard let catalog = engine.catalog else { return try HTTPResponses.jsonError(.serviceUnavailable, "no catalog") }
+            return try await catalog.removeHold(stream: stream, id: id) ? Response(status: .noContent)
+                : try HTTPResponses.jsonError(.notFound, "no hold \(id) on \(stream)")
+        }
         // GET /api/recordings/{stream}?start=…&end=… (RFC 3339; default: the last 24 hours).
         router.get("/api/recordings/:stream") { request, context in
             let stream = try context.parameters.require("stream")

@@ -40,4 +40,43 @@ import TestSupport
     @Test func aCatalogThatCannotBeMadeIsAnError() async throws {
         await #expect(throws: (any Error).self) { _ = try await SQLiteCatalog.open(path: "/proc/liverelay/catalog.sqlite") }
     }
+
+    /// Segments hashed into a chain: retention's deletions keep it whole, a tampered row breaks it.
+    @Test func theChainRunsThroughRetentionAndBreaksOnAnEditedRow() async throws {
+        let dir = Paths.tempDirectory("chain")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let c = try await SQLiteCatalog.open(path: dir.appendingPathComponent("catalog.sqlite").path)
+        var paths: [String] = []
+        for i in 0..<4 {
+            let p = dir.appendingPathComponent("cam-2026112\(i).mp4").path
+            try Data("segment \(i)".utf8).write(to: URL(fileURLWithPath: p))
+            paths.append(p)
+            try await c.addSegment(RecordedSegment(stream: "cam", path: p, start: Date(timeIntervalSince1970: Double(i) * 60), duration: 60,
+                                                   bytes: 9, codecs: "h264", sha256: RecordedSegment.hash(file: p) ?? ""))
+        }
+        #expect(ChainVerifier.verify(stream: "cam", chain: try await c.chain(stream: "cam")) == nil)
+        // Retention deletes the first: the chain still verifies, and it is no longer listed.
+        try FileManager.default.removeItem(atPath: paths[0])
+        try await c.markDeleted(stream: "cam", path: paths[0], at: Date())
+        #expect(ChainVerifier.verify(stream: "cam", chain: try await c.chain(stream: "cam")) == nil)
+        #expect(try await c.segments(stream: "cam", from: .distantPast, to: .distantFuture).count == 3)
+        // An extra file beside them is named.
+        let extra = dir.appendingPathComponent("cam-20261130.mp4").path
+        try Data("planted".utf8).write(to: URL(fileURLWithPath: extra))
+        #expect(ChainVerifier.verify(stream: "cam", chain: try await c.chain(stream: "cam")) == .extra(path: extra))
+        try FileManager.default.removeItem(atPath: extra)
+        // A file that no longer matches its row is named; so is a row whose chain was rewritten.
+        var chain = try await c.chain(stream: "cam")
+        chain[2].sha256 = "0000"
+        #expect(ChainVerifier.verify(stream: "cam", chain: chain) == .altered(path: paths[2], index: 2))
+        chain = try await c.chain(stream: "cam")
+        chain[2].chain = String(repeating: "0", count: 64)
+        #expect(ChainVerifier.verify(stream: "cam", chain: chain) == .chainBroken(path: paths[2], index: 2))
+        // Holds come back, and go.
+        let h = try await c.addHold(RecordingHold(stream: "cam", start: Date(timeIntervalSince1970: 0), end: Date(timeIntervalSince1970: 90), reason: "case 7"))
+        #expect(try await c.holds(stream: "cam").map(\.reason) == ["case 7"])
+        #expect(try await c.removeHold(stream: "cam", id: h.id))
+        #expect(try await !c.removeHold(stream: "cam", id: h.id))
+        await c.close()
+    }
 }

@@ -98,6 +98,8 @@ import TestSupport
         ("ingest:\n  rtmp: {listen: \"127.0.0.1:1935\"}\n  defaults: {hls: {variant: dash}}\nstreams:\n  p: {source: publish}", "ingest.defaults.hls.variant: expected mpegts"),
         ("ingest:\n  defaults: {source: x}\nstreams:\n  p: {source: publish}", "ingest.defaults.source: not allowed"),
         ("auth:\n  jwt: {jwks: \"http://idp.example/keys\"}\nstreams:\n  c: {source: testsrc://}", "auth.jwt.jwks: http:// is for loopback only"),
+        ("streams:\n  c: {source: testsrc://, record: {path: /tmp/r, max_bytes: lots}}", "streams.c.record.max_bytes: expected a size such as 500MB"),
+        ("streams:\n  c: {source: testsrc://, record: {path: /tmp/r, keep: forever}}", "streams.c.record.keep: expected a duration"),
         ("auth:\n  jwt: {jwks: keys.json, refresh: 1m}\nstreams:\n  c: {source: testsrc://}", "auth.jwt.refresh: for a JWKS URL only"),
         ("auth:\n  jwt: {jwks: \"https://idp.example/keys\", refresh: 0s}\nstreams:\n  c: {source: testsrc://}", "auth.jwt.refresh: expected a duration"),
         ("streams:\n  c: {source: testsrc://, on_demand_idle: 5s}", "streams.c.on_demand_idle: needs on_demand: true"),

@@ -61,4 +61,34 @@ import Bench
         let (missing, missingText) = try verify()
         #expect(missing == 1 && missingText.contains("segment 2 is missing"), "\(missingText)")
     }
+
+    /// Retention by age deletes the oldest files, not a held range, and the chain still verifies.
+    @Test func retentionDeletesOldestFirstButNotAHeldRange() throws {
+        let dir = Paths.tempDirectory("retention")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let rec = dir.appendingPathComponent("rec").path
+        let yaml = "streams:\n  cam: {source: \"testsrc://?size=160x96&fps=15&gop=15\", preview: false, record: {path: \(rec), segment_duration: 2s, keep: 4s}}\n"
+        let (serve, port, _) = try Servers.serve(yaml, dir: dir)
+        defer { serve.stop() }
+        // Hold the first two seconds (the first file) at once.
+        let f = ISO8601DateFormatter()
+        let now = Date()
+        let body = #"{"start": "\#(f.string(from: now.addingTimeInterval(-5)))", "end": "\#(f.string(from: now.addingTimeInterval(1)))", "reason": "case 7"}"#
+        let held = try ChildProcess.run("/usr/bin/curl", ["-s", "-w", "%{http_code}", "-X", "POST", "-H", "Content-Type: application/json", "--data", body,
+                                                          "http://127.0.0.1:\(port)/api/recordings/cam/holds"], timeout: 15)
+        #expect(held.stdout.hasSuffix("201"), "\(held.stdout)")
+        Thread.sleep(forTimeInterval: 3)
+        let firstMade = try #require(try FileManager.default.contentsOfDirectory(atPath: rec).filter { $0.hasSuffix(".mp4") }.sorted().first)
+        Thread.sleep(forTimeInterval: 13)
+        let files = try FileManager.default.contentsOfDirectory(atPath: rec).filter { $0.hasSuffix(".mp4") }.sorted()
+        serve.stop()
+        let log = serve.stdout + serve.stderr
+        // About eight files were made: the held first one stays, expired ones went, recent ones stay.
+        let verify = try ChildProcess.run(Paths.liverelay, ["recordings", "verify", "--state-dir", dir.path], timeout: 60)
+        #expect(verify.status == 0 && verify.stdout.contains("chain intact"), "\(verify.stdout)\(verify.stderr)")
+        let count = verify.stdout.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        #expect(count >= 6, "\(verify.stdout)")
+        #expect(files.count >= 2 && files.count <= count - 2, "\(files.count) of \(count) files left: \(files)\n\(log.suffix(1500))")
+        #expect(files.first == firstMade, "the held first file went: \(files)")
+    }
 }

@@ -38,6 +38,13 @@ public protocol CatalogStore: Sendable {
     func chain(stream: String) async throws -> [RecordedSegment]
     /// Streams with catalogued segments.
     func recordedStreams() async throws -> [String]
+    /// Retention deleted the file: the row stays, marked, so the chain runs on through it.
+    func markDeleted(stream: String, path: String, at: Date) async throws
+    /// Keeps a range past retention; returns it with its id.
+    func addHold(_ hold: RecordingHold) async throws -> RecordingHold
+    func holds(stream: String) async throws -> [RecordingHold]
+    /// Releases a hold; false when there was none with that id.
+    func removeHold(stream: String, id: Int) async throws -> Bool
 }
 
 /// Hands a stream's finished segments to the catalog one at a time, in the order they were

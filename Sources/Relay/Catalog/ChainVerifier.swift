@@ -26,12 +26,18 @@ public enum ChainVerifier {
     public static func verify(stream: String, chain: [RecordedSegment]) -> Finding? {
         var previous: String?
         for (i, s) in chain.enumerated() {
+            // Deleted by retention: nothing to re-hash, but the chain runs on through its row.
+            if s.deletedAt != nil {
+                guard s.chained(after: previous) == s.chain else { return .chainBroken(path: s.path, index: i) }
+                previous = s.chain
+                continue
+            }
             guard FileManager.default.fileExists(atPath: s.path) else { return .missing(path: s.path, index: i) }
             guard RecordedSegment.hash(file: s.path) == s.sha256 else { return .altered(path: s.path, index: i) }
             guard s.chained(after: previous) == s.chain else { return .chainBroken(path: s.path, index: i) }
             previous = s.chain
         }
-        let listed = Set(chain.map { ($0.path as NSString).standardizingPath })
+        let listed = Set(chain.filter { $0.deletedAt == nil }.map { ($0.path as NSString).standardizingPath })
         let directories = Set(chain.map { ($0.path as NSString).deletingLastPathComponent })
         for dir in directories.sorted() {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []

@@ -18,6 +18,8 @@ public struct RecordedSegment: Sendable, Codable, Equatable {
     public var sha256: String
     /// SHA-256 of the previous segment's chain and this file's hash, hex (set by the catalog).
     public var chain: String = ""
+    /// When retention deleted the file (its row stays: the chain runs on through it).
+    public var deletedAt: Date?
 
     public init(stream: String, path: String, start: Date, duration: Double, bytes: Int, codecs: String, sha256: String) {
         self.stream = stream
@@ -58,6 +60,27 @@ public struct RecordedSegment: Sendable, Codable, Equatable {
         for b in digest { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 0x0F)]) }
         return String(decoding: out, as: UTF8.self)
     }
+}
+
+/// A range of a stream's recording kept past retention until released (evidence).
+public struct RecordingHold: Sendable, Codable, Equatable {
+    public var id: Int
+    public var stream: String
+    public var start: Date
+    public var end: Date
+    public var reason: String
+    public var at: Date
+
+    public init(id: Int = 0, stream: String, start: Date, end: Date, reason: String, at: Date = Date()) {
+        self.id = id
+        self.stream = stream
+        self.start = start
+        self.end = end
+        self.reason = reason
+        self.at = at
+    }
+
+    public func covers(_ s: RecordedSegment) -> Bool { s.start < end && s.end > start }
 }
 
 /// A stretch recorded without a break, and the breaks between.

@@ -188,6 +188,20 @@ public struct Configuration: Sendable {
             }
             return value
         }
+        /// Bytes, from `1048576`, `500MB`, `2GiB`, `1TB` (K/M/G/T: powers of 1000, KiB…TiB: of 1024).
+        func bytes(_ node: Node, _ path: String) throws(ConfigError) -> Int {
+            let s = try string(node, path).trimmingASCIISpaces()
+            let units: [(String, Double)] = [("KiB", 1024), ("MiB", 1_048_576), ("GiB", 1_073_741_824), ("TiB", 1_099_511_627_776),
+                                             ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("B", 1)]
+            var value: Double? = Double(s)
+            for (suffix, scale) in units where value == nil && s.hasSuffix(suffix) {
+                if let v = Double(s.dropLast(suffix.count).trimmingASCIISpaces()) { value = v * scale }
+            }
+            guard let value, value >= 1, value <= 1e18 else {
+                throw ConfigError(file: file, path: path, problem: "expected a size such as 500MB or 2GiB, got \"\(s.prefix(100))\"")
+            }
+            return Int(saturating: value)
+        }
         func strings(_ node: Node, _ path: String) throws(ConfigError) -> [String] {
             if case .sequence(let seq) = node {
                 var out: [String] = []

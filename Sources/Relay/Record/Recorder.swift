@@ -9,6 +9,10 @@ public struct RecordSettings: Sendable, Hashable {
     public var path: String
     /// A new file after this many seconds (at the next keyframe).
     public var segmentDuration: Double = 60
+    /// `keep`: files older than this many seconds go (oldest first); nil: kept by age forever.
+    public var keep: Double?
+    /// `max_bytes`: the stream's recordings stay under this many bytes (oldest go first).
+    public var maxBytes: Int?
     public init(path: String) { self.path = path }
 }
 
