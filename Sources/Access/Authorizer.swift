@@ -61,9 +61,6 @@ public final class Authorizer: Sendable {
         if let settings = auth?.jwt { jwt = try await JWTVerifier(settings: settings, logger: logger) } else { jwt = nil }
     }
 
-    /// Fetches of the JWKS URL so far, and the failed ones; nil without one.
-    public var jwksFetches: (done: Int, failed: Int)? { jwt.flatMap { $0.settings.isURL ? $0.fetchCounts : nil } }
-
     /// Failed logins so far (for `/metrics`).
     public var failedLogins: Int { failureTotal.load(ordering: .relaxed) }
     /// Requests refused for too many failures.
@@ -189,7 +186,6 @@ final class JWTVerifier: Sendable {
     let settings: JWTSettings
     private let keys: Mutex<JWTKeyCollection>
     private let logger: Logger
-    private let fetches = Mutex<(done: Int, failed: Int, lastError: String?)>((0, 0, nil))
     static let maxJWKSBytes = 1 << 20
     static let maxKeys = 64
     /// 8192 bits: 1024 bytes, 1366 characters of base64url.
@@ -223,21 +219,8 @@ final class JWTVerifier: Sendable {
         }
     }
 
-    /// JWKS fetches so far, and the failed ones (for tests and `/metrics`).
-    var fetchCounts: (done: Int, failed: Int) { fetches.withLock { ($0.done, $0.failed) } }
-
-    /// Fetches the JWKS and, when it holds a usable key, replaces the keys; the problem otherwise.
+    /// Fetches the JWKS and, when it holds usable keys, replaces the keys; the problem otherwise.
     private func fetch() async -> String? {
-        let problem = await load()
-        fetches.withLock { f in
-            f.done += 1
-            if problem != nil { f.failed += 1 }
-            f.lastError = problem
-        }
-        return problem
-    }
-
-    private func load() async -> String? {
         let url = Redactor.redact(settings.jwks)
         switch await BoundedHTTP.send(method: "GET", url: settings.jwks, headers: [("Accept", "application/json")], timeout: 5, maxBody: Self.maxJWKSBytes) {
         case .failure(let f):

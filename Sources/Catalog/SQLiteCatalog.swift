@@ -160,8 +160,6 @@ public final class SQLiteCatalog: CatalogStore {
     }
 
     public func removeHold(stream: String, id: Int) async throws -> Bool {
-        let before = try await holds(stream: stream).count
-        _ = try await db.query("DELETE FROM holds WHERE stream = ? AND id = ?", [.text(stream), .integer(id)])
-        return try await holds(stream: stream).count < before
+        !(try await db.query("DELETE FROM holds WHERE stream = ? AND id = ? RETURNING id", [.text(stream), .integer(id)])).isEmpty
     }
 }

@@ -87,8 +87,7 @@ extension Configuration {
                 out.streams.removeAll { $0.name == c.stream }
             case .put:
                 do throws(ConfigError) {
-                    var s = try Self.apiStream(name: c.stream, body: c.body ?? [:], base: self, sources: sources, file: "catalog")
-                    s.madeByAPI = true
+                    let s = try Self.apiStream(name: c.stream, body: c.body ?? [:], base: self, sources: sources, file: "catalog")
                     if let i = out.streams.firstIndex(where: { $0.name == c.stream }) { out.streams[i] = s } else { out.streams.append(s) }
                 } catch {
                     problems.append("stream \(c.stream) as the API last set it is not applied: \(error)")

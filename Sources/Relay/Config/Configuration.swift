@@ -122,9 +122,8 @@ public struct Configuration: Sendable {
             config.ingest = try IngestSettings(config: ingest, r)
             // Defaults for streams made by their first publisher: a stream's keys, checked as one.
             if case .mapping(let m) = ingest, let d = m["defaults"] {
-                let dm = try r.mapping(d, "ingest.defaults", allowed: nil)
-                if dm["source"] != nil { throw ConfigError(file: file, path: "ingest.defaults.source", problem: "not allowed: streams made on publish take their publisher") }
                 guard case .mapping(var withSource) = d else { throw ConfigError(file: file, path: "ingest.defaults", problem: "expected a mapping of keys") }
+                if withSource[Node("source")] != nil { throw ConfigError(file: file, path: "ingest.defaults.source", problem: "not allowed: streams made on publish take their publisher") }
                 withSource[Node("source")] = Node("publish")
                 config.ingest.defaults = try Stream(config: .mapping(withSource), name: "defaults", path: "ingest.defaults", r, sources: sources)
             }

@@ -51,9 +51,10 @@ public final class OutputHandle: Sendable {
     public func pop(timeout: Double) -> RelayPacket? { queue.pop(timeout: timeout) }
 
     /// The next packet, waiting for one (an on-demand source is asked for); nil once the output
-    /// or the stream ended. One task at a time.
+    /// or the stream ended. One task at a time. A blocking handle has no wake-up for a task: it
+    /// answers only what is queued, never holding the task's thread.
     public func next() async -> RelayPacket? {
-        guard let signal else { return queue.pop(timeout: 0.25) }
+        guard let signal else { return queue.pop(timeout: 0) }
         hub.demand()
         return await queue.next(signal: signal)
     }

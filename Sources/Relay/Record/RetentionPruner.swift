@@ -44,7 +44,8 @@ public final class RetentionPruner: Sendable {
 
     static func prune(stream: String, settings: RecordSettings, catalog: any CatalogStore, logger: Logger) async {
         do {
-            let live = try await catalog.chain(stream: stream).filter { $0.deletedAt == nil }
+            // The live segments only: rows retention already marked are not read again.
+            let live = try await catalog.segments(stream: stream, from: .distantPast, to: .distantFuture)
             let holds = try await catalog.holds(stream: stream)
             for s in plan(live, holds: holds, keep: settings.keep, maxBytes: settings.maxBytes, now: Date()) {
                 do {
