@@ -112,6 +112,15 @@ public final class SQLiteCatalog: CatalogStore {
         return Self.segments(rows, stream: stream)
     }
 
+    public func segment(stream: String, file: String) async throws -> RecordedSegment? {
+        guard !file.isEmpty, !file.contains("/") else { return nil }
+        let rows = try await db.query("""
+            SELECT path, start, duration, bytes, codecs, sha256, chain, deleted_at FROM segments
+            WHERE stream = ? AND deleted_at IS NULL AND (path = ? OR substr(path, -?) = ?) ORDER BY id DESC LIMIT 1
+            """, [.text(stream), .text(file), .integer(file.utf8.count + 1), .text("/" + file)])
+        return Self.segments(rows, stream: stream).first
+    }
+
     public func chain(stream: String) async throws -> [RecordedSegment] {
         let rows = try await db.query("SELECT path, start, duration, bytes, codecs, sha256, chain, deleted_at FROM segments WHERE stream = ? ORDER BY id",
                                       [.text(stream)])

@@ -34,9 +34,13 @@ public final class FragmentMuxer {
     private var segmentStartSets: [Int: [UInt8]] = [:]
     /// Output streams that have had a packet since the last cut.
     private var startedSinceCut: Set<Int> = []
+    private let keepsTimes: Bool
 
-    public init(format: FragmentFormat, streams: [StreamInfo]) throws(FFmpegError) {
+    /// - Parameter keepsTimes: fMP4 only: each track's decode time (`tfdt`) is the packets' own,
+    ///   not rebased to zero, so files cut from one session continue one another's times.
+    public init(format: FragmentFormat, streams: [StreamInfo], keepsTimes: Bool = false) throws(FFmpegError) {
         self.format = format
+        self.keepsTimes = keepsTimes
         guard let pkt = av_packet_alloc() else { throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "av_packet_alloc") }
         scratch = pkt
         // Every stored property is set: if open throws, deinit frees what it made.
@@ -92,7 +96,13 @@ public final class FragmentMuxer {
             av_dict_set(&dict, "muxpreload", "0", 0)
         case .fmp4:
             // Fragments only when told (each cut), init segment written at once, no index or trailer.
-            av_dict_set(&dict, "movflags", "+frag_custom+empty_moov+default_base_moof+skip_sidx+skip_trailer", 0)
+            av_dict_set(&dict, "movflags", "+frag_custom+empty_moov+default_base_moof+skip_sidx+skip_trailer" + (keepsTimes ? "+frag_discont" : ""), 0)
+            if keepsTimes {
+                // libavformat would shift the first packet to zero (make_zero, no edit list):
+                // times are kept as given, and without an edit list.
+                av_dict_set(&dict, "use_editlist", "0", 0)
+                ctx.pointee.avoid_negative_ts = 1 // AVFMT_AVOID_NEG_TS_MAKE_NON_NEGATIVE
+            }
         }
         try ffcheck(avformat_write_header(ctx, &dict), "avformat_write_header")
         headerWritten = true

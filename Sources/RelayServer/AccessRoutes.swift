@@ -36,6 +36,10 @@ struct AccessRequirement: Equatable {
         case "ingest": return AccessRequirement(action: .publish, stream: parts.count >= 2 ? parts[1] : nil)
         case "streams":
             let stream = parts.count >= 2 ? parts[1] : nil
+            // The archive played or exported: a player fetches these without headers.
+            if parts.count >= 3, ["recording.m3u8", "recording.mp4", "recording.json", "recording"].contains(parts[2]) {
+                return AccessRequirement(action: .playback, stream: stream, media: true, cors: true)
+            }
             let media = parts.count >= 3 && ["preview.mjpg", "snapshot.jpg", "hls", "watch"].contains(parts[2])
             return AccessRequirement(action: .read, stream: stream, media: media, cors: true)
         default:

@@ -21,6 +21,7 @@ public enum RelayHTTP {
         PageRoutes.add(to: router, engine: engine)
         APIRoutes.add(to: router, engine: engine)
         RecordingRoutes.add(to: router, engine: engine)
+        RecordingPlaybackRoutes.add(to: router, engine: engine, cache: RecordedFileIndexCache())
         let limits = ClientLimits(viewers: c.limits.viewersPerClient, blockingRequests: c.limits.blockingRequestsPerClient)
         PreviewRoutes.add(to: router, engine: engine, limits: limits)
         HLSRoutes.add(to: router, engine: engine, limits: limits)

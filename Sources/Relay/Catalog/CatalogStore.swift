@@ -34,6 +34,8 @@ public protocol CatalogStore: Sendable {
     func addSegment(_ segment: RecordedSegment) async throws -> RecordedSegment
     /// A stream's segments that overlap `from`..<`to`, oldest first.
     func segments(stream: String, from: Date, to: Date) async throws -> [RecordedSegment]
+    /// A stream's live segment whose file is named `file` (the last part of its path).
+    func segment(stream: String, file: String) async throws -> RecordedSegment?
     /// Every segment of a stream in the order it was catalogued (the chain's order).
     func chain(stream: String) async throws -> [RecordedSegment]
     /// Streams with catalogued segments.

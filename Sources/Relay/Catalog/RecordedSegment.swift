@@ -109,3 +109,12 @@ public struct RecordedSpan: Sendable, Codable, Equatable {
         return out
     }
 }
+
+/// SHA-256 fed piece by piece (swift-crypto), read out as hex.
+public struct SHA256Stream: Sendable {
+    private var hasher = SHA256()
+    public init() {}
+    public mutating func update(_ bytes: [UInt8]) { hasher.update(data: bytes) }
+    public func hex() -> String { RecordedSegment.hex(hasher.finalize()) }
+    public static func hex(_ bytes: [UInt8]) -> String { RecordedSegment.hex(SHA256.hash(data: bytes)) }
+}

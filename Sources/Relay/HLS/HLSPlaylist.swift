@@ -214,7 +214,7 @@ public struct HLSPlaylist: Sendable {
 
     /// `2026-11-22T11:34:44.123Z`. By hand: Foundation's ISO8601DateFormatter builds an ICU
     /// formatter per call, which was a tenth of a remuxing stream's CPU.
-    static func iso8601(_ d: Date) -> String {
+    public static func iso8601(_ d: Date) -> String {
         let ms = Int64(saturating: (d.timeIntervalSince1970 * 1000).rounded(.down))
         var t = time_t(ms >= 0 ? ms / 1000 : (ms - 999) / 1000)
         var tm = tm()

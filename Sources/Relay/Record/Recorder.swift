@@ -128,7 +128,7 @@ private final class Recording: PacketWork {
         do {
             // The directory may have been removed under us: made again.
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-            let m = try FragmentMuxer(format: .fmp4, streams: epoch.streams)
+            let m = try FragmentMuxer(format: .fmp4, streams: epoch.streams, keepsTimes: true)
             try Data(m.initSegment).write(to: url)
             file = try FileHandle(forWritingTo: url)
             try file?.seekToEnd()
