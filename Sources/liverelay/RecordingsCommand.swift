@@ -7,7 +7,7 @@ struct RecordingsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "recordings",
         abstract: "The recordings' catalog.",
-        subcommands: [Verify.self]
+        subcommands: [Verify.self, VerifyExport.self, Reindex.self]
     )
 
     struct Verify: AsyncParsableCommand {
@@ -53,6 +53,64 @@ struct RecordingsCommand: AsyncParsableCommand {
             }
             await catalog.close()
             if failed { throw ExitCode(1) }
+        }
+    }
+
+    struct VerifyExport: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "verify-export",
+            abstract: "Check an exported clip (recording.mp4) against its manifest (recording.json); name the first altered piece."
+        )
+
+        @Argument(help: "The clip.") var clip: String
+        @Argument(help: "Its manifest.") var manifest: String
+
+        func run() async throws {
+            let decoder = JSONDecoder()
+            decoder.keyDecodingStrategy = .convertFromSnakeCase
+            decoder.dateDecodingStrategy = .iso8601
+            let m: ExportManifest
+            do {
+                m = try decoder.decode(ExportManifest.self, from: try Data(contentsOf: URL(fileURLWithPath: manifest)))
+            } catch {
+                FileHandle.standardError.write(Data("liverelay: \(manifest) is not an export manifest: \(error)\n".utf8))
+                throw ExitCode(2)
+            }
+            if let finding = m.check(clip: clip) {
+                print("\(clip): \(finding)")
+                throw ExitCode(1)
+            }
+            print("\(clip): \(m.pieces.count) pieces verified against the manifest (\(m.stream), \(m.start) to \(m.end), \(m.segments.count) segments of node \(m.node))")
+        }
+    }
+
+    struct Reindex: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Rebuild the recording index from the files (each stream's record.path in the configuration); files already catalogued are kept."
+        )
+
+        @Option(help: "Configuration file: its streams' record paths, and its catalog.path if set.")
+        var config: String
+
+        @Option(help: "The state directory serve uses (the catalog, unless catalog.path says otherwise).")
+        var stateDir: String = "/var/lib/liverelay"
+
+        func run() async throws {
+            let c: Configuration
+            do {
+                c = try Configuration.load(file: config, sources: .liverelay)
+            } catch {
+                FileHandle.standardError.write(Data("liverelay: \(error)\n".utf8))
+                throw ExitCode(2)
+            }
+            let path = c.catalogPath ?? (stateDir as NSString).appendingPathComponent("catalog.sqlite")
+            let catalog = try await SQLiteCatalog.open(path: path)
+            let streams = c.streams.compactMap { s in s.record.map { (name: s.name, directory: $0.path) } }
+            let report = try await RecordingReindex.run(catalog: catalog, streams: streams)
+            await catalog.close()
+            for p in report.unreadable { print("not a readable recording, left out: \(p)") }
+            print("\(report.added.count) files catalogued anew (their chain begins here), \(report.skipped.count) already catalogued, \(report.unreadable.count) unreadable")
+            if !report.unreadable.isEmpty { throw ExitCode(1) }
         }
     }
 }

@@ -41,7 +41,7 @@ public enum ChainVerifier {
         let directories = Set(chain.map { ($0.path as NSString).deletingLastPathComponent })
         for dir in directories.sorted() {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
-            for name in names.sorted() where name.hasPrefix("\(stream)-") && name.hasSuffix(".mp4") {
+            for name in names.sorted() where RecordingFileName(name)?.stream == stream {
                 let path = ((dir as NSString).appendingPathComponent(name) as NSString).standardizingPath
                 if !listed.contains(path) { return .extra(path: path) }
             }

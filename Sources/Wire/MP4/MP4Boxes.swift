@@ -54,6 +54,23 @@ public enum MP4 {
         public var handler: String
         /// `trex`'s default sample duration (0: none).
         public var defaultSampleDuration: UInt32
+        /// The first sample entry's type (`avc1`, `hvc1`, `mp4a`, `Opus`; empty: none).
+        public var sampleEntry: String = ""
+
+        /// The codec's name as FFmpeg says it (`h264`, `aac`), else the sample entry's type.
+        public var codecName: String {
+            switch sampleEntry {
+            case "avc1", "avc3": "h264"
+            case "hvc1", "hev1": "hevc"
+            case "mp4a": "aac"
+            case "Opus": "opus"
+            case "av01": "av1"
+            case "vp09": "vp9"
+            case "ulaw": "pcm_mulaw"
+            case "alaw": "pcm_alaw"
+            default: sampleEntry
+            }
+        }
     }
 
     /// The tracks of a `moov` box given whole (its head included).
@@ -78,7 +95,14 @@ public enum MP4 {
                   let mdhd = media.first(where: { $0.type == "mdhd" }), let mv = byte(b, mdhd.bodyStart),
                   let timescale = read32(b, mdhd.bodyStart + (mv == 1 ? 20 : 12)), timescale > 0,
                   let hdlr = media.first(where: { $0.type == "hdlr" }), let handler = read32(b, hdlr.bodyStart + 8) else { return nil }
-            out.append(Track(id: id, timescale: timescale, handler: fourCC(handler), defaultSampleDuration: defaults[id] ?? 0))
+            var track = Track(id: id, timescale: timescale, handler: fourCC(handler), defaultSampleDuration: defaults[id] ?? 0)
+            // mdia / minf / stbl / stsd: version and flags, entry count, then the first entry.
+            if let minf = media.first(where: { $0.type == "minf" }), let m = children(b, from: minf.bodyStart, to: minf.end),
+               let stbl = m.first(where: { $0.type == "stbl" }), let t = children(b, from: stbl.bodyStart, to: stbl.end),
+               let stsd = t.first(where: { $0.type == "stsd" }), let entry = head(b, at: stsd.bodyStart + 8, end: stsd.end) {
+                track.sampleEntry = entry.type
+            }
+            out.append(track)
         }
         return out
     }
