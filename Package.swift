@@ -167,7 +167,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "liverelay-fuzz",
-            dependencies: ["Relay", "MediaCore", "Demux", "StampedSource", "IngestServer"],
+            dependencies: ["Relay", "MediaCore", "Demux", "StampedSource", "IngestServer", "Wire"],
             path: "Sources/Fuzz",
             swiftSettings: swiftSettings
         ),
@@ -200,6 +200,6 @@ let package = Package(
         .testTarget(name: "RelayTests", dependencies: ["Relay", "Wire", "Decode", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer"], swiftSettings: swiftSettings),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "Relay", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
-        .testTarget(name: "liverelayTests", dependencies: ["TestSupport", "Bench", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "liverelayTests", dependencies: ["TestSupport", "Bench", "StampedSource", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
     ]
 )

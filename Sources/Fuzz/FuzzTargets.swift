@@ -4,11 +4,12 @@ import Relay
 import StampedSource
 import Demux
 import IngestServer
+import Wire
 
 /// What the fuzzers feed: input from a config file or the network that must never crash the
 /// process. Each target takes arbitrary bytes.
 enum FuzzTargets {
-    static let names = ["config", "url", "hls", "timeline", "rtmp", "demux", "flvfeed", "rtsp"]
+    static let names = ["config", "url", "hls", "timeline", "rtmp", "demux", "flvfeed", "rtsp", "mp4"]
 
     static func run(_ target: String, _ bytes: [UInt8]) {
         _ = silenced
@@ -42,12 +43,36 @@ enum FuzzTargets {
             flvFeed(bytes)
         case "rtsp":
             RTSPCamera.serve(bytes)
+        case "mp4":
+            mp4(bytes)
         default:
             break
         }
     }
 
     static let silenced: Void = FFmpegLog.silence()
+
+    /// A recording file as the archive reads it back (a file altered on disk, a reindex of
+    /// anything in a record directory): its index, each fragment's decode times moved as an
+    /// export does, the playlist and the clip over it; and a Range header against its length.
+    static func mp4(_ bytes: [UInt8]) {
+        let path = NSTemporaryDirectory() + "liverelay-fuzz-\(getpid()).mp4"
+        defer { unlink(path) }
+        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { return }
+        _ = ByteRange.parse(Substring(String(decoding: bytes.prefix(64), as: UTF8.self)), length: bytes.count)
+        guard let index = try? RecordedFileIndex.read(path: path) else { return }
+        for f in index.fragments {
+            guard var moof = RecordingExport.read(path: path, offset: f.offset, count: f.moofLength) else { continue }
+            _ = MP4.settingDecodeTimes(moof: &moof, tracks: index.tracks) { _, t in t &+ 90_000 }
+        }
+        let segment = RecordedSegment(stream: "f", path: path, start: Date(timeIntervalSince1970: 0), duration: 10, bytes: bytes.count, codecs: "", sha256: "")
+        let selection = RecordingSelection.select([segment, segment], from: Date(timeIntervalSince1970: 1), to: Date(timeIntervalSince1970: 9),
+                                                  cache: RecordedFileIndexCache())
+        _ = RecordingPlaylist.make(selection) { $0 }
+        if let export = RecordingExport(selection, length: 5) {
+            for i in export.pieces.indices { _ = export.bytes(ofPiece: i, read: { RecordingExport.read(path: $0, offset: $1, count: $2) }) }
+        }
+    }
 
     /// Bytes from a publisher into the one-port RTMP ingest's chunk reader (after a valid
     /// handshake when the first byte is even, so that fuzzing reaches the chunk stream), fed in

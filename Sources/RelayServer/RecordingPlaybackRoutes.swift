@@ -99,7 +99,7 @@ enum RecordingPlaybackRoutes {
         case .failure(let e): return .failure(Refusal(response: try HTTPResponses.jsonError(.badRequest, e.message)))
         }
         let selection = try await select(catalog: catalog, stream: stream, range, cache: cache)
-        guard let export = RecordingExport(selection) else {
+        guard let export = RecordingExport(selection, length: range.1.timeIntervalSince(range.0)) else {
             return .failure(Refusal(response: try HTTPResponses.jsonError(.notFound, "nothing of \(stream) recorded in that range")))
         }
         return .success((export, range))

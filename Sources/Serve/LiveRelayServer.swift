@@ -16,6 +16,21 @@ import UnixSignals
 public enum LiveRelayServer {
     /// `file` with the catalog's API changes layered on; a change that no longer applies, or a
     /// catalog that cannot be read, is said in one line and the rest runs.
+    /// Files a recorder left uncatalogued (the process was killed while it wrote them) are
+    /// catalogued before the streams start, so that they are found, played and chained; they
+    /// play up to their last whole fragment.
+    static func recover(_ configuration: Configuration, catalog: any CatalogStore, logger: Logger) async {
+        let streams = configuration.streams.compactMap { s in s.record.map { (name: s.name, directory: $0.path) } }
+        guard !streams.isEmpty else { return }
+        do {
+            let r = try await RecordingReindex.run(catalog: catalog, streams: streams)
+            for p in r.added { logger.warning("record: a file left by an unclean stop is catalogued", metadata: ["file": "\(p)"]) }
+            for p in r.unreadable { logger.warning("record: a file left by an unclean stop cannot be read; not catalogued", metadata: ["file": "\(p)"]) }
+        } catch {
+            logger.error("catalog: cannot look for uncatalogued recordings", metadata: ["error": "\(error)"])
+        }
+    }
+
     static func layered(_ file: Configuration, catalog: (any CatalogStore)?, sources: SourceOpener, logger: Logger) async -> Configuration {
         guard let catalog else { return file }
         do {
@@ -40,6 +55,7 @@ public enum LiveRelayServer {
                            reload: (@Sendable () throws -> Configuration)? = nil, catalog: (any CatalogStore)? = nil,
                            logger: Logger, onListening: @escaping @Sendable (Int) -> Void) async throws {
         let configuration = await layered(file, catalog: catalog, sources: sources, logger: logger)
+        if let catalog { await recover(configuration, catalog: catalog, logger: logger) }
         let engine = RelayEngine(configuration: configuration, sources: sources, captureAge: captureAge, catalog: catalog, logger: logger)
         let authorizer = try await Authorizer(auth: configuration.auth, allowedHosts: configuration.effectiveAllowedHosts, logger: logger)
         let metrics = RelayMetrics(authorizer: authorizer)

@@ -132,7 +132,10 @@ public struct RecordingExport: Sendable {
     public var stoppedAt: Date?
     public var length: Int { offsets.last ?? 0 }
 
-    public init?(_ selection: RecordingSelection) {
+    /// - Parameter length: the clip's length in seconds: fragments are taken until it is
+    ///   reached (it begins at the keyframe at or before the range's start, so it ends up to a
+    ///   fragment past); nil: the whole selection.
+    public init?(_ selection: RecordingSelection, length: Double? = nil) {
         guard let first = selection.fragments.first else { return nil }
         let initSection = first.file.initSection
         tracks = first.file.tracks
@@ -141,8 +144,11 @@ public struct RecordingExport: Sendable {
         var shift = 0.0
         var cursor = 0.0
         var session = -1
+        var taken = 0.0
         for p in selection.fragments {
+            if let length, taken >= length - 0.001 { break }
             if p.file.initSection != initSection { stoppedAt = p.wall; break }
+            taken += p.fragment.duration
             if p.session != session {
                 session = p.session
                 shift = cursor - p.fragment.earliest
