@@ -212,7 +212,7 @@ public final class RelayEngine: Sendable {
     /// Starts every output, then every ingest.
     public func start() {
         if let catalog {
-            let p = RetentionPruner(catalog: catalog, logger: logger) { [weak self] in
+            let p = RetentionPruner(catalog: catalog, minFree: configuration.recordingsMinFree, logger: logger) { [weak self] in
                 (self?.streams ?? []).compactMap { s in s.record.map { (s.name, $0) } }
             }
             pruner.withLock { $0 = p }

@@ -2,6 +2,7 @@ import Testing
 import Foundation
 import TestSupport
 import Bench
+import Glibc
 
 /// Recordings found by time: the recorder's files go into the catalog with their SHA-256
 /// chained, and the API gives the recorded spans with the restart between them as a gap.
@@ -90,5 +91,67 @@ import Bench
         #expect(count >= 6, "\(verify.stdout)")
         #expect(files.count >= 2 && files.count <= count - 2, "\(files.count) of \(count) files left: \(files)\n\(log.suffix(1500))")
         #expect(files.first == firstMade, "the held first file went: \(files)")
+    }
+
+    /// Retention by size (`record.max_bytes`) and by the free-space floor (`recordings.min_free`,
+    /// on a small tmpfs): the oldest files go first, a held range stays, the chains verify.
+    @Test func retentionBySizeAndByTheFreeSpaceFloorDeletesOldestFirstButNotAHeldRange() throws {
+        guard getuid() == 0 else { Issue.record("needs root to mount a small tmpfs (CI runs as root)"); return }
+        let dir = Paths.tempDirectory("floor")
+        let disk = dir.appendingPathComponent("disk").path
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let mount = try ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=3m", "tmpfs", disk], timeout: 10)
+        try #require(mount.status == 0, "\(mount.stderr)")
+        defer { _ = try? ChildProcess.run("/bin/umount", [disk], timeout: 10); try? FileManager.default.removeItem(at: dir) }
+        let sized = dir.appendingPathComponent("sized").path
+        let floor = 2_000_000
+        let yaml = """
+            recordings: {min_free: \(floor)B}
+            streams:
+              sized: {source: "testsrc://?size=320x180&fps=30&gop=30&bitrate=400", preview: false, record: {path: \(sized), segment_duration: 1s, max_bytes: 200KB}}
+              floored: {source: "testsrc://?size=320x180&fps=30&gop=30&bitrate=1000", preview: false, record: {path: \(disk), segment_duration: 1s}}
+
+            """
+        let (serve, port, _) = try Servers.serve(yaml, dir: dir)
+        defer { serve.stop() }
+        let f = ISO8601DateFormatter()
+        let now = Date()
+        let body = #"{"start": "\#(f.string(from: now.addingTimeInterval(-5)))", "end": "\#(f.string(from: now.addingTimeInterval(1)))", "reason": "case 9"}"#
+        let held = try ChildProcess.run("/usr/bin/curl", ["-s", "-w", "%{http_code}", "-X", "POST", "-H", "Content-Type: application/json", "--data", body,
+                                                          "http://127.0.0.1:\(port)/api/recordings/floored/holds"], timeout: 15)
+        #expect(held.stdout.hasSuffix("201"), "\(held.stdout)")
+        func files(_ path: String) -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { $0.hasSuffix(".mp4") }.sorted() }
+        var seen: [String: Set<String>] = ["sized": [], "floored": []]
+        let end = Date().addingTimeInterval(22)
+        var lowest = Int.max
+        while Date() < end {
+            seen["sized"]!.formUnion(files(sized))
+            seen["floored"]!.formUnion(files(disk))
+            var st = statvfs()
+            if statvfs(disk, &st) == 0 { lowest = min(lowest, Int(st.f_bavail) * Int(st.f_frsize)) }
+            Thread.sleep(forTimeInterval: 0.3)
+        }
+        let left = (sized: files(sized), floored: files(disk))
+        seen["sized"]!.formUnion(left.sized)
+        seen["floored"]!.formUnion(left.floored)
+        let heldFile = try #require(seen["floored"]!.sorted().first)
+        serve.stop()
+        let log = serve.stdout + serve.stderr
+        // Oldest first: what is left of each stream is the newest of what was made (the held
+        // first file aside), and some were deleted.
+        let sizedAll = seen["sized"]!.sorted(), flooredAll = seen["floored"]!.sorted()
+        #expect(left.sized.count < sizedAll.count && left.sized == Array(sizedAll.suffix(left.sized.count)), "\(left.sized) of \(sizedAll)")
+        let bytes = left.sized.reduce(0) { $0 + (((try? FileManager.default.attributesOfItem(atPath: (sized as NSString).appendingPathComponent($1)))?[.size] as? Int) ?? 0) }
+        // Retention looks every 5 s: up to that much more, and the file being written.
+        let perFile = bytes / max(1, left.sized.count)
+        #expect(bytes <= 200_000 + 6 * perFile, "\(bytes) bytes kept under max_bytes 200KB (\(perFile) bytes a file)")
+        let rest = left.floored.filter { $0 != heldFile }
+        #expect(left.floored.contains(heldFile), "the held file went: \(left.floored)")
+        #expect(rest.count < flooredAll.count - 1 && rest == Array(flooredAll.suffix(rest.count)), "\(left.floored) of \(flooredAll)")
+        // The disk never filled: the floor was kept within what five seconds of recording add.
+        #expect(lowest > 500_000, "free space fell to \(lowest) bytes\n\(log.suffix(1500))")
+        #expect(!log.contains("No space left"), "\(log.suffix(1500))")
+        let verify = try ChildProcess.run(Paths.liverelay, ["recordings", "verify", "--state-dir", dir.path], timeout: 60)
+        #expect(verify.status == 0, "\(verify.output)")
     }
 }

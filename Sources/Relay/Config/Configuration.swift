@@ -70,6 +70,9 @@ public struct Configuration: Sendable {
     /// `catalog.path`: the SQLite catalog (API-made streams, recordings); nil: in the state
     /// directory (`serve --state-dir`, default /var/lib/liverelay).
     public var catalogPath: String?
+    /// `recordings.min_free`: the free space kept on each disk that recordings are written
+    /// to; below it the oldest recordings on that disk go first, of any stream. nil: no floor.
+    public var recordingsMinFree: Int?
 
     public init() {}
 
@@ -110,7 +113,11 @@ public struct Configuration: Sendable {
         }
         let r = Reader(file: file)
         var config = Configuration()
-        let top = try r.mapping(root, "", allowed: ["server", "auth", "ingest", "streams", "catalog"])
+        let top = try r.mapping(root, "", allowed: ["server", "auth", "ingest", "streams", "catalog", "recordings"])
+        if let rec = top["recordings"] {
+            let m = try r.mapping(rec, "recordings", allowed: ["min_free"])
+            if let f = m["min_free"] { config.recordingsMinFree = try r.bytes(f, "recordings.min_free") }
+        }
         if let c = top["catalog"] {
             let m = try r.mapping(c, "catalog", allowed: ["path"])
             if let p = m["path"] {

@@ -1,4 +1,5 @@
 public import Foundation
+import Glibc
 public import Logging
 
 /// Keeps each stream's recordings within its `record.keep` (age) and `record.max_bytes` (size):
@@ -9,17 +10,20 @@ public final class RetentionPruner: Sendable {
     private let logger: Logger
     private let task: Task<Void, Never>
 
-    /// Looks every `every` seconds at the streams `streams` names with their record settings.
-    public init(catalog: any CatalogStore, every: Double = 5, logger: Logger,
+    /// Looks every `every` seconds at the streams `streams` names with their record settings,
+    /// and at the free space on their disks (`minFree`, `recordings.min_free`).
+    public init(catalog: any CatalogStore, every: Double = 5, minFree: Int? = nil, logger: Logger,
                 streams: @escaping @Sendable () -> [(name: String, settings: RecordSettings)]) {
         self.catalog = catalog
         self.logger = logger
         task = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(every))
-                for (name, settings) in streams() where settings.keep != nil || settings.maxBytes != nil {
+                let all = streams()
+                for (name, settings) in all where settings.keep != nil || settings.maxBytes != nil {
                     await Self.prune(stream: name, settings: settings, catalog: catalog, logger: logger)
                 }
+                if let minFree { await Self.keepFree(floor: minFree, streams: all, catalog: catalog, logger: logger) }
             }
         }
     }
@@ -58,6 +62,55 @@ public final class RetentionPruner: Sendable {
             }
         } catch {
             logger.warning("record: retention cannot read the catalog", metadata: ["stream.name": "\(stream)", "error": "\(error)"])
+        }
+    }
+
+    /// Free bytes for an unprivileged writer on the disk holding `path`, and the disk's id;
+    /// nil when it cannot be asked (the directory is not there yet).
+    public static func disk(of path: String) -> (id: UInt, free: Int)? {
+        var s = statvfs()
+        var st = stat()
+        // The device, not statvfs's f_fsid (0 for every tmpfs).
+        guard statvfs(path, &s) == 0, stat(path, &st) == 0 else { return nil }
+        return (UInt(st.st_dev), Int(clamping: UInt64(s.f_bavail).multipliedReportingOverflow(by: UInt64(s.f_frsize)).partialValue))
+    }
+
+    /// Keeps `floor` bytes free on each disk the streams record to: below it, the oldest
+    /// segments on that disk go first, whichever stream they are of, never one inside a hold.
+    static func keepFree(floor: Int, streams: [(name: String, settings: RecordSettings)], catalog: any CatalogStore, logger: Logger,
+                         disk: (String) -> (id: UInt, free: Int)? = disk(of:)) async {
+        var byDisk: [UInt: (free: Int, streams: [String])] = [:]
+        for (name, settings) in streams {
+            guard let d = disk(settings.path) else { continue }
+            byDisk[d.id, default: (d.free, [])].streams.append(name)
+        }
+        for (_, group) in byDisk where group.free < floor {
+            var free = group.free
+            do {
+                var candidates: [RecordedSegment] = []
+                for name in group.streams {
+                    let holds = try await catalog.holds(stream: name)
+                    candidates += try await catalog.segments(stream: name, from: .distantPast, to: .distantFuture)
+                        .filter { s in !holds.contains(where: { $0.covers(s) }) }
+                }
+                for s in candidates.sorted(by: { $0.start < $1.start }) {
+                    guard free < floor else { break }
+                    do {
+                        if FileManager.default.fileExists(atPath: s.path) { try FileManager.default.removeItem(atPath: s.path) }
+                        try await catalog.markDeleted(stream: s.stream, path: s.path, at: Date())
+                        free += s.bytes
+                        logger.info("record: the free-space floor deleted a file", metadata: ["stream.name": "\(s.stream)", "file": "\(s.path)"])
+                    } catch {
+                        logger.warning("record: retention cannot delete a file", metadata: ["stream.name": "\(s.stream)", "file": "\(s.path)", "error": "\(error)"])
+                    }
+                }
+                if free < floor {
+                    logger.warning("record: free space is below recordings.min_free and nothing more may be deleted (held or being written)",
+                                   metadata: ["free": "\(free)", "min_free": "\(floor)"])
+                }
+            } catch {
+                logger.warning("record: retention cannot read the catalog", metadata: ["error": "\(error)"])
+            }
         }
     }
 }
