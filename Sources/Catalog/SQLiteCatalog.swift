@@ -59,6 +59,19 @@ public final class SQLiteCatalog: CatalogStore {
                     at REAL NOT NULL)
                 """, [])
             _ = try await db.query("CREATE INDEX IF NOT EXISTS segments_by_time ON segments (stream, start)", [])
+            _ = try await db.query("""
+                CREATE TABLE IF NOT EXISTS audit (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    at REAL NOT NULL,
+                    who TEXT NOT NULL,
+                    action TEXT NOT NULL,
+                    stream TEXT NOT NULL,
+                    range_start REAL,
+                    range_end REAL,
+                    address TEXT,
+                    detail TEXT NOT NULL)
+                """, [])
+            _ = try await db.query("CREATE INDEX IF NOT EXISTS audit_by_stream ON audit (stream, at)", [])
         } catch {
             try? await db.close()
             throw error
@@ -170,5 +183,32 @@ public final class SQLiteCatalog: CatalogStore {
 
     public func removeHold(stream: String, id: Int) async throws -> Bool {
         !(try await db.query("DELETE FROM holds WHERE stream = ? AND id = ? RETURNING id", [.text(stream), .integer(id)])).isEmpty
+    }
+
+    public func addAudit(_ e: AuditEntry) async throws {
+        _ = try await db.query("INSERT INTO audit (at, who, action, stream, range_start, range_end, address, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                               [.float(e.at.timeIntervalSince1970), .text(e.who), .text(e.action.rawValue), .text(e.stream),
+                                e.start.map { .float($0.timeIntervalSince1970) } ?? .null, e.end.map { .float($0.timeIntervalSince1970) } ?? .null,
+                                e.address.map { .text($0) } ?? .null, .text(e.detail)])
+    }
+
+    public func audit(stream: String?, since: Date, limit: Int) async throws -> [AuditEntry] {
+        let columns = "id, at, who, action, stream, range_start, range_end, address, detail"
+        let rows: [SQLiteRow]
+        if let stream {
+            rows = try await db.query("SELECT \(columns) FROM audit WHERE stream = ? AND at >= ? ORDER BY id DESC LIMIT ?",
+                                      [.text(stream), .float(since.timeIntervalSince1970), .integer(limit)])
+        } else {
+            rows = try await db.query("SELECT \(columns) FROM audit WHERE at >= ? ORDER BY id DESC LIMIT ?", [.float(since.timeIntervalSince1970), .integer(limit)])
+        }
+        return rows.compactMap { r in
+            guard let id = r.column("id")?.integer, let at = r.column("at")?.double, let who = r.column("who")?.string,
+                  let action = r.column("action")?.string.flatMap(AuditEntry.Action.init(rawValue:)), let stream = r.column("stream")?.string,
+                  let detail = r.column("detail")?.string else { return nil }
+            return AuditEntry(id: id, at: Date(timeIntervalSince1970: at), who: who, action: action, stream: stream,
+                              start: r.column("range_start")?.double.map { Date(timeIntervalSince1970: $0) },
+                              end: r.column("range_end")?.double.map { Date(timeIntervalSince1970: $0) },
+                              address: r.column("address")?.string, detail: detail)
+        }
     }
 }

@@ -23,6 +23,7 @@ enum RecordingPlaybackRoutes {
             switch span(q, defaultLength: 3600) { case .success(let r): range = r; case .failure(let e): return try HTTPResponses.jsonError(.badRequest, e.message) }
             let selection = try await select(catalog: catalog, stream: name, range, cache: cache)
             guard !selection.fragments.isEmpty else { return try HTTPResponses.jsonError(.notFound, "nothing of \(name) recorded in that range") }
+            await catalog.audit(RecordingRoutes.audit(.playback, context, stream: name, range, detail: "recording.m3u8"), logger: context.logger)
             var text = RecordingPlaylist.make(selection) { "recording/\($0)" }
             if let token = q["token"], !token.isEmpty {
                 text = HLSPlaylist.appendingQuery("token=" + HLSRoutes.queryEscaped(String(token)), to: text)
@@ -64,6 +65,11 @@ enum RecordingPlaybackRoutes {
             case .success(let e): export = e.0
             case .failure(let r): return r.response
             }
+            // One line per download: the request that begins at the clip's first byte.
+            if case .part(let r) = ByteRange.parse(request.headers[.range].map { Substring($0) }, length: export.length), r.lowerBound > 0 {} else {
+                await catalog.audit(RecordingRoutes.audit(.export, context, stream: name, (export.selection.start ?? Date(), export.selection.end ?? Date()),
+                                                          detail: "recording.mp4, \(export.length) bytes"), logger: context.logger)
+            }
             return ranged(request, length: export.length, type: "video/mp4", immutable: false,
                           disposition: "attachment; filename=\"\(name)-\(compact(export.selection.start ?? Date())).mp4\"") { range, emit in
                 try await export.write(range, offload: { work in try await NIOThreadPool.singleton.runIfActive(work) }) { try await emit($0) }
@@ -83,6 +89,8 @@ enum RecordingPlaybackRoutes {
             guard let manifest = try await NIOThreadPool.singleton.runIfActive({
                 ExportManifest.make(export, stream: name, node: node, requestedStart: asked.0, requestedDuration: asked.1.timeIntervalSince(asked.0))
             }) else { return try HTTPResponses.jsonError(.gone, "a file of the range went while the manifest was made") }
+            await catalog.audit(RecordingRoutes.audit(.manifest, context, stream: name, (manifest.start, manifest.end),
+                                                      detail: "recording.json, clip sha256 \(manifest.sha256)"), logger: context.logger)
             return try HTTPResponses.json(manifest)
         }
     }

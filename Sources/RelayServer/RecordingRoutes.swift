@@ -1,5 +1,6 @@
 import Hummingbird
 import Relay
+import Wire
 import Foundation
 
 /// The archive: what was recorded of a stream, found by wall-clock time (`playback`).
@@ -33,7 +34,30 @@ enum RecordingRoutes {
         var reason: String
     }
 
+    /// An audit line for what this request does to `stream`'s archive.
+    static func audit(_ action: AuditEntry.Action, _ context: RelayRequestContext, stream: String, _ range: (Date, Date)? = nil,
+                      detail: String = "") -> AuditEntry {
+        AuditEntry(who: context.identity?.name ?? "anonymous", action: action, stream: stream, start: range?.0, end: range?.1,
+                   address: AccessMiddleware.clientKey(context.remoteAddress), detail: detail)
+    }
+
     static func add(to router: Router<RelayRequestContext>, engine: RelayEngine) {
+        // The audit log (admin): who played back, exported, held or deleted what.
+        router.get("/api/audit") { request, _ in
+            guard let catalog = engine.catalog else { return try HTTPResponses.jsonError(.serviceUnavailable, "no catalog") }
+            let q = request.uri.queryParameters
+            var since = Date.distantPast
+            if let s = q["since"] {
+                guard let t = time(s) else { return try HTTPResponses.jsonError(.badRequest, "since: an RFC 3339 time") }
+                since = t
+            }
+            var limit = 1000
+            if let l = q["limit"] {
+                guard let n = PeerNumber.integer(l, in: 1...100_000) else { return try HTTPResponses.jsonError(.badRequest, "limit: 1 to 100000") }
+                limit = n
+            }
+            return try HTTPResponses.json(try await catalog.audit(stream: q["stream"].map(String.init), since: since, limit: limit))
+        }
         // Holds (admin): a range kept past retention until released.
         router.post("/api/recordings/:stream/holds") { request, context in
             let stream = try context.parameters.require("stream")
@@ -50,6 +74,7 @@ enum RecordingRoutes {
             }
             do {
                 let hold = try await catalog.addHold(RecordingHold(stream: stream, start: start, end: end, reason: body.reason))
+                await catalog.audit(audit(.hold, context, stream: stream, (start, end), detail: "hold \(hold.id): \(body.reason)"), logger: context.logger)
                 return try HTTPResponses.json(hold, status: .created)
             } catch {
                 return try HTTPResponses.jsonError(.internalServerError, "catalog: \(error)")
@@ -64,8 +89,12 @@ enum RecordingRoutes {
             let stream = try context.parameters.require("stream")
             guard let id = Int(try context.parameters.require("id")) else { return try HTTPResponses.jsonError(.badRequest, "id: a number") }
             guard let catalog = engine.catalog else { return try HTTPResponses.jsonError(.serviceUnavailable, "no catalog") }
-            return try await catalog.removeHold(stream: stream, id: id) ? Response(status: .noContent)
-                : try HTTPResponses.jsonError(.notFound, "no hold \(id) on \(stream)")
+            let held = try await catalog.holds(stream: stream).first { $0.id == id }
+            guard let held, try await catalog.removeHold(stream: stream, id: id) else {
+                return try HTTPResponses.jsonError(.notFound, "no hold \(id) on \(stream)")
+            }
+            await catalog.audit(audit(.release, context, stream: stream, (held.start, held.end), detail: "hold \(id): \(held.reason)"), logger: context.logger)
+            return Response(status: .noContent)
         }
         // GET /api/recordings/{stream}?start=…&end=… (RFC 3339; default: the last 24 hours).
         router.get("/api/recordings/:stream") { request, context in

@@ -6,7 +6,8 @@ import Relay
 /// drops and latency (capture → screen where the picture carries a stamp, else arrival →
 /// screen, labelled). A lost source turns its tile into the slate. Only visible tiles of a
 /// visible page are sent. Every tile's canvas carries `data-stream`; `window.wall` holds the
-/// tiles' counters for tests and the bench. `?only=NAME` shows one stream, full size.
+/// tiles' counters for tests and the bench. `?only=NAME` shows one stream, full size, with the
+/// timeline of its recordings under it (click to play back, "live" to return; `&at=TIME`).
 enum WallPage {
     /// - Parameter admin: whether the client may steer a stream's outputs (the single view then
     ///   offers their policy switches).
@@ -18,6 +19,10 @@ enum WallPage {
             let n = OpsPage.escape(name)
             cards += """
             <figure data-tile="\(n)"><a href="/?only=\(n)"><canvas data-stream="\(n)" width="640" height="360"></canvas></a>
+            <div class="timeline" data-timeline="\(n)" hidden><video id="playback" data-playback muted playsinline controls hidden></video>
+            <div class="bar" data-bar title="recorded: click to play from there"></div>
+            <div class="dvr"><button data-live disabled>● live</button> last <select data-range><option value="3600">hour</option>
+            <option value="21600">6 hours</option><option value="86400">24 hours</option></select> · <span data-spans></span> · <span data-at>live</span></div></div>
             <figcaption><b>\(OpsPage.escape(s.title ?? name))</b> · <span data-state="\(n)">\(OpsPage.escape(s.state.rawValue))</span>
             <span data-why="\(n)"></span><span data-damage="\(n)"></span><br><small data-info="\(n)">connecting…</small>
             <span class="single"> · <a href="/streams/\(n)/watch">public page</a> · freshness
@@ -37,6 +42,9 @@ enum WallPage {
         figcaption{font-size:13px;padding:2px} small{color:#aaa} .lost canvas{outline:3px solid #c33}
         .damaged canvas{outline:3px solid #d90} [data-damage]{color:#d90}
         .single{display:none} body.only .single{display:inline} a{color:#8af}
+        .timeline{font-size:13px} .bar{position:relative;height:18px;background:#2a2a2a;margin:4px 0;cursor:pointer}
+        .bar .span{position:absolute;top:0;bottom:0;background:#3a7;min-width:1px} .bar .head{position:absolute;top:-2px;bottom:-2px;width:2px;background:#fd4}
+        video[data-playback]{width:100%;background:#000;display:block} button{font:inherit}
         </style></head><body><h1>LiveRelay <a href="/previews">MJPEG grid</a> <a href="/api/streams">API</a></h1>
         <div id="wall">\(cards)</div>
         <script>
@@ -281,8 +289,83 @@ enum WallPage {
       });
     }
 
+    // The single view's timeline: the recorded spans under the picture (GET /api/recordings,
+    // `playback`), a click plays from there (hls.js over recording.m3u8), "live" returns.
+    // `?at=TIME` opens playing from TIME (a link to a moment).
+    async function timeline() {
+      const el = document.querySelector(`[data-timeline="${esc(only)}"]`);
+      if (!el) return;
+      const bar = el.querySelector('[data-bar]'), video = el.querySelector('[data-playback]'), live = el.querySelector('[data-live]');
+      const range = el.querySelector('[data-range]'), at = el.querySelector('[data-at]'), count = el.querySelector('[data-spans]');
+      const canvas = wall.tiles[only].canvas;
+      const token = params.get('token'), q = token ? '&token=' + encodeURIComponent(token) : '';
+      const name = encodeURIComponent(only);
+      let hls = null, view = null, from = null;
+      async function load() {
+        const end = Date.now(), start = end - range.value * 1000;
+        let r;
+        try { r = await fetch(`/api/recordings/${name}?start=${new Date(start).toISOString()}&end=${new Date(end).toISOString()}${q}`); } catch (e) { return; }
+        if (!r.ok) { el.hidden = !hls; return; }
+        const v = await r.json();
+        el.hidden = false;
+        view = {start, end, spans: v.spans};
+        wall.timeline = view;
+        bar.replaceChildren();
+        for (const s of v.spans) {
+          const a = Math.max(start, Date.parse(s.start)), b = Math.min(end, Date.parse(s.end));
+          if (b <= a) continue;
+          const d = document.createElement('div');
+          d.className = 'span';
+          d.style.left = ((a - start) / (end - start) * 100) + '%';
+          d.style.width = ((b - a) / (end - start) * 100) + '%';
+          d.title = `${new Date(a).toLocaleString()} – ${new Date(b).toLocaleTimeString()}`;
+          bar.append(d);
+        }
+        const head = document.createElement('div');
+        head.className = 'head';
+        bar.append(head);
+        count.textContent = `${v.spans.length} recorded spans`;
+        drawHead();
+      }
+      function drawHead() {
+        const head = bar.querySelector('.head');
+        if (!head || !view) return;
+        const t = hls && hls.playingDate ? +hls.playingDate : (hls ? from : view.end);
+        head.style.left = Math.max(0, Math.min(100, (t - view.start) / (view.end - view.start) * 100)) + '%';
+        if (hls && hls.playingDate) at.textContent = 'playing ' + hls.playingDate.toLocaleString();
+      }
+      async function play(t) {
+        const { t: attach } = await import('/assets/hls.mjs');
+        if (hls) hls.destroy();
+        from = +t;
+        const end = new Date(Math.min(Date.now(), from + 3600e3));
+        const src = `/streams/${name}/recording.m3u8?start=${new Date(from).toISOString()}&end=${end.toISOString()}${q}`;
+        wall.paused = true; sendWatch();
+        canvas.hidden = true; video.hidden = false; live.disabled = false;
+        at.textContent = 'playing from ' + new Date(from).toLocaleString();
+        hls = wall.playback = attach(video, src, () => video.play());
+      }
+      function goLive() {
+        if (hls) { hls.destroy(); hls = wall.playback = null; }
+        video.hidden = true; canvas.hidden = false; live.disabled = true; at.textContent = 'live';
+        wall.paused = false; sendWatch();
+      }
+      bar.addEventListener('click', e => {
+        if (!view) return;
+        const r = bar.getBoundingClientRect();
+        play(new Date(view.start + (e.clientX - r.left) / r.width * (view.end - view.start)));
+      });
+      live.addEventListener('click', goLive);
+      range.addEventListener('change', load);
+      wall.playFrom = play;
+      await load();
+      setInterval(load, 10000);
+      setInterval(drawHead, 500);
+      if (params.get('at')) { const t = Date.parse(params.get('at')); if (!isNaN(t)) play(new Date(t)); }
+    }
+
     function sendWatch() {
-      const watch = document.hidden ? [] : Object.values(wall.tiles).filter(t => t.visible).map(t => t.name);
+      const watch = document.hidden || wall.paused ? [] : Object.values(wall.tiles).filter(t => t.visible).map(t => t.name);
       const p = policy();
       send(p ? {watch, decoders: wall.decoders, policy: p} : {watch, decoders: wall.decoders});
     }
@@ -331,5 +414,6 @@ enum WallPage {
                            setTimeout(connect, 1000); };
     }
     connect();
+    if (only && wall.tiles[only]) timeline();
     """#
 }

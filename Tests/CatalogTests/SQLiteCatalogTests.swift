@@ -61,7 +61,7 @@ import TestSupport
         #expect(ChainVerifier.verify(stream: "cam", chain: try await c.chain(stream: "cam")) == nil)
         #expect(try await c.segments(stream: "cam", from: .distantPast, to: .distantFuture).count == 3)
         // An extra file beside them is named.
-        let extra = dir.appendingPathComponent("cam-20261130.mp4").path
+        let extra = dir.appendingPathComponent("cam-20261130-101500.mp4").path
         try Data("planted".utf8).write(to: URL(fileURLWithPath: extra))
         #expect(ChainVerifier.verify(stream: "cam", chain: try await c.chain(stream: "cam")) == .extra(path: extra))
         try FileManager.default.removeItem(atPath: extra)

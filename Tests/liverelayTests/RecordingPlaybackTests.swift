@@ -141,6 +141,15 @@ import StampedSource
         let bad = try ChildProcess.run(Paths.liverelay, ["recordings", "verify-export", tampered, manifest], timeout: 60)
         #expect(bad.status == 1 && bad.stdout.range(of: "altered") != nil, "\(bad.output)")
 
+        // Audited: who played back, exported and took the manifest, from where.
+        let audit = try curl(["\(base)/api/audit?stream=cam"])
+        let lines = (try? JSONSerialization.jsonObject(with: Data(audit.stdout.utf8)) as? [[String: Any]]) ?? []
+        let actions = Set(lines.compactMap { $0["action"] as? String })
+        #expect(actions.isSuperset(of: ["playback", "export", "manifest"]), "\(audit.stdout.prefix(1500))")
+        #expect(lines.allSatisfy { $0["who"] as? String == "anonymous" && $0["address"] as? String == "127.0.0.1" }, "\(audit.stdout.prefix(1500))")
+        // Ranges past the first byte are not logged again: one export line for the download.
+        #expect(lines.filter { $0["action"] as? String == "export" }.count == 2, "the download and the out-of-range request: \(audit.stdout.prefix(1500))")
+
         // Killed: C's file plays, and at most about a second before the kill is lost.
         let cFile = (rec as NSString).appendingPathComponent(files[3])
         let plays = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-i", cFile, "-f", "null", "-"], timeout: 60)

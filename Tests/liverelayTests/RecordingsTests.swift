@@ -105,6 +105,12 @@ import Glibc
         defer { _ = try? ChildProcess.run("/bin/umount", [disk], timeout: 10); try? FileManager.default.removeItem(at: dir) }
         let sized = dir.appendingPathComponent("sized").path
         let floor = 2_000_000
+        // The disk starts nearly at the floor (a filler file): some 300 KB of recording reaches
+        // it, whatever the encoder makes of the test pattern.
+        var st = statvfs()
+        try #require(statvfs(disk, &st) == 0)
+        let filler = Int(st.f_bavail) * Int(st.f_frsize) - floor - 300_000
+        try Data(count: filler).write(to: URL(fileURLWithPath: (disk as NSString).appendingPathComponent("filler.bin")))
         let yaml = """
             recordings: {min_free: \(floor)B}
             streams:
@@ -127,11 +133,11 @@ import Glibc
         while Date() < end {
             seen["sized"]!.formUnion(files(sized))
             seen["floored"]!.formUnion(files(disk))
-            var st = statvfs()
             if statvfs(disk, &st) == 0 { lowest = min(lowest, Int(st.f_bavail) * Int(st.f_frsize)) }
             Thread.sleep(forTimeInterval: 0.3)
         }
         let left = (sized: files(sized), floored: files(disk))
+        let audit = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/api/audit?stream=floored"], timeout: 15)
         seen["sized"]!.formUnion(left.sized)
         seen["floored"]!.formUnion(left.floored)
         let heldFile = try #require(seen["floored"]!.sorted().first)
@@ -153,5 +159,11 @@ import Glibc
         #expect(!log.contains("No space left"), "\(log.suffix(1500))")
         let verify = try ChildProcess.run(Paths.liverelay, ["recordings", "verify", "--state-dir", dir.path], timeout: 60)
         #expect(verify.status == 0, "\(verify.output)")
+        // The audit log has the hold and each deletion, by retention.
+        let lines = (try? JSONSerialization.jsonObject(with: Data(audit.stdout.utf8)) as? [[String: Any]]) ?? []
+        #expect(lines.contains { $0["action"] as? String == "hold" && ($0["detail"] as? String ?? "").hasSuffix("case 9") }, "\(audit.stdout.prefix(800))")
+        let deletions = lines.filter { $0["action"] as? String == "delete" && $0["who"] as? String == "retention" }
+        // (Give or take one deleted while the two were read.)
+        #expect(deletions.count > 0 && abs(deletions.count - (flooredAll.count - left.floored.count)) <= 1, "\(deletions.count) deletions logged for \(flooredAll.count - left.floored.count) files gone")
     }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 
 /// A stream made, replaced or removed through the API, kept so that it survives a restart. The
 /// configuration file stays the base; these are layered on it, the latest per stream.
@@ -47,6 +48,19 @@ public protocol CatalogStore: Sendable {
     func holds(stream: String) async throws -> [RecordingHold]
     /// Releases a hold; false when there was none with that id.
     func removeHold(stream: String, id: Int) async throws -> Bool
+    /// Keeps a line of the audit log.
+    func addAudit(_ entry: AuditEntry) async throws
+    /// The audit log, newest first: of one stream (nil: all), at or after `since`, at most `limit`.
+    func audit(stream: String?, since: Date, limit: Int) async throws -> [AuditEntry]
+}
+
+extension CatalogStore {
+    /// Keeps a line of the audit log; a failure is said, never thrown at the request it records.
+    public func audit(_ entry: AuditEntry, logger: Logger) async {
+        do { try await addAudit(entry) } catch {
+            logger.error("catalog: an audit entry is not kept", metadata: ["action": "\(entry.action.rawValue)", "stream.name": "\(entry.stream)", "error": "\(error)"])
+        }
+    }
 }
 
 /// Hands a stream's finished segments to the catalog one at a time, in the order they were

@@ -118,3 +118,35 @@ public struct SHA256Stream: Sendable {
     public func hex() -> String { RecordedSegment.hex(hasher.finalize()) }
     public static func hex(_ bytes: [UInt8]) -> String { RecordedSegment.hex(SHA256.hash(data: bytes)) }
 }
+
+/// Who did what to which range of the archive, when and from where: played back, exported,
+/// held, released, or deleted (retention, as `retention`).
+public struct AuditEntry: Sendable, Codable, Equatable {
+    public enum Action: String, Sendable, Codable {
+        case playback, export, manifest, hold, release, delete
+    }
+    public var id: Int
+    public var at: Date
+    /// The identity's name; `anonymous` without `auth`; `retention` for LiveRelay's own deletions.
+    public var who: String
+    public var action: Action
+    public var stream: String
+    public var start: Date?
+    public var end: Date?
+    /// The client's address (nil for LiveRelay's own).
+    public var address: String?
+    public var detail: String
+
+    public init(id: Int = 0, at: Date = Date(), who: String, action: Action, stream: String, start: Date? = nil, end: Date? = nil,
+                address: String? = nil, detail: String = "") {
+        self.id = id
+        self.at = at
+        self.who = who
+        self.action = action
+        self.stream = stream
+        self.start = start
+        self.end = end
+        self.address = address
+        self.detail = detail
+    }
+}

@@ -56,6 +56,8 @@ public final class RetentionPruner: Sendable {
                     if FileManager.default.fileExists(atPath: s.path) { try FileManager.default.removeItem(atPath: s.path) }
                     try await catalog.markDeleted(stream: stream, path: s.path, at: Date())
                     logger.info("record: retention deleted a file", metadata: ["stream.name": "\(stream)", "file": "\(s.path)"])
+                    await catalog.audit(AuditEntry(who: "retention", action: .delete, stream: stream, start: s.start, end: s.end,
+                                                   detail: "record.keep or record.max_bytes: \((s.path as NSString).lastPathComponent)"), logger: logger)
                 } catch {
                     logger.warning("record: retention cannot delete a file", metadata: ["stream.name": "\(stream)", "file": "\(s.path)", "error": "\(error)"])
                 }
@@ -100,6 +102,8 @@ public final class RetentionPruner: Sendable {
                         try await catalog.markDeleted(stream: s.stream, path: s.path, at: Date())
                         free += s.bytes
                         logger.info("record: the free-space floor deleted a file", metadata: ["stream.name": "\(s.stream)", "file": "\(s.path)"])
+                        await catalog.audit(AuditEntry(who: "retention", action: .delete, stream: s.stream, start: s.start, end: s.end,
+                                                       detail: "recordings.min_free: \((s.path as NSString).lastPathComponent)"), logger: logger)
                     } catch {
                         logger.warning("record: retention cannot delete a file", metadata: ["stream.name": "\(s.stream)", "file": "\(s.path)", "error": "\(error)"])
                     }
