@@ -28,6 +28,7 @@ PACKAGES=(
   procps curl
   # HTTP load (h2load, HTTP/1.1 and HTTP/2) for `bench access`
   nghttp2-client
+  sqlite3
 )
 
 missing=()

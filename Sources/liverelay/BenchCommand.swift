@@ -5,7 +5,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure LiveRelay against peers in the same run.",
-        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, FaultsBench.self]
+        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, FaultsBench.self, RecordingsBench.self]
     )
 }
 
@@ -250,6 +250,34 @@ struct WallBench: ParsableCommand {
         b.streams = streams
         b.seconds = seconds
         b.bitrate = bitrate
+        b.out = out
+        do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
+    }
+}
+
+struct RecordingsBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "recordings",
+        abstract: "The archive: listing 30 days, first byte of playback and export over 24 h, export speed; recording CPU against ffmpeg -c copy -f segment."
+    )
+
+    @Option(help: "Stream counts for the recording CPU rows (comma-separated).")
+    var streams = "8,64"
+
+    @Option(help: "Seconds measured per recording point.")
+    var seconds: Double = 20
+
+    @Flag(help: "Skip the ffmpeg peer.")
+    var noPeer = false
+
+    @Option(help: "Where results go.")
+    var out = "./bench-results"
+
+    func run() throws {
+        var b = RecordingsBenchmark()
+        b.streams = streams
+        b.seconds = seconds
+        b.peer = !noPeer
         b.out = out
         do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
     }

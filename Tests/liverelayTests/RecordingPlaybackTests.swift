@@ -104,6 +104,25 @@ import StampedSource
         #expect(zip(rows, rows.dropFirst()).allSatisfy { $0.0 < $1.0 }, "stamps out of order")
         #expect((rows.first?.1 ?? .max) < boundaryMs && (rows.last?.1 ?? 0) > boundaryMs, "not across the boundary at \(boundaryMs): \(rows.first!) … \(rows.last!)")
 
+        // The single view's timeline: the three spans drawn, and a link to a moment plays from
+        // there in the same page (hls.js over the recording), the stamps in order.
+        let at = Date(timeIntervalSince1970: Double(boundaryMs) / 1000 - 4)
+        let dvr = dir.appendingPathComponent("dvr.csv").path
+        let view = try ChildProcess.run("/usr/bin/python3", [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path,
+                                                             "\(base)/?only=cam&at=\(iso.string(from: at))", "--wait-text", "[data-spans]=3 recorded spans",
+                                                             "--stamps", "playback", "--csv", dvr, "--seconds", "7", "--size", "640x480"], timeout: 90)
+        #expect(view.stdout.range(of: "\"found\": true") != nil, "\(view.stdout.suffix(800))")
+        let dvrRows = ((try? String(contentsOfFile: dvr, encoding: .utf8)) ?? "").split(separator: "\n").dropFirst()
+            .compactMap { line -> (Int, Int64)? in
+                let f = line.split(separator: ",")
+                guard f.count >= 2, let n = Int(f[0]), let t = Int64(f[1]) else { return nil }
+                return (n, t)
+            }
+        let atMs = Int64(at.timeIntervalSince1970 * 1000)
+        #expect(dvrRows.count >= 90 && zip(dvrRows, dvrRows.dropFirst()).allSatisfy { $0.0 < $1.0 }, "\(dvrRows.count) stamps: \(view.stdout.suffix(600))")
+        #expect((dvrRows.first?.1 ?? 0) >= atMs - 1500 && (dvrRows.first?.1 ?? 0) <= atMs + 2500 && (dvrRows.last?.1 ?? 0) > boundaryMs,
+                "played from \(dvrRows.first.map { "\($0)" } ?? "-") for a link to \(atMs)")
+
         // Exported: 70 s across the same boundary, one MP4.
         let start = Date(timeIntervalSince1970: Double(aStartMs) / 1000 + 3.5)
         let query = "start=\(iso.string(from: start))&duration=70"
