@@ -66,7 +66,7 @@ public struct RecordingsBenchmark {
         try FileManager.default.createDirectory(at: archive, withIntermediateDirectories: true)
         let catalogPath = state.appendingPathComponent("catalog.sqlite").path
         let opened = DispatchSemaphore(value: 0)
-        let failure = LockedBox<Error?>(nil)
+        let failure = LockedBox<(any Error)?>(nil)
         Task {
             do { let c = try await SQLiteCatalog.open(path: catalogPath); await c.close() } catch { failure.set(error) }
             opened.signal()

@@ -24,7 +24,23 @@ struct RecordingsCommand: AsyncParsableCommand {
         @Option(help: "Only this stream (default: every recorded stream).")
         var stream: String?
 
+        @Option(help: "Re-hash only the files from this time on (RFC 3339); the chain is still followed from its start.")
+        var start: String?
+
+        @Option(help: "Re-hash only the files up to this time (RFC 3339).")
+        var end: String?
+
         func run() async throws {
+            var within: ClosedRange<Date>?
+            if start != nil || end != nil {
+                let f = ISO8601DateFormatter()
+                let from = start.map { f.date(from: $0) } ?? .distantPast, to = end.map { f.date(from: $0) } ?? .distantFuture
+                guard let from, let to, from <= to else {
+                    FileHandle.standardError.write(Data("liverelay: --start and --end are RFC 3339 times (2026-11-25T14:32:00Z), start first\n".utf8))
+                    throw ExitCode(2)
+                }
+                within = from...to
+            }
             var path = (stateDir as NSString).appendingPathComponent("catalog.sqlite")
             if let config {
                 do {
@@ -44,11 +60,12 @@ struct RecordingsCommand: AsyncParsableCommand {
             var failed = false
             for s in streams {
                 let chain = try await catalog.chain(stream: s)
-                if let finding = ChainVerifier.verify(stream: s, chain: chain) {
+                if let finding = ChainVerifier.verify(stream: s, chain: chain, within: within) {
                     print("\(s): \(finding)")
                     failed = true
                 } else {
-                    print("\(s): \(chain.count) segments verified, chain intact")
+                    let hashed = within.map { w in chain.filter { $0.deletedAt == nil && $0.start <= w.upperBound && $0.end >= w.lowerBound }.count } ?? chain.count
+                    print("\(s): \(chain.count) segments verified, chain intact\(within == nil ? "" : " (\(hashed) files in the range re-hashed)")")
                 }
             }
             await catalog.close()

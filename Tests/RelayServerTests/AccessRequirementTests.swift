@@ -11,5 +11,12 @@ import HTTPTypes
         #expect(AccessRequirement.of(method: .post, path: "/api/recordings/cam").action == .admin)
         #expect(AccessRequirement.of(method: .get, path: "/streams/cam/preview.mjpg") == AccessRequirement(action: .read, stream: "cam", media: true, cors: true))
         #expect(AccessRequirement.of(method: .get, path: "/healthz").action == nil)
+        // Played back and exported: playback, with `?token=` (a player adds no header).
+        for p in ["/streams/cam/recording.m3u8", "/streams/cam/recording.mp4", "/streams/cam/recording.json", "/streams/cam/recording/cam-20261125-152532.mp4"] {
+            #expect(AccessRequirement.of(method: .get, path: p) == AccessRequirement(action: .playback, stream: "cam", media: true, cors: true), "\(p)")
+        }
+        // The live HLS is still read; the audit log is the admin's.
+        #expect(AccessRequirement.of(method: .get, path: "/streams/cam/hls/index.m3u8").action == .read)
+        #expect(AccessRequirement.of(method: .get, path: "/api/audit").action == .admin)
     }
 }

@@ -135,12 +135,14 @@ import TestSupport
 @Suite(.serialized, .tags(.endToEnd)) struct HostileHTTPClientTests {
     @Test func aMutatingHTTPClientCannotStopServe() throws {
         let seed = ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000)
-        let (serve, port, dir) = try Servers.serve("""
+        let dir = Paths.tempDirectory("hostile-http")
+        // `good` is also recorded: the archive's routes have something to find, play and export.
+        let (serve, port, _) = try Servers.serve("""
         streams:
-          good: {source: "testsrc://?size=320x240&fps=15", preview: false, hls: {variant: lowLatency}}
+          good: {source: "testsrc://?size=320x240&fps=15", preview: false, hls: {variant: lowLatency}, record: {path: "\(dir.path)/rec", segment_duration: 2s}}
           cam: {source: "testsrc://?size=320x240&fps=15", hls: {variant: lowLatency}}
           phone: {source: publish}
-        """)
+        """, dir: dir)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/http_client.py").path
         let client = try ChildProcess.run(Servers.python, [script, "--port", String(port), "--seed", String(seed), "--exchanges", "300"], timeout: 150)
@@ -150,6 +152,9 @@ import TestSupport
         #expect(HostileCameraTests.states(port)["good"] == "live")
         let hls = try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "10", "http://127.0.0.1:\(port)/streams/good/hls/index.m3u8"], timeout: 15)
         #expect(hls.stdout.hasPrefix("#EXTM3U"), "seed \(seed): \(hls.stdout.prefix(200))")
+        // The archive still plays.
+        let archive = try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "10", "http://127.0.0.1:\(port)/streams/good/recording.m3u8"], timeout: 15)
+        #expect(archive.stdout.hasPrefix("#EXTM3U"), "seed \(seed): \(archive.stdout.prefix(200))")
     }
 }
 

@@ -58,6 +58,9 @@ import Glibc
         try handle.close()
         let (altered, alteredText) = try verify()
         #expect(altered == 1 && alteredText.contains("segment 2 was altered") && alteredText.contains(files[1]), "\(alteredText)")
+        // A range after the altered file: only its files are re-hashed, and they are whole.
+        let later = try ChildProcess.run(Paths.liverelay, ["recordings", "verify", "--state-dir", dir.path, "--start", f.string(from: Date().addingTimeInterval(-4))], timeout: 60)
+        #expect(later.status == 0 && later.stdout.contains("re-hashed"), "\(later.output)")
         try FileManager.default.removeItem(atPath: second)
         let (missing, missingText) = try verify()
         #expect(missing == 1 && missingText.contains("segment 2 is missing"), "\(missingText)")

@@ -97,7 +97,7 @@ def exchange(a, n):
     s.settimeout(0.3)
     st = a.stream if r.random() < 0.7 else r.choice(EXTREMES + ["nope", "a" * 500, "..%2f..%2fetc"])
     try:
-        k = r.randrange(6)
+        k = r.randrange(7)
         if k == 0:
             method = r.choice(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "BREW"])
             path = r.choice(["/api/streams", f"/api/streams/{st}", f"/api/streams/{st}/sinks/preview", f"/api/streams/{st}/sinks/hls",
@@ -129,6 +129,26 @@ def exchange(a, n):
             raw = r.choice([b"GET / HTTP/1.1\r\n" + b"X: y\r\n" * 500 + b"\r\n", b"\x16\x03\x01\x02\x00", b"GET / HTTP/9.9\r\n\r\n",
                             b"G" * 70000, b"GET " + b"/" * 20000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", b"\r\n" * 1000, os.urandom(512)])
             s.sendall(raw); what.append(f"raw {raw[:20]!r}")
+        elif k == 6:
+            # The archive: find, play back, export, manifest, files, holds, audit, with times,
+            # durations, limits, names and Range headers at every extreme.
+            def t():
+                return r.choice(EXTREMES + ["2026-11-25T14:32:00Z", "2026-11-25T14:32:00.999999999Z", "1970-01-01T00:00:00Z",
+                                            "9999-12-31T23:59:59Z", "2026-02-30T25:61:61Z", "2026-11-25T14:32:00+99:99", "now", ""])
+            q = "&".join(f"{p}={t() if p != 'duration' and p != 'limit' else r.choice(EXTREMES)}"
+                         for p in r.sample(["start", "end", "duration", "since", "limit", "token"], r.randrange(0, 4)))
+            f = r.choice(["recording.m3u8", "recording.mp4", "recording.json", "recording/" + st + "-20261125-143200.mp4",
+                          "recording/..%2f..%2fcatalog.sqlite", "recording/" + "a" * 400 + ".mp4", "recording/", "recording/%00.mp4"])
+            path = r.choice([f"/streams/{st}/{f}?{q}", f"/api/recordings/{st}?{q}", f"/api/audit?{q}", f"/api/recordings/{st}/holds"])
+            if path.endswith("/holds") and r.random() < 0.6:
+                body = r.choice([body_json(r), json.dumps({"start": t(), "end": t(), "reason": r.choice(["", "x" * 5000, "case 1"])}).encode()])
+                what += [f"POST {path[:60]}"] + request(s, r, "POST", path, body, [("Content-Type", "application/json")])
+            elif path.endswith("/holds") and r.random() < 0.5:
+                path += "/" + r.choice(EXTREMES)
+                what += [f"DELETE {path[:60]}"] + request(s, r, "DELETE", path)
+            else:
+                h = [("Range", "bytes=" + r.choice(EXTREMES + [""]) + "-" + r.choice(EXTREMES + [""]))] if r.random() < 0.6 else []
+                what += [f"GET {path[:80]}"] + request(s, r, r.choice(["GET", "GET", "HEAD"]), path, b"", h)
         else:
             websocket(s, r, a.port, what)
         try:

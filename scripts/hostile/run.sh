@@ -32,7 +32,7 @@ case "$face" in
     printf 'server:\n  rtsp: {listen: "127.0.0.1:%s"}\nstreams:\n  good: {source: "testsrc://?size=320x240&fps=15", preview: false}\n' "$peer" > "$conf"
     ;;
   http_client)
-    printf 'streams:\n  good: {source: "testsrc://?size=320x240&fps=15", preview: false}\n  cam: {source: "testsrc://?size=320x240&fps=15", hls: {variant: lowLatency}}\n  phone: {source: publish}\n' > "$conf"
+    printf 'streams:\n  good: {source: "testsrc://?size=320x240&fps=15", preview: false, record: {path: "%s", segment_duration: 2s}}\n  cam: {source: "testsrc://?size=320x240&fps=15", hls: {variant: lowLatency}}\n  phone: {source: publish}\n' "$PWD/$out/rec-$seed" > "$conf"
     ;;
   rtmp_publisher)
     printf 'ingest:\n  rtmp: {listen: "127.0.0.1:%s", app: live}\nstreams:\n  good: {source: "testsrc://?size=320x240&fps=15", preview: false}\n  phone: {source: publish, hls: {variant: fmp4}}\n' "$peer" > "$conf"

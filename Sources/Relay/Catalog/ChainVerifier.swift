@@ -23,9 +23,16 @@ public enum ChainVerifier {
 
     /// Checks `chain` (the stream's segments in catalogue order); nil when every file is there,
     /// unaltered and in the chain, and no other file of the stream sits beside them.
-    public static func verify(stream: String, chain: [RecordedSegment]) -> Finding? {
+    /// With `within`, only the files overlapping that range are re-hashed (and looked for
+    /// beside them); the chain itself is followed through every row, from the first.
+    public static func verify(stream: String, chain: [RecordedSegment], within: ClosedRange<Date>? = nil) -> Finding? {
         var previous: String?
         for (i, s) in chain.enumerated() {
+            if let within, !(s.start <= within.upperBound && s.end >= within.lowerBound) {
+                guard s.chained(after: previous) == s.chain else { return .chainBroken(path: s.path, index: i) }
+                previous = s.chain
+                continue
+            }
             // Deleted by retention: nothing to re-hash, but the chain runs on through its row.
             if s.deletedAt != nil {
                 guard s.chained(after: previous) == s.chain else { return .chainBroken(path: s.path, index: i) }
@@ -41,7 +48,10 @@ public enum ChainVerifier {
         let directories = Set(chain.map { ($0.path as NSString).deletingLastPathComponent })
         for dir in directories.sorted() {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
-            for name in names.sorted() where RecordingFileName(name)?.stream == stream {
+            for name in names.sorted() {
+                guard let n = RecordingFileName(name), n.stream == stream else { continue }
+                // Outside the range asked for (by the second the name gives): not looked at.
+                if let within, n.began > within.upperBound || n.began.addingTimeInterval(86_400) < within.lowerBound { continue }
                 let path = ((dir as NSString).appendingPathComponent(name) as NSString).standardizingPath
                 if !listed.contains(path) { return .extra(path: path) }
             }
