@@ -134,6 +134,24 @@ public final class SQLiteCatalog: CatalogStore {
         return Self.segments(rows, stream: stream).first
     }
 
+    public func spans(stream: String, from: Date, to: Date, maxGap: Double) async throws -> [RecordedSpan] {
+        // In SQLite, not row by row in Swift: a span breaks where a segment starts more than
+        // maxGap after every segment before it ended (window functions over the time index).
+        let rows = try await db.query("""
+            WITH s AS (SELECT id, start, start + duration AS e, duration, bytes FROM segments
+                       WHERE stream = ? AND start < ? AND start + duration > ? AND deleted_at IS NULL),
+                 m AS (SELECT *, CASE WHEN start - MAX(e) OVER (ORDER BY start, id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) <= ?
+                                      THEN 0 ELSE 1 END AS brk FROM s),
+                 g AS (SELECT *, SUM(brk) OVER (ORDER BY start, id ROWS UNBOUNDED PRECEDING) AS grp FROM m)
+            SELECT MIN(start) AS a, MAX(e) AS b, SUM(duration) AS d, SUM(bytes) AS n, COUNT(*) AS c FROM g GROUP BY grp ORDER BY grp
+            """, [.text(stream), .float(to.timeIntervalSince1970), .float(from.timeIntervalSince1970), .float(maxGap)])
+        return rows.compactMap { r in
+            guard let a = r.column("a")?.double, let b = r.column("b")?.double, let d = r.column("d")?.double,
+                  let n = r.column("n")?.integer, let c = r.column("c")?.integer else { return nil }
+            return RecordedSpan(start: Date(timeIntervalSince1970: a), end: Date(timeIntervalSince1970: b), duration: d, bytes: n, segments: c)
+        }
+    }
+
     public func chain(stream: String) async throws -> [RecordedSegment] {
         let rows = try await db.query("SELECT path, start, duration, bytes, codecs, sha256, chain, deleted_at FROM segments WHERE stream = ? ORDER BY id",
                                       [.text(stream)])

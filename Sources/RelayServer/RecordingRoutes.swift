@@ -108,19 +108,18 @@ enum RecordingRoutes {
                 return try HTTPResponses.jsonError(.badRequest, "start and end are RFC 3339 times (2026-11-25T14:32:00Z)")
             }
             guard start < end else { return try HTTPResponses.jsonError(.badRequest, "start must be before end") }
-            let segments: [RecordedSegment]
+            let spans: [RecordedSpan]
             do {
-                segments = try await catalog.segments(stream: stream, from: start, to: end)
+                spans = try await catalog.spans(stream: stream, from: start, to: end, maxGap: 1.5)
             } catch {
                 return try HTTPResponses.jsonError(.internalServerError, "catalog: \(error)")
             }
-            let spans = RecordedSpan.spans(segments)
             var gaps: [Listing.Gap] = []
             for (a, b) in zip(spans, spans.dropFirst()) {
                 gaps.append(Listing.Gap(start: a.end, end: b.start, duration: b.start.timeIntervalSince(a.end)))
             }
             return try HTTPResponses.json(Listing(stream: stream, start: start, end: end, spans: spans, gaps: gaps,
-                                                  segments: segments.count, bytes: segments.reduce(0) { $0 + $1.bytes }))
+                                                  segments: spans.reduce(0) { $0 + $1.segments }, bytes: spans.reduce(0) { $0 + $1.bytes }))
         }
     }
 }

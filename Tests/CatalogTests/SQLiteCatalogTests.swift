@@ -79,4 +79,30 @@ import TestSupport
         #expect(try await !c.removeHold(stream: "cam", id: h.id))
         await c.close()
     }
+
+    /// The spans SQLite computes are the ones `RecordedSpan.spans` makes from the same rows.
+    @Test func spansFromTheCatalogMatchSpansFromTheSegments() async throws {
+        let dir = Paths.tempDirectory("spans")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let c = try await SQLiteCatalog.open(path: dir.appendingPathComponent("catalog.sqlite").path)
+        var rng = SystemRandomNumberGenerator()
+        var t = 1_800_000_000.0
+        for i in 0..<400 {
+            let d = Double.random(in: 1...60, using: &rng)
+            try await c.addSegment(RecordedSegment(stream: "cam", path: "/r/cam-\(i).mp4", start: Date(timeIntervalSince1970: t), duration: d,
+                                                   bytes: Int.random(in: 1...1_000_000, using: &rng), codecs: "h264", sha256: "x"))
+            // Mostly back to back; now and then a gap (a restart) or an overlap.
+            t += d + [0, 0, 0, 0.2, 5, 120, -0.5].randomElement(using: &rng)!
+        }
+        let from = Date(timeIntervalSince1970: 1_800_000_000 + 3600), to = Date(timeIntervalSince1970: t - 3600)
+        let rows = try await c.segments(stream: "cam", from: from, to: to)
+        let sql = try await c.spans(stream: "cam", from: from, to: to, maxGap: 1.5)
+        let swift = RecordedSpan.spans(rows)
+        #expect(sql.count == swift.count && sql.count > 3)
+        for (a, b) in zip(sql, swift) {
+            #expect(abs(a.start.timeIntervalSince(b.start)) < 1e-6 && abs(a.end.timeIntervalSince(b.end)) < 1e-6)
+            #expect(a.segments == b.segments && a.bytes == b.bytes && abs(a.duration - b.duration) < 1e-6)
+        }
+        await c.close()
+    }
 }

@@ -35,6 +35,9 @@ public protocol CatalogStore: Sendable {
     func addSegment(_ segment: RecordedSegment) async throws -> RecordedSegment
     /// A stream's segments that overlap `from`..<`to`, oldest first.
     func segments(stream: String, from: Date, to: Date) async throws -> [RecordedSegment]
+    /// A stream's recorded spans overlapping `from`..<`to` (as `RecordedSpan.spans` makes them
+    /// from the live segments), computed where the rows are.
+    func spans(stream: String, from: Date, to: Date, maxGap: Double) async throws -> [RecordedSpan]
     /// A stream's live segment whose file is named `file` (the last part of its path).
     func segment(stream: String, file: String) async throws -> RecordedSegment?
     /// Every segment of a stream in the order it was catalogued (the chain's order).

@@ -91,6 +91,14 @@ public struct RecordedSpan: Sendable, Codable, Equatable {
     public var bytes: Int
     public var segments: Int
 
+    public init(start: Date, end: Date, duration: Double, bytes: Int, segments: Int) {
+        self.start = start
+        self.end = end
+        self.duration = duration
+        self.bytes = bytes
+        self.segments = segments
+    }
+
     /// Segments (sorted by start) joined into spans: a segment that begins more than `maxGap`
     /// seconds after the previous one ended begins a new span (a restart, an outage).
     public static func spans(_ segments: [RecordedSegment], maxGap: Double = 1.5) -> [RecordedSpan] {
