@@ -49,6 +49,8 @@ public final class SQLiteCatalog: CatalogStore {
             // Catalogs made before retention: the column is added once.
             let columns = try await db.query("PRAGMA table_info(segments)", []).compactMap { $0.column("name")?.string }
             if !columns.contains(where: { $0 == "deleted_at" }) { _ = try await db.query("ALTER TABLE segments ADD COLUMN deleted_at REAL", []) }
+            // The recorder's fragment index (SegmentIndex's bytes), read only for playback and export.
+            if !columns.contains(where: { $0 == "fragment_index" }) { _ = try await db.query("ALTER TABLE segments ADD COLUMN fragment_index BLOB", []) }
             _ = try await db.query("""
                 CREATE TABLE IF NOT EXISTS holds (
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -111,9 +113,10 @@ public final class SQLiteCatalog: CatalogStore {
         var s = segment
         s.chain = s.chained(after: last.first?.column("chain")?.string)
         _ = try await db.query("""
-            INSERT INTO segments (stream, path, start, duration, bytes, codecs, sha256, chain) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO segments (stream, path, start, duration, bytes, codecs, sha256, chain, fragment_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [.text(s.stream), .text(s.path), .float(s.start.timeIntervalSince1970), .float(s.duration), .integer(s.bytes),
-                  .text(s.codecs), .text(s.sha256), .text(s.chain)])
+                  .text(s.codecs), .text(s.sha256), .text(s.chain),
+                  s.index.map { .blob(ByteBuffer(bytes: $0.encoded())) } ?? .null])
         return s
     }
 
@@ -123,6 +126,21 @@ public final class SQLiteCatalog: CatalogStore {
             WHERE stream = ? AND start < ? AND start + duration > ? AND deleted_at IS NULL ORDER BY start, id
             """, [.text(stream), .float(to.timeIntervalSince1970), .float(from.timeIntervalSince1970)])
         return Self.segments(rows, stream: stream)
+    }
+
+    public func indexedSegments(stream: String, from: Date, to: Date) async throws -> [RecordedSegment] {
+        let rows = try await db.query("""
+            SELECT path, start, duration, bytes, codecs, sha256, chain, deleted_at, fragment_index FROM segments
+            WHERE stream = ? AND start < ? AND start + duration > ? AND deleted_at IS NULL ORDER BY start, id
+            """, [.text(stream), .float(to.timeIntervalSince1970), .float(from.timeIntervalSince1970)])
+        var out = Self.segments(rows, stream: stream)
+        // Rows that did not decode (nil) simply have no index: their files are read instead.
+        for (i, r) in zip(out.indices, rows) {
+            if case .blob(var b)? = r.column("fragment_index"), let bytes = b.readBytes(length: b.readableBytes) {
+                out[i].index = SegmentIndex(encoded: bytes)
+            }
+        }
+        return out
     }
 
     public func segment(stream: String, file: String) async throws -> RecordedSegment? {

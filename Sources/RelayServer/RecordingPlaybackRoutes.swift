@@ -141,7 +141,7 @@ enum RecordingPlaybackRoutes {
     static func select(catalog: any CatalogStore, stream: String, _ range: (Date, Date), cache: RecordedFileIndexCache) async throws -> RecordingSelection {
         // A fragment up to a GOP before the start is taken (the keyframe at or before it): the
         // segment holding it starts before the range.
-        let segments = try await catalog.segments(stream: stream, from: range.0, to: range.1)
+        let segments = try await catalog.indexedSegments(stream: stream, from: range.0, to: range.1)
         return try await NIOThreadPool.singleton.runIfActive {
             RecordingSelection.select(segments, from: range.0, to: range.1, cache: cache)
         }

@@ -2,6 +2,7 @@ import Testing
 import Foundation
 import Logging
 import Relay
+import Catalog
 import Wire
 import TestSupport
 
@@ -10,32 +11,65 @@ import TestSupport
 /// clip whose times start at zero and continue over a gap; a file cut short reads up to its
 /// last whole fragment.
 @Suite(.serialized) struct RecordingPlaybackUnitTests {
+    /// Five seconds of the test source recorded in 1.5 s files into a real catalog: each file's
+    /// segment as the catalog keeps it, with the recorder's own index.
     static let recorded: (dir: URL, segments: [RecordedSegment]) = {
         let dir = Paths.tempDirectory("playback-unit")
-        let hub = StreamHub(name: "cam", source: "testsrc://?size=160x96&fps=30&gop=15", opener: TestSources.opener, logger: Logger(label: "test"))
-        var settings = RecordSettings(path: dir.path)
-        settings.segmentDuration = 1.5
-        let recorder = Recorder(hub: hub, settings: settings, logger: Logger(label: "test"))
-        recorder.start()
-        hub.start()
         let done = DispatchSemaphore(value: 0)
+        let box = SegmentsBox()
         Task {
+            guard let catalog = try? await SQLiteCatalog.open(path: dir.appendingPathComponent("catalog.sqlite").path) else { done.signal(); return }
+            let writer = SegmentWriter(catalog: catalog) { _, _ in }
+            let hub = StreamHub(name: "cam", source: "testsrc://?size=160x96&fps=30&gop=15", opener: TestSources.opener, logger: Logger(label: "test"))
+            var settings = RecordSettings(path: dir.appendingPathComponent("rec").path)
+            settings.segmentDuration = 1.5
+            let recorder = Recorder(hub: hub, settings: settings, segments: writer, logger: Logger(label: "test"))
+            recorder.start()
+            hub.start()
             try? await Task.sleep(for: .milliseconds(5000))
             await hub.stop()
             await recorder.stop()
+            await writer.drain()
+            box.segments = (try? await catalog.indexedSegments(stream: "cam", from: .distantPast, to: .distantFuture)) ?? []
+            await catalog.close()
             done.signal()
         }
         done.wait()
+        // On a clock of its own, each file after the one before.
         let base = Date(timeIntervalSince1970: 1_800_000_000)
         var at = base
-        let segments = recorder.recordedFiles.compactMap { path -> RecordedSegment? in
-            guard var s = RecordingReindex.segment(path: path, stream: "cam") else { return nil }
+        let segments = box.segments.map { s -> RecordedSegment in
+            var s = s
             s.start = at
             at = at.addingTimeInterval(s.duration)
             return s
         }
         return (dir, segments)
     }()
+
+    final class SegmentsBox: @unchecked Sendable { var segments: [RecordedSegment] = [] }
+
+    /// The index the recorder kept is the one the file's boxes give.
+    @Test func theRecordersIndexIsTheFilesOwn() throws {
+        let segments = Self.recorded.segments
+        try #require(segments.count >= 3)
+        for s in segments {
+            let kept = try #require(s.index, "\(s.path) has no index in the catalog")
+            let read = try RecordedFileIndex.read(path: s.path)
+            #expect(kept.initLength == read.initSection.count && kept.initHash == SHA256Stream.hex(read.initSection))
+            #expect(kept.fragments.count == read.fragments.count, "\(kept.fragments.count) kept, \(read.fragments.count) in the file")
+            for (k, r) in zip(kept.fragments, read.fragments) {
+                #expect(k.offset == r.offset && k.length == r.length && k.moofLength == r.moofLength && k.keyframe == r.keyframe)
+                #expect(abs(k.start - r.start) < 0.001 && abs(k.duration - r.duration) < 0.04, "\(k) against \(r)")
+            }
+            // Round trip through the catalog's bytes.
+            #expect(SegmentIndex(encoded: kept.encoded()) == kept)
+        }
+        // Damaged bytes give no index (the file is read instead), never a trap.
+        let bytes = try #require(segments.first?.index).encoded()
+        for n in 0..<bytes.count { _ = SegmentIndex(encoded: Array(bytes.prefix(n))) }
+        for i in 0..<bytes.count { var b = bytes; b[i] ^= 0xFF; _ = SegmentIndex(encoded: b) }
+    }
 
     @Test func filesAreIndexedByFragmentAndContinueOneAnother() throws {
         let segments = Self.recorded.segments

@@ -38,6 +38,9 @@ public protocol CatalogStore: Sendable {
     /// A stream's recorded spans overlapping `from`..<`to` (as `RecordedSpan.spans` makes them
     /// from the live segments), computed where the rows are.
     func spans(stream: String, from: Date, to: Date, maxGap: Double) async throws -> [RecordedSpan]
+    /// `segments(stream:from:to:)` with each one's fragment index where the catalog has it
+    /// (playback and export; the other readers do not need it).
+    func indexedSegments(stream: String, from: Date, to: Date) async throws -> [RecordedSegment]
     /// A stream's live segment whose file is named `file` (the last part of its path).
     func segment(stream: String, file: String) async throws -> RecordedSegment?
     /// Every segment of a stream in the order it was catalogued (the chain's order).

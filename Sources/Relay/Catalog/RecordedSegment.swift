@@ -20,6 +20,12 @@ public struct RecordedSegment: Sendable, Codable, Equatable {
     public var chain: String = ""
     /// When retention deleted the file (its row stays: the chain runs on through it).
     public var deletedAt: Date?
+    /// The file's fragments as the recorder wrote them (nil: read the file to know them).
+    public var index: SegmentIndex?
+
+    enum CodingKeys: String, CodingKey {
+        case stream, path, start, duration, bytes, codecs, sha256, chain, deletedAt
+    }
 
     public init(stream: String, path: String, start: Date, duration: Double, bytes: Int, codecs: String, sha256: String) {
         self.stream = stream
@@ -157,4 +163,9 @@ public struct AuditEntry: Sendable, Codable, Equatable {
         self.address = address
         self.detail = detail
     }
+}
+
+extension SHA256Stream {
+    /// Bytes as lowercase hex.
+    public static func hexString(_ bytes: some Sequence<UInt8>) -> String { RecordedSegment.hex(bytes) }
 }

@@ -24,10 +24,54 @@ public struct RecordedFragment: Sendable, Equatable {
 public struct RecordedFileIndex: Sendable {
     public var path: String
     public var size: Int
-    /// `ftyp` + `moov` as they are in the file.
+    /// `ftyp` + `moov` as they are in the file: empty (and no tracks) when the index came from
+    /// the catalog; `initLength` and `initHash` are always there.
     public var initSection: [UInt8]
     public var tracks: [MP4.Track]
     public var fragments: [RecordedFragment]
+    public var initLength: Int
+    public var initHash: String
+
+    public init(path: String, size: Int, initSection: [UInt8], tracks: [MP4.Track], fragments: [RecordedFragment]) {
+        self.path = path
+        self.size = size
+        self.initSection = initSection
+        self.tracks = tracks
+        self.fragments = fragments
+        initLength = initSection.count
+        initHash = SHA256Stream.hex(initSection)
+    }
+
+    /// A catalogued segment's file, from the index the recorder kept: nothing is read.
+    public init(segment: RecordedSegment, index: SegmentIndex) {
+        path = segment.path
+        size = segment.bytes
+        initSection = []
+        tracks = []
+        fragments = index.fragments
+        initLength = index.initLength
+        initHash = index.initHash
+    }
+
+    /// The file's initialization section and tracks, read (an export's first bytes).
+    public static func readInit(path: String) throws(Problem) -> (initSection: [UInt8], tracks: [MP4.Track]) {
+        guard let f = FileHandle(forReadingAtPath: path) else { throw .unreadable(path) }
+        defer { try? f.close() }
+        var at = 0
+        var out: [UInt8] = []
+        while out.count <= largestHeaderBox {
+            guard (try? f.seek(toOffset: UInt64(at))) != nil, let h16 = try? f.read(upToCount: 16), h16.count >= 8,
+                  let h = MP4.head([UInt8](h16), at: 0, end: Int.max - 16), h.size <= largestHeaderBox,
+                  (try? f.seek(toOffset: UInt64(at))) != nil, let whole = try? f.read(upToCount: h.size), whole.count == h.size else { throw .notARecording(path) }
+            out += whole
+            at += h.size
+            if h.type == "moov" {
+                guard let tracks = MP4.tracks(moov: [UInt8](whole)), !tracks.isEmpty else { throw .notARecording(path) }
+                return (out, tracks)
+            }
+        }
+        throw .notARecording(path)
+    }
 
     public var mediaStart: Double? { fragments.first?.start }
     public var mediaEnd: Double? { fragments.last.map { $0.start + $0.duration } }

@@ -2,6 +2,7 @@ public import Logging
 public import Foundation
 import MediaCore
 import Mux
+import Wire
 import Synchronization
 
 /// Settings of a stream's recording.
@@ -78,6 +79,16 @@ private final class Recording: PacketWork {
     private var fileWallStart = Date()
     private var fileCodecs = ""
     private var fileEnd: Int64 = 0
+    /// The open file's layout as written, for the catalog (playback and export read no file).
+    private var fileBytes = 0
+    private var initLength = 0
+    private var initHash = ""
+    private var fragments: [RecordedFragment] = []
+    /// The stream whose times place a fragment (the video, else the first track), and the
+    /// fragment in hand's times (microseconds): its main track's first and last, every track's.
+    private var mainStream: Int?
+    private var fragmentMain: (start: Int64, end: Int64, keyframe: Bool)?
+    private var fragmentSpan: (earliest: Int64, latest: Int64)?
 
     init(settings: RecordSettings, streamName: String, handle: OutputHandle, files: FileList, segments: SegmentWriter?, logger: Logger) {
         self.settings = settings
@@ -103,7 +114,14 @@ private final class Recording: PacketWork {
             fragmentStart = at.dts
         }
         guard let muxer, muxer.carries(streamIndex: at.packet.streamIndex) else { return }
-        if at.timing { fileEnd = max(fileEnd, at.dts + at.duration) }
+        if at.timing {
+            fileEnd = max(fileEnd, at.dts + at.duration)
+            let end = at.dts + at.duration
+            if at.packet.streamIndex == mainStream {
+                fragmentMain = fragmentMain.map { ($0.start, max($0.end, end), $0.keyframe) } ?? (at.dts, end, at.keyframe)
+            }
+            fragmentSpan = fragmentSpan.map { (min($0.earliest, at.dts), max($0.latest, end)) } ?? (at.dts, end)
+        }
         do {
             try muxer.write(at.packet, pts: at.pts, dts: at.dts, duration: at.duration)
         } catch {
@@ -130,6 +148,14 @@ private final class Recording: PacketWork {
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             let m = try FragmentMuxer(format: .fmp4, streams: epoch.streams, keepsTimes: true)
             try Data(m.initSegment).write(to: url)
+            initLength = m.initSegment.count
+            initHash = SHA256Stream.hex(m.initSegment)
+            fileBytes = initLength
+            fragments = []
+            fragmentMain = nil
+            fragmentSpan = nil
+            let carried = epoch.streams.filter { m.carries(streamIndex: $0.index) }
+            mainStream = (carried.first(where: { $0.mediaType == .video }) ?? carried.first)?.index
             file = try FileHandle(forWritingTo: url)
             try file?.seekToEnd()
             muxer = m
@@ -165,7 +191,10 @@ private final class Recording: PacketWork {
         guard let muxer, let file else { return }
         do {
             let bytes = try muxer.cut()
-            if !bytes.isEmpty { try file.write(contentsOf: bytes) }
+            if !bytes.isEmpty {
+                try file.write(contentsOf: bytes)
+                note(fragment: bytes)
+            }
         } catch {
             report("writing failed; a new file at the next keyframe", error)
             drop()
@@ -175,6 +204,17 @@ private final class Recording: PacketWork {
             report("the file was removed; a new one at the next keyframe", CocoaError(.fileNoSuchFile))
             drop()
         }
+    }
+
+    /// Keeps where the fragment just written is and when it plays.
+    private func note(fragment bytes: [UInt8]) {
+        defer { fragmentMain = nil; fragmentSpan = nil }
+        let offset = fileBytes
+        fileBytes += bytes.count
+        guard let moof = MP4.head(bytes, at: 0, end: bytes.count), moof.type == "moof", let main = fragmentMain, let span = fragmentSpan else { return }
+        fragments.append(RecordedFragment(offset: offset, length: bytes.count, moofLength: moof.size, start: Double(main.start) / 1e6,
+                                          duration: Double(main.end - main.start) / 1e6, earliest: Double(span.earliest) / 1e6,
+                                          latest: Double(span.latest) / 1e6, keyframe: main.keyframe))
     }
 
     /// Lets go of a file that cannot be written any more, without flushing into it again.
@@ -216,8 +256,15 @@ private final class Recording: PacketWork {
             logger.warning("record: a finished file cannot be read back; not catalogued", metadata: ["file": "\(path)"])
             return
         }
-        segments.add(RecordedSegment(stream: streamName, path: path, start: fileWallStart, duration: Double(max(0, fileEnd - fileStart)) / 1e6,
-                                     bytes: size, codecs: fileCodecs, sha256: sha))
+        var segment = RecordedSegment(stream: streamName, path: path, start: fileWallStart, duration: Double(max(0, fileEnd - fileStart)) / 1e6,
+                                      bytes: size, codecs: fileCodecs, sha256: sha)
+        // The layout as written, when it accounts for every byte of the file (else the file is
+        // read by its boxes when played).
+        if let last = fragments.last, last.offset + last.length == size, fragments.first?.offset == initLength,
+           zip(fragments, fragments.dropFirst()).allSatisfy({ $0.offset + $0.length == $1.offset }) {
+            segment.index = SegmentIndex(initLength: initLength, initHash: initHash, fragments: fragments)
+        }
+        segments.add(segment)
     }
 
     func finish() { closeFile() }

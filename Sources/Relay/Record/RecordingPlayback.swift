@@ -31,14 +31,17 @@ public struct RecordingSelection: Sendable {
         var previous: (index: RecordedFileIndex, wallEnd: Date)?
         for s in segments.sorted(by: { $0.start < $1.start }) {
             let index: RecordedFileIndex
+            // The recorder's own index where the catalog has it; else the file, read by its boxes.
+            if let kept = s.index { index = RecordedFileIndex(segment: s, index: kept) } else {
             do throws(RecordedFileIndex.Problem) { index = try cache.index(s.path, bytes: s.bytes) } catch {
                 problems.append("\(URL(fileURLWithPath: s.path).lastPathComponent): \(error)")
                 continue
             }
+            }
             guard let first = index.mediaStart else { continue }
             if let p = previous {
                 let continues = p.index.mediaEnd.map { abs($0 - first) < 0.05 } ?? false
-                if !continues || p.index.initSection != index.initSection || s.start.timeIntervalSince(p.wallEnd) > 1.5 { session += 1 }
+                if !continues || p.index.initHash != index.initHash || s.start.timeIntervalSince(p.wallEnd) > 1.5 { session += 1 }
             }
             let placed = index.fragments.map {
                 PlacedFragment(file: index, segment: s, fragment: $0, wall: s.start.addingTimeInterval($0.start - first), session: session)
@@ -62,10 +65,14 @@ public struct RecordingSelection: Sendable {
 /// initialization section as its map, a discontinuity where a session begins, and the wall
 /// clock as program date-times.
 public enum RecordingPlaylist {
-    /// - Parameter uri: the URI of a file, by its name.
-    public static func make(_ selection: RecordingSelection, target: Double = 2, uri: (String) -> String) -> String {
+    /// - Parameters:
+    ///   - target: seconds a playlist segment reaches before the next keyframe ends it (6, as
+    ///     VOD usually is: a day's range stays some 14,000 lines).
+    ///   - uri: the URI of a file, by its name.
+    public static func make(_ selection: RecordingSelection, target: Double = 6, uri: (String) -> String) -> String {
         struct Group { var placed: PlacedFragment; var length: Int; var duration: Double }
         var groups: [Group] = []
+        groups.reserveCapacity(selection.fragments.count / 2 + 1)
         for p in selection.fragments {
             if var g = groups.last, g.placed.file.path == p.file.path, g.placed.fragment.offset + g.length == p.fragment.offset,
                !(p.fragment.keyframe && g.duration >= target * 0.95) {
@@ -86,21 +93,34 @@ public enum RecordingPlaylist {
             #EXT-X-INDEPENDENT-SEGMENTS
 
             """
+        text.reserveCapacity(text.utf8.count + groups.count * 120)
         var previous: Group?
+        var fileURI = ""
         for g in groups {
-            let name = URL(fileURLWithPath: g.placed.file.path).lastPathComponent
             if previous?.placed.file.path != g.placed.file.path {
+                fileURI = uri(lastComponent(g.placed.file.path))
                 if let p = previous, p.placed.session != g.placed.session { text += "#EXT-X-DISCONTINUITY\n" }
-                text += "#EXT-X-MAP:URI=\"\(uri(name))\",BYTERANGE=\"\(g.placed.file.initSection.count)@0\"\n"
+                text += "#EXT-X-MAP:URI=\"\(fileURI)\",BYTERANGE=\"\(g.placed.file.initLength)@0\"\n"
                 text += "#EXT-X-PROGRAM-DATE-TIME:\(HLSPlaylist.iso8601(g.placed.wall))\n"
             }
-            text += "#EXTINF:\(String(format: "%.5f", g.duration)),\n"
-            text += "#EXT-X-BYTERANGE:\(g.length)@\(g.placed.fragment.offset)\n"
-            text += uri(name) + "\n"
+            text += "#EXTINF:" + seconds(g.duration) + ",\n#EXT-X-BYTERANGE:\(g.length)@\(g.placed.fragment.offset)\n" + fileURI + "\n"
             previous = g
         }
         text += "#EXT-X-ENDLIST\n"
         return text
+    }
+
+    /// `6.00567`: five decimals, without Foundation's formatter (a day's playlist has thousands).
+    static func seconds(_ d: Double) -> String {
+        let micro = Int64(saturating: (max(0, d) * 100_000).rounded())
+        let whole = micro / 100_000, frac = micro % 100_000
+        let digits = String(frac)
+        return "\(whole)." + String(repeating: "0", count: 5 - digits.count) + digits
+    }
+
+    static func lastComponent(_ path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
+        return String(path[path.utf8.index(after: slash)...])
     }
 }
 
@@ -137,8 +157,14 @@ public struct RecordingExport: Sendable {
     ///   fragment past); nil: the whole selection.
     public init?(_ selection: RecordingSelection, length: Double? = nil) {
         guard let first = selection.fragments.first else { return nil }
-        let initSection = first.file.initSection
+        var initSection = first.file.initSection
         tracks = first.file.tracks
+        if initSection.isEmpty {
+            // Indexed from the catalog: the clip's first bytes are read from its first file.
+            guard let read = try? RecordedFileIndex.readInit(path: first.file.path), read.initSection.count == first.file.initLength else { return nil }
+            (initSection, tracks) = read
+        }
+        let initHash = first.file.initHash
         var pieces: [Piece] = [.bytes(initSection)]
         var kept: [PlacedFragment] = []
         var shift = 0.0
@@ -147,7 +173,7 @@ public struct RecordingExport: Sendable {
         var taken = 0.0
         for p in selection.fragments {
             if let length, taken >= length - 0.001 { break }
-            if p.file.initSection != initSection { stoppedAt = p.wall; break }
+            if p.file.initHash != initHash { stoppedAt = p.wall; break }
             taken += p.fragment.duration
             if p.session != session {
                 session = p.session

@@ -75,7 +75,9 @@ public enum RecordingReindex {
             let fromEnd = modified.addingTimeInterval(-duration)
             if abs(fromEnd.timeIntervalSince(start)) < 2 { start = fromEnd }
         }
-        return RecordedSegment(stream: stream, path: path, start: start, duration: duration, bytes: index.size,
-                               codecs: index.tracks.map(\.codecName).joined(separator: ","), sha256: sha)
+        var s = RecordedSegment(stream: stream, path: path, start: start, duration: duration, bytes: index.size,
+                                codecs: index.tracks.map(\.codecName).joined(separator: ","), sha256: sha)
+        s.index = SegmentIndex(index)
+        return s
     }
 }
