@@ -51,6 +51,12 @@ public final class SQLiteCatalog: CatalogStore {
             if !columns.contains(where: { $0 == "deleted_at" }) { _ = try await db.query("ALTER TABLE segments ADD COLUMN deleted_at REAL", []) }
             // The recorder's fragment index (SegmentIndex's bytes), read only for playback and export.
             if !columns.contains(where: { $0 == "fragment_index" }) { _ = try await db.query("ALTER TABLE segments ADD COLUMN fragment_index BLOB", []) }
+            // Which recorded span (a stretch without a break) each segment is in, kept as rows
+            // come and go, so that listing a month is one grouped scan of an index.
+            if !columns.contains(where: { $0 == "span" }) {
+                _ = try await db.query("ALTER TABLE segments ADD COLUMN span INTEGER", [])
+                try await c.assignSpans()
+            }
             _ = try await db.query("""
                 CREATE TABLE IF NOT EXISTS holds (
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -61,6 +67,7 @@ public final class SQLiteCatalog: CatalogStore {
                     at REAL NOT NULL)
                 """, [])
             _ = try await db.query("CREATE INDEX IF NOT EXISTS segments_by_time ON segments (stream, start)", [])
+            _ = try await db.query("CREATE INDEX IF NOT EXISTS segments_spans ON segments (stream, start, duration, bytes, deleted_at, span)", [])
             _ = try await db.query("""
                 CREATE TABLE IF NOT EXISTS audit (
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -112,12 +119,56 @@ public final class SQLiteCatalog: CatalogStore {
         let last = try await db.query("SELECT chain FROM segments WHERE stream = ? ORDER BY id DESC LIMIT 1", [.text(segment.stream)])
         var s = segment
         s.chain = s.chained(after: last.first?.column("chain")?.string)
+        // Its span: the one of the live segment before it, when it ends at most `spanGap` before
+        // this one starts; else a new one.
+        let start = s.start.timeIntervalSince1970
+        let before = try await db.query("""
+            SELECT span, start + duration AS e FROM segments WHERE stream = ? AND deleted_at IS NULL AND start <= ? ORDER BY start DESC, id DESC LIMIT 1
+            """, [.text(s.stream), .float(start)])
+        var span: Int
+        if let b = before.first, let e = b.column("e")?.double, let id = b.column("span")?.integer, start - e <= Self.spanGap {
+            span = id
+        } else {
+            span = try await newSpan()
+        }
         _ = try await db.query("""
-            INSERT INTO segments (stream, path, start, duration, bytes, codecs, sha256, chain, fragment_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, [.text(s.stream), .text(s.path), .float(s.start.timeIntervalSince1970), .float(s.duration), .integer(s.bytes),
+            INSERT INTO segments (stream, path, start, duration, bytes, codecs, sha256, chain, fragment_index, span) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(s.stream), .text(s.path), .float(start), .float(s.duration), .integer(s.bytes),
                   .text(s.codecs), .text(s.sha256), .text(s.chain),
-                  s.index.map { .blob(ByteBuffer(bytes: $0.encoded())) } ?? .null])
+                  s.index.map { .blob(ByteBuffer(bytes: $0.encoded())) } ?? .null, .integer(span)])
+        // Catalogued between two others (a recovered file): the span after may now join it.
+        let after = try await db.query("""
+            SELECT span, start FROM segments WHERE stream = ? AND deleted_at IS NULL AND start > ? ORDER BY start, id LIMIT 1
+            """, [.text(s.stream), .float(start)])
+        if let a = after.first, let next = a.column("span")?.integer, next != span, let t = a.column("start")?.double,
+           t - (start + s.duration) <= Self.spanGap {
+            _ = try await db.query("UPDATE segments SET span = ? WHERE stream = ? AND span = ?", [.integer(span), .text(s.stream), .integer(next)])
+        }
         return s
+    }
+
+    /// A segment that starts more than this many seconds after the one before ended begins a
+    /// new span (as `RecordedSpan.spans` has it).
+    static let spanGap = 1.5
+
+    private func newSpan() async throws -> Int {
+        try await db.query("SELECT COALESCE(MAX(span), 0) + 1 AS n FROM segments", []).first?.column("n")?.integer ?? 1
+    }
+
+    /// Spans for rows catalogued before spans were kept: each stream's live rows in time order.
+    fileprivate func assignSpans() async throws {
+        let rows = try await db.query("SELECT id, stream, start, start + duration AS e FROM segments WHERE deleted_at IS NULL ORDER BY stream, start, id", [])
+        var span = 0
+        var last: (stream: String, end: Double)?
+        _ = try await db.query("BEGIN", [])
+        for r in rows {
+            guard let id = r.column("id")?.integer, let stream = r.column("stream")?.string, let start = r.column("start")?.double,
+                  let end = r.column("e")?.double else { continue }
+            if last?.stream != stream || start - (last?.end ?? 0) > Self.spanGap { span += 1 }
+            last = (stream, max(end, last?.stream == stream ? last?.end ?? end : end))
+            _ = try await db.query("UPDATE segments SET span = ? WHERE id = ?", [.integer(span), .integer(id)])
+        }
+        _ = try await db.query("COMMIT", [])
     }
 
     public func segments(stream: String, from: Date, to: Date) async throws -> [RecordedSegment] {
@@ -152,17 +203,12 @@ public final class SQLiteCatalog: CatalogStore {
         return Self.segments(rows, stream: stream).first
     }
 
-    public func spans(stream: String, from: Date, to: Date, maxGap: Double) async throws -> [RecordedSpan] {
-        // In SQLite, not row by row in Swift: a span breaks where a segment starts more than
-        // maxGap after every segment before it ended (window functions over the time index).
+    public func spans(stream: String, from: Date, to: Date) async throws -> [RecordedSpan] {
+        // One grouped scan of the spans index: a month of minutes is 43,200 rows.
         let rows = try await db.query("""
-            WITH s AS (SELECT id, start, start + duration AS e, duration, bytes FROM segments
-                       WHERE stream = ? AND start < ? AND start + duration > ? AND deleted_at IS NULL),
-                 m AS (SELECT *, CASE WHEN start - MAX(e) OVER (ORDER BY start, id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) <= ?
-                                      THEN 0 ELSE 1 END AS brk FROM s),
-                 g AS (SELECT *, SUM(brk) OVER (ORDER BY start, id ROWS UNBOUNDED PRECEDING) AS grp FROM m)
-            SELECT MIN(start) AS a, MAX(e) AS b, SUM(duration) AS d, SUM(bytes) AS n, COUNT(*) AS c FROM g GROUP BY grp ORDER BY grp
-            """, [.text(stream), .float(to.timeIntervalSince1970), .float(from.timeIntervalSince1970), .float(maxGap)])
+            SELECT MIN(start) AS a, MAX(start + duration) AS b, SUM(duration) AS d, SUM(bytes) AS n, COUNT(*) AS c FROM segments
+            WHERE stream = ? AND start < ? AND start + duration > ? AND deleted_at IS NULL GROUP BY span ORDER BY a
+            """, [.text(stream), .float(to.timeIntervalSince1970), .float(from.timeIntervalSince1970)])
         return rows.compactMap { r in
             guard let a = r.column("a")?.double, let b = r.column("b")?.double, let d = r.column("d")?.double,
                   let n = r.column("n")?.integer, let c = r.column("c")?.integer else { return nil }
@@ -194,8 +240,16 @@ public final class SQLiteCatalog: CatalogStore {
     }
 
     public func markDeleted(stream: String, path: String, at: Date) async throws {
-        _ = try await db.query("UPDATE segments SET deleted_at = ? WHERE stream = ? AND path = ?",
-                               [.float(at.timeIntervalSince1970), .text(stream), .text(path)])
+        let rows = try await db.query("UPDATE segments SET deleted_at = ? WHERE stream = ? AND path = ? AND deleted_at IS NULL RETURNING span, start",
+                                      [.float(at.timeIntervalSince1970), .text(stream), .text(path)])
+        // Taken from inside a span (a hold kept what was before it): what follows is a span of its own.
+        guard let r = rows.first, let span = r.column("span")?.integer, let start = r.column("start")?.double else { return }
+        let before = try await db.query("SELECT 1 FROM segments WHERE stream = ? AND span = ? AND deleted_at IS NULL AND start < ? LIMIT 1",
+                                        [.text(stream), .integer(span), .float(start)])
+        guard !before.isEmpty else { return }
+        let next = try await newSpan()
+        _ = try await db.query("UPDATE segments SET span = ? WHERE stream = ? AND span = ? AND start > ? AND deleted_at IS NULL",
+                               [.integer(next), .text(stream), .integer(span), .float(start)])
     }
 
     public func addHold(_ hold: RecordingHold) async throws -> RecordingHold {

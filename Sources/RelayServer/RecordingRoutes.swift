@@ -110,7 +110,7 @@ enum RecordingRoutes {
             guard start < end else { return try HTTPResponses.jsonError(.badRequest, "start must be before end") }
             let spans: [RecordedSpan]
             do {
-                spans = try await catalog.spans(stream: stream, from: start, to: end, maxGap: 1.5)
+                spans = try await catalog.spans(stream: stream, from: start, to: end)
             } catch {
                 return try HTTPResponses.jsonError(.internalServerError, "catalog: \(error)")
             }

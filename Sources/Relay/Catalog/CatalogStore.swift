@@ -36,8 +36,8 @@ public protocol CatalogStore: Sendable {
     /// A stream's segments that overlap `from`..<`to`, oldest first.
     func segments(stream: String, from: Date, to: Date) async throws -> [RecordedSegment]
     /// A stream's recorded spans overlapping `from`..<`to` (as `RecordedSpan.spans` makes them
-    /// from the live segments), computed where the rows are.
-    func spans(stream: String, from: Date, to: Date, maxGap: Double) async throws -> [RecordedSpan]
+    /// from the live segments, with its 1.5 s gap), computed where the rows are.
+    func spans(stream: String, from: Date, to: Date) async throws -> [RecordedSpan]
     /// `segments(stream:from:to:)` with each one's fragment index where the catalog has it
     /// (playback and export; the other readers do not need it).
     func indexedSegments(stream: String, from: Date, to: Date) async throws -> [RecordedSegment]
