@@ -30,6 +30,15 @@ import StampedSource
         return out
     }
 
+    /// The (frame, capture ms) rows browser.py wrote.
+    static func stampRows(_ csv: String) -> [(Int, Int64)] {
+        ((try? String(contentsOfFile: csv, encoding: .utf8)) ?? "").split(separator: "\n").dropFirst().compactMap { line in
+            let f = line.split(separator: ",")
+            guard f.count >= 2, let n = Int(f[0]), let t = Int64(f[1]) else { return nil }
+            return (n, t)
+        }
+    }
+
     func curl(_ args: [String]) throws -> CommandResult {
         try ChildProcess.run("/usr/bin/curl", ["-s", "-g"] + args, timeout: 120)
     }
@@ -94,12 +103,7 @@ import StampedSource
         let b = try ChildProcess.run("/usr/bin/python3", [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path,
                                                           "http://127.0.0.1:\(pagePort)/hlsjs.html?src=\(src)", "--stamps", "video",
                                                           "--csv", csv, "--seconds", "9", "--size", "\(Self.size.w)x\(Self.size.h)"], timeout: 90)
-        let rows = ((try? String(contentsOfFile: csv, encoding: .utf8)) ?? "").split(separator: "\n").dropFirst()
-            .compactMap { line -> (Int, Int64)? in
-                let f = line.split(separator: ",")
-                guard f.count >= 2, let n = Int(f[0]), let t = Int64(f[1]) else { return nil }
-                return (n, t)
-            }
+        let rows = Self.stampRows(csv)
         #expect(rows.count >= 120, "hls.js showed \(rows.count) stamped pictures: \(b.stdout.suffix(600))")
         #expect(zip(rows, rows.dropFirst()).allSatisfy { $0.0 < $1.0 }, "stamps out of order")
         #expect((rows.first?.1 ?? .max) < boundaryMs && (rows.last?.1 ?? 0) > boundaryMs, "not across the boundary at \(boundaryMs): \(rows.first!) … \(rows.last!)")
@@ -112,12 +116,7 @@ import StampedSource
                                                              "\(base)/?only=cam&at=\(iso.string(from: at))", "--wait-text", "[data-spans]=3 recorded spans",
                                                              "--stamps", "playback", "--csv", dvr, "--seconds", "7", "--size", "640x480"], timeout: 90)
         #expect(view.stdout.range(of: "\"found\": true") != nil, "\(view.stdout.suffix(800))")
-        let dvrRows = ((try? String(contentsOfFile: dvr, encoding: .utf8)) ?? "").split(separator: "\n").dropFirst()
-            .compactMap { line -> (Int, Int64)? in
-                let f = line.split(separator: ",")
-                guard f.count >= 2, let n = Int(f[0]), let t = Int64(f[1]) else { return nil }
-                return (n, t)
-            }
+        let dvrRows = Self.stampRows(dvr)
         let atMs = Int64(at.timeIntervalSince1970 * 1000)
         #expect(dvrRows.count >= 90 && zip(dvrRows, dvrRows.dropFirst()).allSatisfy { $0.0 < $1.0 }, "\(dvrRows.count) stamps: \(view.stdout.suffix(600))")
         #expect((dvrRows.first?.1 ?? 0) >= atMs - 1500 && (dvrRows.first?.1 ?? 0) <= atMs + 2500 && (dvrRows.last?.1 ?? 0) > boundaryMs,

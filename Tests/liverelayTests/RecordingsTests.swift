@@ -64,6 +64,13 @@ import Glibc
         try FileManager.default.removeItem(atPath: second)
         let (missing, missingText) = try verify()
         #expect(missing == 1 && missingText.contains("segment 2 is missing"), "\(missingText)")
+        // The catalog lost: reindex rebuilds it from the files that are there (a new chain).
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: dir.appendingPathComponent("catalog.sqlite" + suffix).path) }
+        let re = try ChildProcess.run(Paths.liverelay, ["recordings", "reindex", "--config", dir.appendingPathComponent("config.yaml").path,
+                                                        "--state-dir", dir.path], timeout: 60)
+        #expect(re.status == 0 && re.stdout.contains("\(files.count - 1) files catalogued anew"), "\(re.output)")
+        let (again, againText) = try verify()
+        #expect(again == 0 && againText.contains("\(files.count - 1) segments verified"), "\(againText)")
     }
 
     /// Retention by age deletes the oldest files, not a held range, and the chain still verifies.

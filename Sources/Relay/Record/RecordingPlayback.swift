@@ -87,7 +87,7 @@ public enum RecordingPlaylist {
         var text = """
             #EXTM3U
             #EXT-X-VERSION:7
-            #EXT-X-TARGETDURATION:\(max(1, Int(longest.rounded(.up))))
+            #EXT-X-TARGETDURATION:\(max(1, Int(saturating: longest.rounded(.up))))
             #EXT-X-PLAYLIST-TYPE:VOD
             #EXT-X-MEDIA-SEQUENCE:0
             #EXT-X-INDEPENDENT-SEGMENTS
@@ -209,7 +209,7 @@ public struct RecordingExport: Sendable {
                 let moved = MP4.settingDecodeTimes(moof: &moof, tracks: tracks) { id, old in
                     let scale = Double(tracks.first(where: { $0.id == id })?.timescale ?? 90_000)
                     let t = (Double(old) / scale + shift) * scale
-                    return t <= 0 ? 0 : UInt64(t.rounded())
+                    return t <= 0 ? 0 : UInt64(saturating: t.rounded())
                 }
                 guard moved else { return nil }
                 out += moof[from..<min(moofLength, from + want)]
