@@ -51,6 +51,14 @@ public enum LiveRelayServer {
     ///   - reload: reads the configuration again (on SIGHUP: streams added, removed or changed
     ///     are applied; unchanged ones keep running).
     ///   - catalog: keeps what the API changes across restarts; nil: nothing is kept.
+    /// What `serve` checks before it starts anything, beyond the file itself: the auth
+    /// section's keys (a JWKS file or URL, read once) and the TLS certificate and key. Throws the
+    /// first problem, naming its key.
+    public static func check(_ configuration: Configuration, logger: Logger) async throws {
+        _ = try await Authorizer(auth: configuration.auth, allowedHosts: configuration.effectiveAllowedHosts, logger: logger)
+        if let tls = configuration.tls { _ = try CertificateStore.load(tls) }
+    }
+
     public static func run(configuration file: Configuration, sources: SourceOpener = SourceOpener(), captureAge: CaptureAgeReader? = nil,
                            reload: (@Sendable () throws -> Configuration)? = nil, catalog: (any CatalogStore)? = nil,
                            logger: Logger, onListening: @escaping @Sendable (Int) -> Void) async throws {
