@@ -157,7 +157,7 @@ let package = Package(
         .target(
             name: "Bench",
             dependencies: [
-                "Relay", "MediaCore", "Demux", "Decode", "StampedSource", "IngestServer", "Catalog",
+                "Relay", "MediaCore", "Demux", "Decode", "StampedSource", "IngestServer",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),

@@ -1,6 +1,5 @@
 import MediaCore
 import Relay
-import Catalog
 import Foundation
 import Glibc
 
@@ -68,14 +67,11 @@ public struct RecordingsBenchmark {
         let archive = work.appendingPathComponent("archive")
         try FileManager.default.createDirectory(at: archive, withIntermediateDirectories: true)
         let catalogPath = state.appendingPathComponent("catalog.sqlite").path
-        let opened = DispatchSemaphore(value: 0)
-        let failure = LockedBox<(any Error)?>(nil)
-        Task {
-            do { let c = try await SQLiteCatalog.open(path: catalogPath); await c.close() } catch { failure.set(error) }
-            opened.signal()
-        }
-        opened.wait()
-        if let e = failure.get() { throw BenchError("catalog: \(e)") }
+        // The catalog's tables as serve makes them: serve starts once on the state directory.
+        try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        let yaml = "streams:\n  idle: {source: \"testsrc://?size=160x96&fps=5&gop=5\", preview: false}\n"
+        let file = state.appendingPathComponent("serve.yaml")
+        try ChildProcess.serve(me: me, yaml: yaml, file: file).serve.stop()
         let rows = 43_200, files = 1_440
         let now = Date().timeIntervalSince1970
         let t0 = (now - Double(rows) * 60).rounded(.down)
@@ -93,8 +89,6 @@ public struct RecordingsBenchmark {
         let loaded = try ChildProcess.run("/usr/bin/sqlite3", [catalogPath, sql], timeout: 120)
         guard loaded.status == 0 else { throw BenchError("sqlite3: \(loaded.stderr)") }
 
-        let yaml = "streams:\n  idle: {source: \"testsrc://?size=160x96&fps=5&gop=5\", preview: false}\n"
-        let file = state.appendingPathComponent("serve.yaml")
         let (serve, port) = try ChildProcess.serve(me: me, yaml: yaml, file: file)
         defer { serve.stop() }
         let base = "http://127.0.0.1:\(port)"
@@ -208,13 +202,4 @@ public struct RecordingsBenchmark {
 
     func ms(_ v: Double) -> String { String(format: v < 10 ? "%.1f" : "%.0f", v) }
     func f(_ v: Double) -> String { v < 10 ? String(format: "%.2f", v) : String(format: "%.0f", v) }
-}
-
-/// A value set from a task and read after it signalled.
-final class LockedBox<T>: @unchecked Sendable {
-    private var value: T
-    private let lock = NSLock()
-    init(_ value: T) { self.value = value }
-    func set(_ v: T) { lock.lock(); value = v; lock.unlock() }
-    func get() -> T { lock.lock(); defer { lock.unlock() }; return value }
 }

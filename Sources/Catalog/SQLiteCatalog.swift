@@ -147,9 +147,7 @@ public final class SQLiteCatalog: CatalogStore {
         return s
     }
 
-    /// A segment that starts more than this many seconds after the one before ended begins a
-    /// new span (as `RecordedSpan.spans` has it).
-    static let spanGap = 1.5
+    static let spanGap = RecordedSpan.gap
 
     private func newSpan() async throws -> Int {
         try await db.query("SELECT COALESCE(MAX(span), 0) + 1 AS n FROM segments", []).first?.column("n")?.integer ?? 1

@@ -5,6 +5,7 @@ import NIOPosix
 import Relay
 import Wire
 import Foundation
+import Logging
 
 /// The archive played and exported (`playback`), without re-encoding: an HLS VOD playlist over
 /// the recording's own files, the files by byte range, and one MP4 clip of a range with its
@@ -21,7 +22,7 @@ enum RecordingPlaybackRoutes {
             guard let catalog = engine.catalog else { return try HTTPResponses.jsonError(.serviceUnavailable, "no catalog: recordings are not indexed") }
             let range: (Date, Date)
             switch span(q, defaultLength: 3600) { case .success(let r): range = r; case .failure(let e): return try HTTPResponses.jsonError(.badRequest, e.message) }
-            let selection = try await select(catalog: catalog, stream: name, range, cache: cache)
+            let selection = try await select(catalog: catalog, stream: name, range, cache: cache, logger: context.logger)
             guard !selection.fragments.isEmpty else { return try HTTPResponses.jsonError(.notFound, "nothing of \(name) recorded in that range") }
             await catalog.audit(RecordingRoutes.audit(.playback, context, stream: name, range, detail: "recording.m3u8"), logger: context.logger)
             var text = RecordingPlaylist.make(selection) { "recording/\($0)" }
@@ -61,7 +62,7 @@ enum RecordingPlaybackRoutes {
             let name = try context.parameters.require("name")
             guard let catalog = engine.catalog else { return try HTTPResponses.jsonError(.serviceUnavailable, "no catalog: recordings are not indexed") }
             let export: RecordingExport
-            switch try await exportOf(request, catalog: catalog, stream: name, cache: cache) {
+            switch try await exportOf(request, catalog: catalog, stream: name, cache: cache, logger: context.logger) {
             case .success(let e): export = e.0
             case .failure(let r): return r.response
             }
@@ -80,7 +81,7 @@ enum RecordingPlaybackRoutes {
             let name = try context.parameters.require("name")
             guard let catalog = engine.catalog else { return try HTTPResponses.jsonError(.serviceUnavailable, "no catalog: recordings are not indexed") }
             let export: RecordingExport, asked: (Date, Date)
-            switch try await exportOf(request, catalog: catalog, stream: name, cache: cache) {
+            switch try await exportOf(request, catalog: catalog, stream: name, cache: cache, logger: context.logger) {
             case .success(let e): (export, asked) = e
             case .failure(let r): return r.response
             }
@@ -99,14 +100,14 @@ enum RecordingPlaybackRoutes {
 
     /// The clip a request asks for (`start`, and `duration` seconds or `end`).
     static func exportOf(_ request: Request, catalog: any CatalogStore, stream: String,
-                         cache: RecordedFileIndexCache) async throws -> Result<(RecordingExport, (Date, Date)), Refusal> {
+                         cache: RecordedFileIndexCache, logger: Logger) async throws -> Result<(RecordingExport, (Date, Date)), Refusal> {
         let q = request.uri.queryParameters
         let range: (Date, Date)
         switch span(q, defaultLength: nil) {
         case .success(let r): range = r
         case .failure(let e): return .failure(Refusal(response: try HTTPResponses.jsonError(.badRequest, e.message)))
         }
-        let selection = try await select(catalog: catalog, stream: stream, range, cache: cache)
+        let selection = try await select(catalog: catalog, stream: stream, range, cache: cache, logger: logger)
         guard let export = RecordingExport(selection, length: range.1.timeIntervalSince(range.0)) else {
             return .failure(Refusal(response: try HTTPResponses.jsonError(.notFound, "nothing of \(stream) recorded in that range")))
         }
@@ -127,24 +128,27 @@ enum RecordingPlaybackRoutes {
             guard let seconds = PeerNumber.decimal(d, in: 0.001...longestRange), let s = start else { return .failure(QueryProblem(message: usage)) }
             end = s.addingTimeInterval(seconds)
         }
-        if start == nil {
-            guard let length = defaultLength else { return .failure(QueryProblem(message: "start is required; " + usage)) }
-            end = end ?? Date()
-            start = end?.addingTimeInterval(-length)
+        // Without an end: `defaultLength` (a clip: 60 s) after the start, or now.
+        let last = end ?? start.map { $0.addingTimeInterval(defaultLength ?? 60) } ?? Date()
+        guard let first = start ?? defaultLength.map({ last.addingTimeInterval(-$0) }) else {
+            return .failure(QueryProblem(message: "start is required; " + usage))
         }
-        guard let start, let end = end ?? start.addingTimeInterval(defaultLength ?? 60) as Date? else { return .failure(QueryProblem(message: usage)) }
-        guard start < end else { return .failure(QueryProblem(message: "start must be before end")) }
-        guard end.timeIntervalSince(start) <= longestRange else { return .failure(QueryProblem(message: "at most 24 hours at once")) }
-        return .success((start, end))
+        guard first < last else { return .failure(QueryProblem(message: "start must be before end")) }
+        guard last.timeIntervalSince(first) <= longestRange else { return .failure(QueryProblem(message: "at most 24 hours at once")) }
+        return .success((first, last))
     }
 
-    static func select(catalog: any CatalogStore, stream: String, _ range: (Date, Date), cache: RecordedFileIndexCache) async throws -> RecordingSelection {
+    static func select(catalog: any CatalogStore, stream: String, _ range: (Date, Date), cache: RecordedFileIndexCache,
+                       logger: Logger) async throws -> RecordingSelection {
         // A fragment up to a GOP before the start is taken (the keyframe at or before it): the
         // segment holding it starts before the range.
         let segments = try await catalog.indexedSegments(stream: stream, from: range.0, to: range.1)
-        return try await NIOThreadPool.singleton.runIfActive {
+        let selection = try await NIOThreadPool.singleton.runIfActive {
             RecordingSelection.select(segments, from: range.0, to: range.1, cache: cache)
         }
+        // A catalogued file that cannot be read is left out of what is played, and said.
+        for p in selection.problems { logger.warning("record: a catalogued file is left out of playback", metadata: ["stream.name": "\(stream)", "problem": "\(p)"]) }
+        return selection
     }
 
     static func compact(_ d: Date) -> String {

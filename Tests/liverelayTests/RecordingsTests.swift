@@ -7,6 +7,16 @@ import Glibc
 /// Recordings found by time: the recorder's files go into the catalog with their SHA-256
 /// chained, and the API gives the recorded spans with the restart between them as a gap.
 @Suite(.serialized) struct RecordingsTests {
+    /// Holds the last five seconds and the next one of `stream` (POST …/holds): 201.
+    func hold(port: Int, stream: String, reason: String) throws {
+        let f = ISO8601DateFormatter()
+        let now = Date()
+        let body = #"{"start": "\#(f.string(from: now.addingTimeInterval(-5)))", "end": "\#(f.string(from: now.addingTimeInterval(1)))", "reason": "\#(reason)"}"#
+        let held = try ChildProcess.run("/usr/bin/curl", ["-s", "-w", "%{http_code}", "-X", "POST", "-H", "Content-Type: application/json", "--data", body,
+                                                          "http://127.0.0.1:\(port)/api/recordings/\(stream)/holds"], timeout: 15)
+        #expect(held.stdout.hasSuffix("201"), "\(held.stdout)")
+    }
+
     @Test func recordedSpansShowARestartAsAGapAndEachFileIsHashed() throws {
         let dir = Paths.tempDirectory("recordings")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -82,12 +92,7 @@ import Glibc
         let (serve, port, _) = try Servers.serve(yaml, dir: dir)
         defer { serve.stop() }
         // Hold the first two seconds (the first file) at once.
-        let f = ISO8601DateFormatter()
-        let now = Date()
-        let body = #"{"start": "\#(f.string(from: now.addingTimeInterval(-5)))", "end": "\#(f.string(from: now.addingTimeInterval(1)))", "reason": "case 7"}"#
-        let held = try ChildProcess.run("/usr/bin/curl", ["-s", "-w", "%{http_code}", "-X", "POST", "-H", "Content-Type: application/json", "--data", body,
-                                                          "http://127.0.0.1:\(port)/api/recordings/cam/holds"], timeout: 15)
-        #expect(held.stdout.hasSuffix("201"), "\(held.stdout)")
+        try hold(port: port, stream: "cam", reason: "case 7")
         Thread.sleep(forTimeInterval: 3)
         let firstMade = try #require(try FileManager.default.contentsOfDirectory(atPath: rec).filter { $0.hasSuffix(".mp4") }.sorted().first)
         Thread.sleep(forTimeInterval: 13)
@@ -130,12 +135,7 @@ import Glibc
             """
         let (serve, port, _) = try Servers.serve(yaml, dir: dir)
         defer { serve.stop() }
-        let f = ISO8601DateFormatter()
-        let now = Date()
-        let body = #"{"start": "\#(f.string(from: now.addingTimeInterval(-5)))", "end": "\#(f.string(from: now.addingTimeInterval(1)))", "reason": "case 9"}"#
-        let held = try ChildProcess.run("/usr/bin/curl", ["-s", "-w", "%{http_code}", "-X", "POST", "-H", "Content-Type: application/json", "--data", body,
-                                                          "http://127.0.0.1:\(port)/api/recordings/floored/holds"], timeout: 15)
-        #expect(held.stdout.hasSuffix("201"), "\(held.stdout)")
+        try hold(port: port, stream: "floored", reason: "case 9")
         func files(_ path: String) -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { $0.hasSuffix(".mp4") }.sorted() }
         var seen: [String: Set<String>] = ["sized": [], "floored": []]
         let end = Date().addingTimeInterval(22)

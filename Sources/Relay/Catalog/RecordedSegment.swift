@@ -107,7 +107,11 @@ public struct RecordedSpan: Sendable, Codable, Equatable {
 
     /// Segments (sorted by start) joined into spans: a segment that begins more than `maxGap`
     /// seconds after the previous one ended begins a new span (a restart, an outage).
-    public static func spans(_ segments: [RecordedSegment], maxGap: Double = 1.5) -> [RecordedSpan] {
+    /// A segment that begins more than this many seconds after the one before ended begins a
+    /// new span: a restart or an outage, not the rounding between two files.
+    public static let gap = 1.5
+
+    public static func spans(_ segments: [RecordedSegment], maxGap: Double = gap) -> [RecordedSpan] {
         var out: [RecordedSpan] = []
         for s in segments.sorted(by: { $0.start < $1.start }) {
             if var last = out.last, s.start.timeIntervalSince(last.end) <= maxGap {

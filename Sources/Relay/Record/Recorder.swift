@@ -115,8 +115,8 @@ private final class Recording: PacketWork {
         }
         guard let muxer, muxer.carries(streamIndex: at.packet.streamIndex) else { return }
         if at.timing {
-            fileEnd = max(fileEnd, at.dts + at.duration)
             let end = at.dts + at.duration
+            fileEnd = max(fileEnd, end)
             if at.packet.streamIndex == mainStream {
                 fragmentMain = fragmentMain.map { ($0.start, max($0.end, end), $0.keyframe) } ?? (at.dts, end, at.keyframe)
             }

@@ -30,18 +30,18 @@ public struct RecordingSelection: Sendable {
         var session = 0
         var previous: (index: RecordedFileIndex, wallEnd: Date)?
         for s in segments.sorted(by: { $0.start < $1.start }) {
-            let index: RecordedFileIndex
             // The recorder's own index where the catalog has it; else the file, read by its boxes.
-            if let kept = s.index { index = RecordedFileIndex(segment: s, index: kept) } else {
-            do throws(RecordedFileIndex.Problem) { index = try cache.index(s.path, bytes: s.bytes) } catch {
+            let index: RecordedFileIndex
+            do throws(RecordedFileIndex.Problem) {
+                if let kept = s.index { index = RecordedFileIndex(segment: s, index: kept) } else { index = try cache.index(s.path, bytes: s.bytes) }
+            } catch {
                 problems.append("\(URL(fileURLWithPath: s.path).lastPathComponent): \(error)")
                 continue
-            }
             }
             guard let first = index.mediaStart else { continue }
             if let p = previous {
                 let continues = p.index.mediaEnd.map { abs($0 - first) < 0.05 } ?? false
-                if !continues || p.index.initHash != index.initHash || s.start.timeIntervalSince(p.wallEnd) > 1.5 { session += 1 }
+                if !continues || p.index.initHash != index.initHash || s.start.timeIntervalSince(p.wallEnd) > RecordedSpan.gap { session += 1 }
             }
             let placed = index.fragments.map {
                 PlacedFragment(file: index, segment: s, fragment: $0, wall: s.start.addingTimeInterval($0.start - first), session: session)
