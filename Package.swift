@@ -129,7 +129,7 @@ let package = Package(
         .target(
             name: "RelayServer",
             dependencies: [
-                "Relay", "Access", "Wire",
+                "Relay", "Access", "Wire", "MediaCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -174,7 +174,7 @@ let package = Package(
         .executableTarget(
             name: "liverelay",
             dependencies: [
-                "Relay", "Serve", "Catalog", "MediaCore", "Demux", "Decode", "Mux", "StampedSource", "Bench",
+                "Relay", "Serve", "Catalog", "MediaCore", "Demux", "Decode", "Mux", "StampedSource", "Bench", "Wire",
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -199,7 +199,8 @@ let package = Package(
         .testTarget(name: "MuxTests", dependencies: ["Mux", "Wire", "Decode", "Demux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "Catalog", "Wire", "Decode", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer"], swiftSettings: swiftSettings),
-        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "Relay", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
-        .testTarget(name: "liverelayTests", dependencies: ["TestSupport", "Bench", "StampedSource", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "Relay", "Access", "TestSupport", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "liverelayTests", dependencies: ["TestSupport", "Bench", "StampedSource", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log"),
+                                                      .product(name: "Crypto", package: "swift-crypto")], swiftSettings: swiftSettings),
     ]
 )

@@ -29,6 +29,10 @@ PACKAGES=(
   # HTTP load (h2load, HTTP/1.1 and HTTP/2) for `bench access`
   nghttp2-client
   sqlite3
+  # systemd-analyze verify on dist/liverelay.service; jq reads the JSON logs in a test
+  systemd jq
+  # the OpenAPI document checked against real responses (JSON Schema 2020-12)
+  python3-jsonschema
 )
 
 missing=()

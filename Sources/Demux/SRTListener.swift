@@ -1,4 +1,5 @@
 import CSRT
+public import MediaCore
 import Foundation
 import Synchronization
 
@@ -194,6 +195,18 @@ public final class SRTConnection: @unchecked Sendable {
     }
 
     deinit { close() }
+
+    /// libsrt's counters for this connection (since it opened): round trip, received, lost,
+    /// retransmitted and dropped packets, receive rate. Nil once closed or when libsrt says no.
+    public var linkHealth: LinkHealth.SRT? {
+        guard !closed.load(ordering: .relaxed) else { return nil }
+        var perf = SRT_TRACEBSTATS()
+        guard srt_bstats(socket, &perf, 0) == 0 else { return nil }
+        func count<T: BinaryInteger>(_ v: T) -> Int { Int(clamping: v) }
+        return LinkHealth.SRT(roundTripMs: perf.msRTT.isFinite ? perf.msRTT : 0, packetsReceived: count(perf.pktRecvTotal),
+                              packetsLost: count(perf.pktRcvLossTotal), packetsRetransmitted: count(perf.pktRcvRetrans),
+                              packetsDropped: count(perf.pktRcvDropTotal), receiveMbps: perf.mbpsRecvRate.isFinite ? perf.mbpsRecvRate : 0)
+    }
 
     public enum Received: Equatable, Sendable {
         /// A message of this many bytes is at the start of the buffer.

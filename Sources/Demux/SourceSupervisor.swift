@@ -37,6 +37,8 @@ public enum SourceEvent: Sendable {
     /// The connection ended (nil error: end of stream).
     case closed(error: String?)
     case stateChanged(SourceState)
+    /// The link's health (a source that knows it), about once a second while live.
+    case health(LinkHealth)
 }
 
 /// Keeps one source open on a dedicated thread: opens it, reads packets, and reconnects with
@@ -123,8 +125,14 @@ public final class SourceSupervisor: Sendable {
                     let onEvent = onEvent
                     try pushing.deliverAll { onEvent(.packet($0)) }
                 } else {
+                    let reporting = source as? any LinkHealthReporting
+                    var nextHealth = MonotonicClock.nanoseconds()
                     while let packet = try source.readPacket() {
                         onEvent(.packet(packet))
+                        if let reporting, MonotonicClock.nanoseconds() >= nextHealth {
+                            nextHealth = MonotonicClock.nanoseconds() &+ 1_000_000_000
+                            onEvent(.health(reporting.linkHealth))
+                        }
                     }
                 }
                 onEvent(.closed(error: nil))

@@ -61,7 +61,19 @@ public final class RTMPIngestServer: Sendable {
         if let ch = channel.withLock({ $0 }) { try? await ch.close() }
     }
 
-    func refused(_ reason: String) { refusalCounts.withLock { $0[reason, default: 0] += 1 } }
+    /// Counts a refusal and tells it as a `publisher_refused` event (the stream's name as the
+    /// publisher gave it; empty before it named one).
+    func refused(_ reason: String, stream: String = "", peer: String?) {
+        refusalCounts.withLock { $0[reason, default: 0] += 1 }
+        engine.events.publish(StreamEvent(stream: stream, kind: .publisherRefused,
+                                          details: ["protocol": settings.tls ? "rtmps" : "rtmp", "reason": reason, "peer": peer ?? "unknown"]))
+    }
+
+    /// A publisher was taken: a `publisher_accepted` event.
+    func accepted(stream: String, peer: String?) {
+        engine.events.publish(StreamEvent(stream: stream, kind: .publisherAccepted,
+                                          details: ["protocol": settings.tls ? "rtmps" : "rtmp", "peer": peer ?? "unknown"]))
+    }
 
     /// Whether `key` opens `stream`: the global key or the stream's own. With neither set,
     /// anyone may publish on a server without an `auth` section (then a loopback-only port) or

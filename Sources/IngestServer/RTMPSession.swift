@@ -107,7 +107,7 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
             tcURL = object?["tcUrl"]?.string ?? ""
             let appName = app.split(separator: "?").first.map(String.init) ?? ""
             guard String(decoding: appName.utf8.drop { $0 == 0x2F }.reversed().drop { $0 == 0x2F }.reversed(), as: UTF8.self) == server.settings.app else {
-                server.refused("app")
+                server.refused("app", peer: context.remoteAddress?.description)
                 command(context, [.string("_error"), txn, .null, .object([("level", .string("error")), ("code", .string("NetConnection.Connect.Rejected")),
                                                                           ("description", .string("unknown application"))])])
                 context.flush()
@@ -134,7 +134,7 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
                 return
             }
             guard let s = server.engine.settings(name), server.points.streams.contains(name) else {
-                server.refused("unknown_stream")
+                server.refused("unknown_stream", stream: name, peer: context.remoteAddress?.description)
                 status(context, "error", "NetStream.Publish.BadName", "no such stream")
                 context.flush()
                 throw Refused(description: "publish to an unknown stream")
@@ -173,7 +173,7 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
     }
 
     private func refuseKey(_ name: String, _ context: ChannelHandlerContext) throws -> Never {
-        server.refused("key")
+        server.refused("key", stream: name, peer: context.remoteAddress?.description)
         status(context, "error", "NetStream.Publish.BadName", "wrong or missing key")
         context.flush()
         throw Refused(description: "wrong or missing key for \(name)")
@@ -183,13 +183,13 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
     /// is the credential), then the publish goes on as for any stream.
     private func autoCreate(_ name: String, key: String?, _ context: ChannelHandlerContext) throws {
         guard RTMPIngestServer.isNewStreamName(name) else {
-            server.refused("bad_name")
+            server.refused("bad_name", stream: name, peer: context.remoteAddress?.description)
             status(context, "error", "NetStream.Publish.BadName", "stream names may use letters, digits, - and _ only")
             context.flush()
             throw Refused(description: "bad stream name")
         }
         if let global = server.settings.publishKey, !(key.map { RTMPIngestServer.constantTimeEqual(global, $0) } ?? false) {
-            server.refused("key")
+            server.refused("key", stream: name, peer: context.remoteAddress?.description)
             status(context, "error", "NetStream.Publish.BadName", "wrong or missing key")
             context.flush()
             throw Refused(description: "wrong or missing key for a new stream")
@@ -214,7 +214,7 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
     private func begin(_ name: String, _ context: ChannelHandlerContext) throws {
             switch server.points.beginFeed(name) {
             case .failure(.alreadyPublishing):
-                server.refused("busy")
+                server.refused("busy", stream: name, peer: context.remoteAddress?.description)
                 status(context, "error", "NetStream.Publish.BadName", "stream is already publishing")
                 context.flush()
                 throw Refused(description: "\(name) already has a publisher")
@@ -226,6 +226,7 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
                 stream = name
                 output = FLVFeedWriter(feed: feed)
                 server.logger.info("rtmp ingest: publishing", metadata: ["stream": "\(name)"])
+                server.accepted(stream: name, peer: context.remoteAddress?.description)
                 status(context, "status", "NetStream.Publish.Start", "\(name) is now published")
             }
     }

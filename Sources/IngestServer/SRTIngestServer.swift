@@ -51,6 +51,8 @@ public final class SRTIngestServer: Sendable {
 
     private func refused(_ reason: String, _ id: String, _ peer: String) {
         refusalCounts.withLock { $0[reason, default: 0] += 1 }
+        engine.events.publish(StreamEvent(stream: SRTStreamID(id)?.name ?? "", kind: .publisherRefused,
+                                          details: ["protocol": "srt", "reason": reason, "peer": peer]))
         logger.notice("srt ingest: caller refused", metadata: ["reason": "\(reason)", "streamid": "\(Redactor.scrub(SRTStreamID.withoutSecret(id)))", "peer": "\(peer)"])
     }
 
@@ -124,11 +126,18 @@ public final class SRTIngestServer: Sendable {
             return
         }
         logger.info("srt ingest: publishing", metadata: ["stream": "\(id.name)", "peer": "\(caller.peer)"])
+        engine.events.publish(StreamEvent(stream: id.name, kind: .publisherAccepted, details: ["protocol": "srt", "peer": caller.peer]))
         var buffer = [UInt8](repeating: 0, count: 1500)
         var silent: Duration = .zero
         var ended = "the caller left"
         let tick: Duration = .milliseconds(500)
+        // libsrt's counters go to the stream's status about once a second.
+        var nextHealth = ContinuousClock.now
         pump: while listener.withLock({ $0 != nil }) {
+            if ContinuousClock.now >= nextHealth, let srt = caller.linkHealth {
+                nextHealth = ContinuousClock.now + .seconds(1)
+                engine.hubs[id.name]?.reportLink(LinkHealth(srt: srt))
+            }
             switch caller.receive(into: &buffer, timeout: tick) {
             case .data(let n):
                 silent = .zero

@@ -28,14 +28,16 @@ public final class RelayEngine: Sendable {
     /// HLS upload ingest (`PUT /ingest/{stream}/{file}`), into the same publish points.
     public let hlsUploads: HLSUploads
     /// Every stream's state changes, for subscribers (`/api/events`).
-    public let events = StreamEventBus()
+    public let events: StreamEventBus
+    /// The `hooks` section's webhooks and commands; nil when there are none.
+    public let hooks: Hooks?
     private let sources: SourceOpener
     private let captureAge: CaptureAgeReader?
     private let logger: Logger
     /// Where API changes are kept across restarts; nil: they last as long as the process.
     public let catalog: (any CatalogStore)?
     /// Recorders' finished files, on their way into the catalog.
-    private let segmentWriter: SegmentWriter?
+    private let segmentWriter: SegmentWriter
     /// Retention (`record.keep`, `record.max_bytes`), while the engine runs.
     private let pruner = Mutex<RetentionPruner?>(nil)
 
@@ -48,11 +50,14 @@ public final class RelayEngine: Sendable {
         self.configuration = configuration
         self.catalog = catalog
         let log = logger
-        segmentWriter = catalog.map {
-            SegmentWriter(catalog: $0) { segment, error in
-                log.error("catalog: a recording segment is not catalogued", metadata: ["file": "\(segment.path)", "error": "\(error)"])
-            }
-        }
+        let events = StreamEventBus()
+        self.events = events
+        hooks = configuration.hooks.isEmpty ? nil : Hooks(settings: configuration.hooks, events: events, logger: logger)
+        segmentWriter = SegmentWriter(catalog: catalog, onDone: { s in
+            events.publish(StreamEvent(stream: s.stream, kind: .segmentComplete, details: s.eventDetails))
+        }, onError: { segment, error in
+            log.error("catalog: a recording segment is not catalogued", metadata: ["file": "\(segment.path)", "error": "\(error)"])
+        })
         // SRT and HLS-upload publishers' media goes through pipes: a write to one whose reader
         // left (a stream stopped or removed under its publisher) must fail with EPIPE, not kill
         // the process.
@@ -211,6 +216,7 @@ public final class RelayEngine: Sendable {
 
     /// Starts every output, then every ingest.
     public func start() {
+        hooks?.start()
         if let catalog {
             let p = RetentionPruner(catalog: catalog, minFree: configuration.recordingsMinFree, logger: logger) { [weak self] in
                 (self?.streams ?? []).compactMap { s in s.record.map { (s.name, $0) } }
@@ -240,8 +246,9 @@ public final class RelayEngine: Sendable {
             for h in hubs.values { for o in h.outputs { g.addTask { await o.stop() } } }
         }
         // The recorders' last files are written: into the catalog with them.
-        await segmentWriter?.drain()
+        await segmentWriter.drain()
         events.finish()
+        await hooks?.stop()
     }
 
     /// Subscribes to a stream's decoded frames with a policy of your own: the in-process API.

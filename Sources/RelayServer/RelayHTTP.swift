@@ -20,6 +20,7 @@ public enum RelayHTTP {
         MetricsRoutes.add(to: router, engine: engine, metrics: metrics)
         PageRoutes.add(to: router, engine: engine)
         APIRoutes.add(to: router, engine: engine)
+        OpenAPIRoutes.add(to: router)
         RecordingRoutes.add(to: router, engine: engine)
         RecordingPlaybackRoutes.add(to: router, engine: engine, cache: RecordedFileIndexCache())
         let limits = ClientLimits(viewers: c.limits.viewersPerClient, blockingRequests: c.limits.blockingRequestsPerClient)

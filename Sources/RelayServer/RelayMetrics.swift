@@ -1,6 +1,7 @@
 public import Access
 public import Prometheus
 public import Relay
+import MediaCore
 import Synchronization
 
 /// Prometheus metrics (swift-prometheus), refreshed from the engine's counters at each scrape.
@@ -45,6 +46,12 @@ public final class RelayMetrics: Sendable {
         for (proto, refusals) in ingestRefusals.withLock({ $0 }) {
             for (reason, n) in refusals() { counter("liverelay_ingest_refused_total", [("protocol", proto), ("reason", reason)], total: n) }
         }
+        // Each hook's deliveries by result, and what waits.
+        for h in engine.hooks?.statuses ?? [] {
+            let l = [("hook", h.name), ("kind", h.kind.rawValue)]
+            for (result, n) in h.results { counter("liverelay_hook_events_total", l + [("result", result)], total: n) }
+            gauge("liverelay_hook_queue", l, Double(h.queued))
+        }
         for (name, hub) in engine.hubs {
             let s = hub.currentStatus
             let l = [("stream", name)]
@@ -54,6 +61,29 @@ public final class RelayMetrics: Sendable {
             gauge("liverelay_stream_damaged", l, s.damaged ? 1 : 0)
             counter("liverelay_stream_damage_events_total", l, total: s.damageEvents)
             counter("liverelay_stream_rtp_packets_lost_total", l, total: s.rtpPacketsLost)
+            // Link health: what the source's link says (RTP per track, an SRT publisher's
+            // connection), the bitrate taken in, and the viewers by kind.
+            counter("liverelay_stream_bytes_in_total", l, total: s.bytesIn)
+            gauge("liverelay_stream_bitrate_in_bits_per_second", l, s.bitrateIn)
+            for t in s.link?.tracks ?? [] {
+                let tl = l + [("track", "\(t.index)"), ("media", t.media)]
+                counter("liverelay_rtp_packets_received_total", tl, total: t.packetsReceived)
+                counter("liverelay_rtp_packets_lost_total", tl, total: t.packetsLost)
+                counter("liverelay_rtp_packets_reordered_total", tl, total: t.packetsReordered)
+                gauge("liverelay_rtp_jitter_seconds", tl, t.jitter)
+            }
+            if let srt = s.link?.srt {
+                gauge("liverelay_srt_round_trip_seconds", l, srt.roundTripMs / 1000)
+                gauge("liverelay_srt_receive_bits_per_second", l, srt.receiveMbps * 1e6)
+                counter("liverelay_srt_packets_received_total", l, total: srt.packetsReceived)
+                counter("liverelay_srt_packets_lost_total", l, total: srt.packetsLost)
+                counter("liverelay_srt_packets_retransmitted_total", l, total: srt.packetsRetransmitted)
+                counter("liverelay_srt_packets_dropped_total", l, total: srt.packetsDropped)
+            }
+            let outputs = hub.outputs
+            for kind in OutputKind.allCases where kind.isViewer {
+                gauge("liverelay_stream_viewers", l + [("kind", kind.rawValue)], Double(outputs.count { $0.kind == kind }))
+            }
             if let p = s.arrivalToDecoded.p50Ms { gauge("liverelay_arrival_to_decoded_ms", l + [("quantile", "0.5")], p) }
             if let p = s.arrivalToDecoded.p99Ms { gauge("liverelay_arrival_to_decoded_ms", l + [("quantile", "0.99")], p) }
             if let h = hub.outputs.lazy.compactMap({ $0 as? HLSSegmenter }).first {
@@ -72,7 +102,7 @@ public final class RelayMetrics: Sendable {
                 }
             }
             // Every output of the registry, whatever its kind: packets and frames alike.
-            for o in hub.outputs.map(\.status) {
+            for o in outputs.map(\.status) {
                 let sl = l + [("sink", o.name), ("kind", o.kind.rawValue)]
                 let c = o.counters
                 counter("liverelay_sink_received_total", sl, total: c.received)

@@ -260,7 +260,7 @@ final class WallSession: Sendable {
     }
 
     private func forwardEvents() async {
-        for await e in engine.events.subscribe() where streams.contains(e.stream) {
+        for await e in engine.events.subscribe() where e.kind.changesState && streams.contains(e.stream) {
             send(text: WallServerMessage.event(stream: e.stream, kind: e.kind.rawValue, at: e.at.timeIntervalSince1970 * 1000,
                                                attempt: e.attempt, connection: e.connection, detail: e.detail).text)
             if Task.isCancelled { return }

@@ -73,6 +73,8 @@ public enum LiveRelayServer {
         var onHangup: [@Sendable () async -> Void] = []
         if let reload {
             onHangup.append {
+                SystemdNotifier.reloading()
+                defer { SystemdNotifier.reloaded(status: "serving \(engine.hubs.count) streams") }
                 do {
                     let r = await engine.reload(await layered(try reload(), catalog: catalog, sources: sources, logger: logger))
                     logger.notice("configuration reloaded", metadata: ["added": "\(r.added)", "removed": "\(r.removed)",
@@ -112,8 +114,12 @@ public enum LiveRelayServer {
                                         logger: logger, authorizer: authorizer)
             services.append(.init(service: RTSPService(server: rtspServer)))
         }
+        // systemd (Type=notify) is told the server is ready once HTTP listens, and that it stops.
         let server = try await RelayHTTP.service(engine: engine, metrics: metrics, authorizer: authorizer,
-                                                 tls: try certificates?.serverConfiguration(), logger: logger, onListening: onListening)
+                                                 tls: try certificates?.serverConfiguration(), logger: logger) { port in
+            onListening(port)
+            SystemdNotifier.ready(status: "serving \(engine.hubs.count) streams on port \(port)")
+        }
         if !onHangup.isEmpty { services.append(.init(service: HangupService(actions: onHangup))) }
         // A graceful shutdown stops services in reverse order, each before the next: the engine
         // first (streams end, so do event streams, previews and playlists), then the HTTP server,
@@ -140,6 +146,7 @@ struct EngineService: Service {
     func run() async throws {
         engine.start()
         try? await gracefulShutdown()
+        SystemdNotifier.stopping()
         await engine.stop()
     }
 }

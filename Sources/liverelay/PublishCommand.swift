@@ -32,8 +32,11 @@ struct PublishCommand: ParsableCommand {
     @Flag(help: "Log more, FFmpeg's own messages included.")
     var verbose = false
 
+    @Option(help: "Log lines as text, or as one JSON object per line (json).")
+    var logFormat: LogFormat = .text
+
     func run() throws {
-        LoggingSetup.bootstrap(verbose: verbose)
+        LoggingSetup.bootstrap(verbose: verbose, format: logFormat)
         let handle = InterruptHandle()
         Signals.onTerminate { handle.interrupt() }
         do {

@@ -23,11 +23,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Log more, FFmpeg's own messages included.")
     var verbose = false
 
+    @Option(help: "Log lines as text, or as one JSON object per line (json).")
+    var logFormat: LogFormat = .text
+
     @Option(help: "Where LiveRelay keeps state across restarts (the catalog, unless catalog.path says otherwise).")
     var stateDir: String = "/var/lib/liverelay"
 
     func run() async throws {
-        LoggingSetup.bootstrap(verbose: verbose)
+        LoggingSetup.bootstrap(verbose: verbose, format: logFormat)
         var configuration: Configuration
         do {
             configuration = try Configuration.load(file: config, sources: .liverelay)

@@ -36,7 +36,7 @@ import TestSupport
             case .stateChanged(let s): states.withLock { $0.append(s) }
             case .packet: packets.add(1, ordering: .relaxed)
             case .opened: opened.add(1, ordering: .relaxed)
-            case .closed: break
+            case .closed, .health: break
             }
         }
     }

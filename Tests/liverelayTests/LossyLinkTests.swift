@@ -186,6 +186,15 @@ import StampedSource
         // The latest preview never stalled for longer than a GOP (1 s): losses cost pictures,
         // not seconds.
         #expect(stall <= 1000, "the latest preview stalled for \(Int(stall)) ms")
+        // Link health per track in /metrics: the losses, the reorders the jitter made, the jitter.
+        let metrics = (try? ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/metrics"], timeout: 10).stdout) ?? ""
+        let track = ["stream": "plain", "media": "video"]
+        print("LossyLinkTests: link of plain: \(MetricsText.sum(metrics, "liverelay_rtp_packets_lost_total", track)) lost, \(MetricsText.sum(metrics, "liverelay_rtp_packets_reordered_total", track)) reordered of \(MetricsText.sum(metrics, "liverelay_rtp_packets_received_total", track)), jitter \(MetricsText.sum(metrics, "liverelay_rtp_jitter_seconds", track)) s")
+        #expect(MetricsText.sum(metrics, "liverelay_rtp_packets_received_total", track) > 1000, "\(metrics.split(separator: "\n").filter { $0.contains("rtp") })")
+        #expect(MetricsText.sum(metrics, "liverelay_rtp_packets_lost_total", track) > 0)
+        #expect(MetricsText.sum(metrics, "liverelay_rtp_packets_reordered_total", track) > 0)
+        #expect(MetricsText.sum(metrics, "liverelay_rtp_jitter_seconds", track) > 0.001)
+        #expect(MetricsText.sum(metrics, "liverelay_stream_bitrate_in_bits_per_second", ["stream": "plain"]) > 100_000)
         // LiveRelay saw the losses, and the clean preview held pictures back.
         #expect((status["rtp_packets_lost"] as? Int ?? 0) > 0, "\(status)")
         #expect((status["damage_events"] as? Int ?? 0) > 0, "\(status)")

@@ -74,6 +74,12 @@ import Bench
         for reason in ["busy", "unknown_stream", "mode"] {
             #expect(metrics.contains("liverelay_ingest_refused_total{protocol=\"srt\",reason=\"\(reason)\"} 1"), "\(reason): \(metrics.split(separator: "\n").filter { $0.contains("refused") })")
         }
+        // The publisher's link as libsrt counts it, and its bitrate.
+        let cam1Link = ["stream": "cam1"]
+        #expect(MetricsText.sum(metrics, "liverelay_srt_packets_received_total", cam1Link) > 100, "\(metrics.split(separator: "\n").filter { $0.contains("srt_") })")
+        #expect(MetricsText.samples(metrics, "liverelay_srt_round_trip_seconds").contains { $0.labels["stream"] == "cam1" })
+        #expect(MetricsText.samples(metrics, "liverelay_srt_packets_retransmitted_total").contains { $0.labels["stream"] == "cam1" })
+        #expect(MetricsText.sum(metrics, "liverelay_stream_bitrate_in_bits_per_second", cam1Link) > 10_000)
 
         // cam1's HLS is playable: a segment of its media, as ffprobe reads it.
         let playlist = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/streams/cam1/hls/index.m3u8"], timeout: 10).stdout

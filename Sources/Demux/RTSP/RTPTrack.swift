@@ -46,6 +46,15 @@ final class RTPTrack {
     private(set) var inBandSPS: [UInt8]?
     private(set) var inBandPPS: [UInt8]?
 
+    /// Packets taken (of this track's payload type), for link health.
+    private(set) var received = 0
+    /// Packets that came after a later one.
+    private(set) var reordered = 0
+    /// RFC 3550's interarrival jitter, in timestamp units.
+    private(set) var jitterUnits = 0.0
+    private var highest: UInt16?
+    private var lastTransit: (timestamp: UInt32, arrival: UInt64)?
+
     private var expected: UInt16?
     private var held: [(seq: UInt16, packet: [UInt8], arrival: UInt64)] = []
     private var pendingLost = 0
@@ -78,6 +87,7 @@ final class RTPTrack {
         let b = packet.bindMemory(to: UInt8.self)
         guard b.count >= 12, b[0] >> 6 == 2, Int(b[1] & 0x7F) == payloadType else { return }
         let seq = UInt16(b[2]) << 8 | UInt16(b[3])
+        measure(seq: seq, timestamp: UInt32(b[4]) << 24 | UInt32(b[5]) << 16 | UInt32(b[6]) << 8 | UInt32(b[7]), arrival: arrival)
         guard queueSize > 0, let exp = expected else {
             // In arrival order: hand on at once; a gap is counted as lost.
             if let exp = expected {
@@ -107,6 +117,23 @@ final class RTPTrack {
             if held.count > queueSize { releaseFirst() }
         }
     }
+
+    /// Counts the packet, notes reorder, and updates the jitter (RFC 3550 A.8: the difference
+    /// between two packets' spacing on arrival and in timestamps, smoothed by 1/16).
+    private func measure(seq: UInt16, timestamp: UInt32, arrival: UInt64) {
+        received += 1
+        if let h = highest, Int16(bitPattern: seq &- h) < 0 { reordered += 1 } else { highest = seq }
+        if clockRate > 0, let last = lastTransit, arrival >= last.arrival {
+            let spacing = Double(arrival - last.arrival) / 1e9 * Double(clockRate)
+            let d = abs(spacing - Double(Int32(bitPattern: timestamp &- last.timestamp)))
+            // A jump of over ten seconds is the sender starting again, not jitter.
+            if d.isFinite && d < Double(clockRate) * 10 { jitterUnits += (d - jitterUnits) / 16 }
+        }
+        lastTransit = (timestamp, arrival)
+    }
+
+    /// The track's jitter in seconds.
+    var jitterSeconds: Double { clockRate > 0 ? jitterUnits / Double(clockRate) : 0 }
 
     /// When the first held packet must be given up waiting for the gap before it (nil: none held).
     var nextRelease: UInt64? { held.first.map { $0.arrival &+ maxDelayNanos } }

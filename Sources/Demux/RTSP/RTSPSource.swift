@@ -298,3 +298,14 @@ public final class RTSPSource: RTSPTransportReporting {
         for u in udp { u.report(to: link.peer) }
     }
 }
+
+extension RTSPSource: LinkHealthReporting {
+    /// Each RTP track's packets, losses, reorders and jitter since the session opened.
+    public var linkHealth: LinkHealth {
+        LinkHealth(tracks: tracks.map { t in
+            let media = streams.indices.contains(t.streamIndex) ? streams[t.streamIndex].mediaType.rawValue : "unknown"
+            return LinkHealth.Track(index: t.streamIndex, media: media, packetsReceived: t.received, packetsLost: t.totalLost,
+                                    packetsReordered: t.reordered, jitter: t.jitterSeconds)
+        })
+    }
+}

@@ -70,17 +70,22 @@ extension CatalogStore {
 }
 
 /// Hands a stream's finished segments to the catalog one at a time, in the order they were
-/// finished (the chain follows that order), from a recorder's thread that must not wait.
+/// finished (the chain follows that order), from a recorder's thread that must not wait; then
+/// tells `onDone` (the `segment_complete` event), with or without a catalog.
 public final class SegmentWriter: Sendable {
     private let continuation: AsyncStream<RecordedSegment>.Continuation
     private let task: Task<Void, Never>
 
-    public init(catalog: any CatalogStore, onError: @escaping @Sendable (RecordedSegment, any Error) -> Void) {
+    public init(catalog: (any CatalogStore)?, onDone: @escaping @Sendable (RecordedSegment) -> Void = { _ in },
+                onError: @escaping @Sendable (RecordedSegment, any Error) -> Void) {
         let (stream, continuation) = AsyncStream<RecordedSegment>.makeStream(bufferingPolicy: .unbounded)
         self.continuation = continuation
         task = Task {
             for await s in stream {
-                do { try await catalog.addSegment(s) } catch { onError(s, error) }
+                do {
+                    try await catalog?.addSegment(s)
+                    onDone(s)
+                } catch { onError(s, error) }
             }
         }
     }
@@ -127,6 +132,10 @@ extension Configuration {
             throw ConfigError(file: file, path: path, problem: "stream names may use letters, digits, - and _ only")
         }
         var s = try Stream(config: ConfigValue.object(body).node, name: name, path: path, Reader(file: file), sources: sources)
+        // Running a command is the server's operator's to decide, never an API client's.
+        if ExecSource.isExec(s.source) {
+            throw ConfigError(file: file, path: "\(path).source", problem: "exec: sources are set in the configuration file only")
+        }
         s.madeByAPI = true
         var check = base
         check.streams = [s]

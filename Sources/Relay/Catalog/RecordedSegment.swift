@@ -173,3 +173,11 @@ extension SHA256Stream {
     /// Bytes as lowercase hex.
     public static func hexString(_ bytes: some Sequence<UInt8>) -> String { RecordedSegment.hex(bytes) }
 }
+
+extension RecordedSegment {
+    /// What a `segment_complete` event says of the file.
+    var eventDetails: [String: String] {
+        ["file": path, "bytes": "\(bytes)", "start": start.formatted(.iso8601), "duration": String(format: "%.3f", duration),
+         "end": start.addingTimeInterval(duration).formatted(.iso8601), "codecs": codecs, "sha256": sha256]
+    }
+}

@@ -73,6 +73,8 @@ public struct Configuration: Sendable {
     /// `recordings.min_free`: the free space kept on each disk that recordings are written
     /// to; below it the oldest recordings on that disk go first, of any stream. nil: no floor.
     public var recordingsMinFree: Int?
+    /// `hooks`: events told to webhooks and commands.
+    public var hooks = HookSettings()
 
     public init() {}
 
@@ -113,7 +115,8 @@ public struct Configuration: Sendable {
         }
         let r = Reader(file: file)
         var config = Configuration()
-        let top = try r.mapping(root, "", allowed: ["server", "auth", "ingest", "streams", "catalog", "recordings"])
+        let top = try r.mapping(root, "", allowed: ["server", "auth", "ingest", "streams", "catalog", "recordings", "hooks"])
+        if let h = top["hooks"] { config.hooks = try HookSettings(config: h, r) }
         if let rec = top["recordings"] {
             let m = try r.mapping(rec, "recordings", allowed: ["min_free"])
             if let f = m["min_free"] { config.recordingsMinFree = try r.bytes(f, "recordings.min_free") }

@@ -32,6 +32,7 @@ public struct SourceOpener: Sendable {
 
     public func open(url: String, options: SourceOptions, interruptHandle: InterruptHandle, pacing: PacingHint? = nil) throws(IngestError) -> any PacketSource {
         if let s = scheme(of: url) { return try s.open(url, interruptHandle) }
+        if ExecSource.isExec(url) { return try ExecSource.open(url: url, options: options, interrupt: interruptHandle) }
         if url.lowercased().hasPrefix("rtsp://") && !options.listen {
             return try RTSPSource.open(url: url, options: options, interruptHandle: interruptHandle)
         }
@@ -41,6 +42,7 @@ public struct SourceOpener: Sendable {
     /// Checks a URL's form without opening it (for configuration validation).
     public func validate(url: String) -> String? {
         if let s = scheme(of: url) { return s.validate(url) }
+        if ExecSource.isExec(url) { return ExecSource.validate(url) }
         if url.isEmpty { return "empty URL" }
         if let r = url.utf8Range(of: "://") {
             let scheme = url[..<r.lowerBound].lowercased()
@@ -52,6 +54,6 @@ public struct SourceOpener: Sendable {
 
     /// True when the source ends by itself (files), false for live sources that reconnect.
     public static func isFile(url: String) -> Bool {
-        !url.utf8Contains("://") || url.lowercased().hasPrefix("file://")
+        !ExecSource.isExec(url) && (!url.utf8Contains("://") || url.lowercased().hasPrefix("file://"))
     }
 }

@@ -21,6 +21,8 @@ extension Configuration.Stream {
         } else if let problem = sources.validate(url: s.source) {
             throw ConfigError(file: file, path: "\(path).source", problem: problem)
         }
+        // A command that writes the stream runs while the stream is watched, unless told otherwise.
+        if ExecSource.isExec(s.source) && m["on_demand"] == nil { s.onDemandIdle = 10 }
         if let o = m["on_demand"], try r.bool(o, "\(path).on_demand") {
             guard !s.source.hasPrefix("publish://") else {
                 throw ConfigError(file: file, path: "\(path).on_demand", problem: "a publish stream is fed when its publisher comes; on_demand is for pulled sources")

@@ -39,3 +39,47 @@ struct SinkSet<Item: QueueItem>: Sendable {
         return q
     }
 }
+
+/// Bytes in, and bits per second over the last two whole seconds (four 500 ms buckets in a
+/// ring): constant work per packet at any packet rate.
+final class ByteRateMeter: Sendable {
+    fileprivate struct State {
+        var bucket: UInt64 = 0
+        var counts = [Int](repeating: 0, count: 5)
+        var total = 0
+    }
+    private let state = Mutex(State())
+    private static let bucketNanos: UInt64 = 500_000_000
+
+    func add(_ bytes: Int) {
+        let b = MonotonicClock.nanoseconds() / Self.bucketNanos
+        state.withLock { s in
+            s.advance(to: b)
+            s.counts[Int(b % 5)] &+= bytes
+            s.total &+= bytes
+        }
+    }
+
+    var total: Int { state.withLock { $0.total } }
+
+    func bitsPerSecond() -> Double {
+        let b = MonotonicClock.nanoseconds() / Self.bucketNanos
+        return state.withLock { s in
+            s.advance(to: b)
+            // The four buckets before the current one: two whole seconds.
+            let bytes = (1...4).reduce(0) { $0 &+ s.counts[Int((b &+ 5 &- UInt64($1)) % 5)] }
+            return Double(bytes) * 8 / 2
+        }
+    }
+}
+
+extension ByteRateMeter.State {
+    /// Empties the buckets passed over since the last one written.
+    fileprivate mutating func advance(to b: UInt64) {
+        guard b != bucket else { return }
+        if b > bucket {
+            for step in 1...min(5, b - bucket) { counts[Int((bucket + step) % 5)] = 0 }
+        }
+        bucket = b
+    }
+}

@@ -4,7 +4,7 @@ import Synchronization
 /// Something that happened to a stream, for scripts and pages that want to be told (a
 /// newsroom waiting for a reporter to go live, an ops wall showing a camera drop).
 public struct StreamEvent: Sendable, Codable, Hashable {
-    public enum Kind: String, Sendable, Codable {
+    public enum Kind: String, Sendable, Codable, CaseIterable {
         /// The source is live (again): `connection` counts connections.
         case live
         /// The source dropped; reconnecting (`attempt`, `detail` says why).
@@ -15,6 +15,29 @@ public struct StreamEvent: Sendable, Codable, Hashable {
         case damaged
         /// A clean keyframe came: pictures are whole again.
         case repaired
+        /// A live stream's pictures stopped coming (said once per outage, where `reconnecting`
+        /// is said at every attempt).
+        case signalLost = "signal_lost"
+        /// Pictures again after `signal_lost` (`details.outage_seconds`).
+        case signalBack = "signal_back"
+        /// A publisher was taken (`details.protocol`, `details.peer`).
+        case publisherAccepted = "publisher_accepted"
+        /// A publisher was refused (`details.protocol`, `details.reason`, `details.peer`).
+        case publisherRefused = "publisher_refused"
+        /// A recording file is complete and catalogued (`details.file`, `details.bytes`,
+        /// `details.start`, `details.end`, `details.sha256`).
+        case segmentComplete = "segment_complete"
+        /// A viewer's output was attached (`details.output`: rtsp or viewer; `details.viewer`).
+        case viewerJoined = "viewer_joined"
+        case viewerLeft = "viewer_left"
+
+        /// Events that change what a tile shows (the ops page and the wall follow these).
+        public var changesState: Bool {
+            switch self {
+            case .live, .reconnecting, .stopped, .damaged, .repaired: true
+            default: false
+            }
+        }
     }
     public var stream: String
     public var kind: Kind
@@ -22,6 +45,19 @@ public struct StreamEvent: Sendable, Codable, Hashable {
     public var attempt: Int?
     public var connection: Int?
     public var detail: String?
+    /// What else is known, by name (see each kind); no credentials.
+    public var details: [String: String]?
+
+    public init(stream: String, kind: Kind, at: Date = Date(), attempt: Int? = nil, connection: Int? = nil, detail: String? = nil,
+                details: [String: String]? = nil) {
+        self.stream = stream
+        self.kind = kind
+        self.at = at
+        self.attempt = attempt
+        self.connection = connection
+        self.detail = detail
+        self.details = details
+    }
 }
 
 /// Fans stream events out to every subscriber, each with a bounded buffer of its own (the

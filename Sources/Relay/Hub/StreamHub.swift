@@ -39,6 +39,8 @@ public final class StreamHub: Sendable {
     /// description is made from before any packet.
     private let lastEpoch = Mutex<IngestEpoch?>(nil)
     private let fps = RateMeter()
+    private let bytesIn = ByteRateMeter()
+    private let linkTotals = Mutex(LinkTotals())
     private let sourceOptions: SourceOptions
     private let opener: SourceOpener
     private let backoff: Backoff
@@ -106,7 +108,13 @@ public final class StreamHub: Sendable {
     /// once made around the handle.
     public func attachOutput(_ name: String, kind: OutputKind, policy: SinkPolicy, taking: OutputTaking,
                              keepsPolicy: Bool = false) -> OutputHandle {
-        OutputHandle(hub: self, name: name, kind: kind, policy: policy, taking: taking, keepsPolicy: keepsPolicy)
+        let handle = OutputHandle(hub: self, name: name, kind: kind, policy: policy, taking: taking, keepsPolicy: keepsPolicy)
+        if kind.isViewer { viewerEvent(.viewerJoined, output: kind, name: name) }
+        return handle
+    }
+
+    private func viewerEvent(_ kind: StreamEvent.Kind, output: OutputKind, name viewer: String) {
+        events?.publish(StreamEvent(stream: name, kind: kind, details: ["output": output.rawValue, "viewer": viewer]))
     }
 
     /// A bounded queue of this stream's packets (every stream), for a packet output. After a
@@ -140,7 +148,12 @@ public final class StreamHub: Sendable {
     /// Removes an output and its queue (which closes); decoding stops with the last frame output.
     public func removeOutput(_ outputName: String) {
         outputChange.withLock { _ in
-            registry.withLock { $0.removeAll { $0.name == outputName } }
+            let removed = registry.withLock { r -> (any StreamOutput)? in
+                let o = r.first { $0.name == outputName }
+                r.removeAll { $0.name == outputName }
+                return o
+            }
+            if let removed, removed.kind.isViewer { viewerEvent(.viewerLeft, output: removed.kind, name: outputName) }
             packetQueues.withLock { $0.remove(outputName) }?.close()
             if decode.removeFrameSink(outputName) {
                 decodeQueue.withLock { $0 = decode.packetQueue }
@@ -244,12 +257,23 @@ public final class StreamHub: Sendable {
         for q in packetQueues.withLock({ $0.all }) { q.close() }
     }
 
+    /// The link's health as its source or publisher's server last said it (an RTSP camera's
+    /// RTP, an SRT publisher's connection).
+    /// Counts run over the stream's life: a new session's counters (from zero) are added to
+    /// the last session's.
+    public func reportLink(_ link: LinkHealth) {
+        let total = linkTotals.withLock { $0.accumulate(link) }
+        status.withLock { $0.link = total }
+    }
+
     /// The latest connection's streams; nil before the first.
     public var latestEpoch: IngestEpoch? { lastEpoch.withLock { $0 } }
 
     public var currentStatus: StreamStatus {
         var s = status.withLock { $0 }
         s.fpsIn = fps.rate()
+        s.bytesIn = bytesIn.total
+        s.bitrateIn = bytesIn.bitsPerSecond()
         let d = decode.decodeInfo
         s.decoding = d.decoding
         s.decoderPath = d.path
@@ -286,25 +310,37 @@ public final class StreamHub: Sendable {
             }
         case .packet(let packet):
             publish(packet)
+        case .health(let link):
+            reportLink(link)
         case .closed(let error):
             if let error { status.withLock { $0.lastError = error } }
         case .stateChanged(let sourceState):
             let state = StreamState(sourceState)
-            status.withLock { s in
+            // Signal lost: once per outage of a stream that was live; back: with its length.
+            let (lost, back) = status.withLock { s -> (Bool, TimeInterval?) in
+                let wasLive = s.state == .live
+                var lost = false, back: TimeInterval?
                 s.state = state
                 s.since = Date()
                 if state != .live && s.signalLostSince == nil { s.signalLostSince = s.since }
                 switch sourceState {
                 case .reconnecting(let attempt, let error):
+                    lost = wasLive
                     s.reconnectAttempt = attempt
                     s.lastError = error
                 case .live:
+                    if let since = s.signalLostSince, s.connections > 1 { back = Date().timeIntervalSince(since) }
                     s.reconnectAttempt = nil
                     s.signalLostSince = nil
                 default: break
                 }
+                return (lost, back)
             }
             if let events {
+                if lost { events.publish(StreamEvent(stream: name, kind: .signalLost, detail: status.withLock { $0.lastError })) }
+                if let back {
+                    events.publish(StreamEvent(stream: name, kind: .signalBack, details: ["outage_seconds": String(format: "%.1f", back)]))
+                }
                 var e = StreamEvent(stream: name, kind: .live, at: Date())
                 switch sourceState {
                 case .live: e.connection = status.withLock { $0.connections }
@@ -334,6 +370,7 @@ public final class StreamHub: Sendable {
     private func publish(_ packet: Packet) {
         guard let epoch = ingest.epoch else { return }
         let item = RelayPacket(packet: packet, epoch: epoch)
+        bytesIn.add(packet.size)
         // Per packet: the lock hands out the current queue list without copying it.
         for q in packetQueues.withLock({ $0.all }) { q.push(item) }
         if packet.lostBefore > 0 { status.withLock { $0.rtpPacketsLost += packet.lostBefore } }
@@ -355,5 +392,36 @@ final class IngestState: @unchecked Sendable {
 
     func reset(streams: [StreamInfo], generation: Int) {
         epoch = IngestEpoch(generation: generation, streams: streams)
+    }
+}
+
+/// A stream's link counters over its life: each session's counters start at zero, so a value
+/// lower than the last one seen begins a new session, and the last one is kept as a base.
+struct LinkTotals {
+    private var last: [String: Int] = [:]
+    private var base: [String: Int] = [:]
+
+    private mutating func total(_ key: String, _ value: Int) -> Int {
+        if let l = last[key], value < l { base[key, default: 0] &+= l }
+        last[key] = value
+        return (base[key] ?? 0) &+ value
+    }
+
+    mutating func accumulate(_ link: LinkHealth) -> LinkHealth {
+        var out = link
+        for i in out.tracks.indices {
+            let k = "\(out.tracks[i].index)."
+            out.tracks[i].packetsReceived = total(k + "received", out.tracks[i].packetsReceived)
+            out.tracks[i].packetsLost = total(k + "lost", out.tracks[i].packetsLost)
+            out.tracks[i].packetsReordered = total(k + "reordered", out.tracks[i].packetsReordered)
+        }
+        if var srt = out.srt {
+            srt.packetsReceived = total("srt.received", srt.packetsReceived)
+            srt.packetsLost = total("srt.lost", srt.packetsLost)
+            srt.packetsRetransmitted = total("srt.retransmitted", srt.packetsRetransmitted)
+            srt.packetsDropped = total("srt.dropped", srt.packetsDropped)
+            out.srt = srt
+        }
+        return out
     }
 }

@@ -15,6 +15,9 @@ public enum OutputKind: String, Sendable, Hashable, Codable, CaseIterable {
     case viewer
     /// One RTSP client's packets, cut into RTP.
     case rtsp
+
+    /// One viewer's own output (joins and leaves are told as events).
+    public var isViewer: Bool { self == .viewer || self == .rtsp }
 }
 
 /// Where an output stands.

@@ -1,6 +1,7 @@
 public import Foundation
 public import Demux
 public import Decode
+public import MediaCore
 
 /// Where a stream's ingest stands.
 public enum StreamState: String, Sendable, Hashable, Codable {
@@ -56,6 +57,14 @@ public struct StreamStatus: Sendable, Codable {
     public var damageEvents = 0
     /// RTP packets the source reported lost or too late (RTSP over UDP).
     public var rtpPacketsLost = 0
+    /// The link from the source: RTP per track (LiveRelay's RTSP client), SRT (a publisher on
+    /// the one-port SRT ingest); nil when the source says nothing of it.
+    public var link: LinkHealth?
+    /// Media bytes taken from the source since the stream started (a publisher's bitrate is its
+    /// rate).
+    public var bytesIn = 0
+    /// Bits per second over the last few seconds.
+    public var bitrateIn: Double = 0
 
     init(name: String, title: String?, source: String) {
         self.name = name

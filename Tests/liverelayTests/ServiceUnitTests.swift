@@ -1,0 +1,79 @@
+import Testing
+import Foundation
+import Glibc
+import TestSupport
+import Bench
+
+/// The systemd unit in dist/ and the readiness protocol it relies on (Type=notify).
+@Suite(.serialized) struct ServiceUnitTests {
+    /// `systemd-analyze verify` on the shipped unit, with ExecStart's binary at the path this
+    /// build put it (verify checks that the binary exists; the rest is the file as shipped).
+    @Test func theUnitVerifies() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") else {
+            Issue.record("systemd-analyze missing: scripts/setup.sh installs systemd")
+            return
+        }
+        let dir = Paths.tempDirectory("unit")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let shipped = try String(contentsOf: Paths.packageRoot.appendingPathComponent("dist/liverelay.service"), encoding: .utf8)
+        #expect(shipped.contains("Type=notify") && shipped.contains("NoNewPrivileges=yes") && shipped.contains("ProtectSystem=strict"))
+        #expect(shipped.contains("CapabilityBoundingSet=CAP_NET_BIND_SERVICE") && shipped.contains("ExecReload=/bin/kill -HUP $MAINPID"))
+        let unit = dir.appendingPathComponent("liverelay.service")
+        try shipped.replacingOccurrences(of: "/usr/local/bin/liverelay", with: Paths.liverelay).write(to: unit, atomically: true, encoding: .utf8)
+        let r = try ChildProcess.run("/usr/bin/systemd-analyze", ["verify", unit.path], timeout: 60)
+        #expect(r.status == 0 && r.stderr.isEmpty, "\(r.output)")
+        // And it fails on a broken unit, so the check above can fail.
+        try (shipped + "\nNoSuchOption=1\n").replacingOccurrences(of: "/usr/local/bin/liverelay", with: Paths.liverelay)
+            .replacingOccurrences(of: "[Install]", with: "[Service]\nBogus=yes\n[Install]").write(to: unit, atomically: true, encoding: .utf8)
+        let bad = try ChildProcess.run("/usr/bin/systemd-analyze", ["verify", unit.path], timeout: 60)
+        #expect(bad.stderr.contains("Bogus"), "\(bad.output)")
+    }
+
+    /// serve tells NOTIFY_SOCKET READY=1 once it listens, RELOADING=1 then READY=1 around a
+    /// SIGHUP, and STOPPING=1 at SIGTERM.
+    @Test func serveSpeaksTheReadinessProtocol() throws {
+        let dir = Paths.tempDirectory("notify")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("notify.sock").path
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in path.utf8.enumerated() { raw[i] = b } }
+        let bound = withUnsafePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        func receive(within seconds: Double) -> [String] {
+            var out: [String] = []
+            let end = Date().addingTimeInterval(seconds)
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while Date() < end {
+                let n = recv(fd, &buffer, buffer.count, 0)
+                if n > 0 { out.append(String(decoding: buffer[..<n], as: UTF8.self)) }
+                if out.contains(where: { $0.contains("READY=1") || $0.contains("STOPPING=1") }) && n <= 0 { break }
+            }
+            return out
+        }
+        let config = dir.appendingPathComponent("config.yaml")
+        try "streams:\n  a: {source: \"testsrc://?size=160x96&fps=10\", preview: false}\n".write(to: config, atomically: true, encoding: .utf8)
+        let port = FreePort.tcp()
+        let serve = try ChildProcess(Paths.liverelay, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)", "--state-dir", dir.path],
+                                     environment: ["NOTIFY_SOCKET": path])
+        defer { serve.stop() }
+        let started = receive(within: 20)
+        #expect(started.contains { $0.contains("READY=1") && $0.contains("STATUS=serving 1 streams") }, "\(started) \(serve.stderr)")
+        #expect(FreePort.isListening(port))
+        kill(serve.process.processIdentifier, SIGHUP)
+        let reloaded = receive(within: 10)
+        #expect(reloaded.first?.contains("RELOADING=1") == true && reloaded.first?.contains("MONOTONIC_USEC=") == true, "\(reloaded)")
+        #expect(reloaded.contains { $0.contains("READY=1") }, "\(reloaded)")
+        kill(serve.process.processIdentifier, SIGTERM)
+        let stopping = receive(within: 10)
+        #expect(stopping.contains { $0.contains("STOPPING=1") }, "\(stopping)")
+        #expect(serve.wait(timeout: 15))
+    }
+}
