@@ -5,5 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 swift build -c release --product liverelay
-echo "Open the printed preview URL in a browser (Ctrl-C stops)."
+echo "Open the printed URLs in a browser (Ctrl-C stops): the wall, the public LL-HLS page, RTSP, the recordings timeline."
 exec .build/release/liverelay serve --config configs/demo.yaml "$@"

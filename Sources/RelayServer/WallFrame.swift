@@ -11,6 +11,8 @@ enum WallFrame {
     enum Kind: UInt8 {
         case h264 = 1
         case jpeg = 2
+        /// Audio of the tile the viewer listens to; the codec field is `AudioChunk.configuration`.
+        case audio = 3
     }
 
     struct Flags: OptionSet {
@@ -47,7 +49,7 @@ enum WallFrame {
 
     /// The constants as a JavaScript object the page reads frames with.
     static var javascript: String {
-        "const WF = {KIND_H264: \(Kind.h264.rawValue), KIND_JPEG: \(Kind.jpeg.rawValue), "
+        "const WF = {KIND_H264: \(Kind.h264.rawValue), KIND_JPEG: \(Kind.jpeg.rawValue), KIND_AUDIO: \(Kind.audio.rawValue), "
             + "KEY: \(Flags.key.rawValue), RESTART: \(Flags.restart.rawValue), SLATE: \(Flags.slate.rawValue), CAPTURE: \(Flags.capture.rawValue), "
             + "KIND: \(Offset.kind), FLAGS: \(Offset.flags), SLOT: \(Offset.slot), TIME: \(Offset.time), TIMESTAMP: \(Offset.timestamp), "
             + "CODEC_LENGTH: \(Offset.codecLength), HEADER: \(Offset.headerSize)};"

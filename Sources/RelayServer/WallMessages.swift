@@ -13,14 +13,17 @@ struct WallClientMessage: Decodable {
     var policy: Result<PolicyPatch.Body, PolicyPatch.PatchError>?
     /// The page's decoder failed on this stream: send JPEG.
     var fallback: String?
+    /// The tile the operator listens to ("" for none): its audio is sent with its pictures.
+    var audio: String?
 
-    private enum Keys: String, CodingKey { case watch, decoders, policy, fallback }
+    private enum Keys: String, CodingKey { case watch, decoders, policy, fallback, audio }
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
         watch = try c.decodeIfPresent([String].self, forKey: .watch)
         decoders = try c.decodeIfPresent([String].self, forKey: .decoders)
         fallback = try c.decodeIfPresent(String.self, forKey: .fallback)
+        audio = try c.decodeIfPresent(String.self, forKey: .audio)
         if c.contains(.policy), !(try c.decodeNil(forKey: .policy)) {
             do {
                 policy = .success(try c.decode(PolicyPatch.Body.self, forKey: .policy))

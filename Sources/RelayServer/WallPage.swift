@@ -18,12 +18,12 @@ enum WallPage {
             let s = hub.currentStatus
             let n = OpsPage.escape(name)
             cards += """
-            <figure data-tile="\(n)"><a href="/?only=\(n)"><canvas data-stream="\(n)" width="640" height="360"></canvas></a>
+            <figure data-tile="\(n)" data-group="\(OpsPage.escape(engine.settings(name)?.group ?? ""))"><a href="/?only=\(n)"><canvas data-stream="\(n)" width="640" height="360"></canvas></a>
             <div class="timeline" data-timeline="\(n)" hidden><video id="playback" data-playback muted playsinline controls hidden></video>
             <div class="bar" data-bar title="recorded: click to play from there"></div>
             <div class="dvr"><button data-live disabled>● live</button> last <select data-range><option value="3600">hour</option>
             <option value="21600">6 hours</option><option value="86400">24 hours</option></select> · <span data-spans></span> · <span data-at>live</span></div></div>
-            <figcaption><b>\(OpsPage.escape(s.title ?? name))</b> · <span data-state="\(n)">\(OpsPage.escape(s.state.rawValue))</span>
+            <figcaption><b>\(OpsPage.escape(s.title ?? name))</b> <a data-open href="/?only=\(n)" title="this stream alone, with its recordings">open</a> · <span data-state="\(n)">\(OpsPage.escape(s.state.rawValue))</span>
             <span data-why="\(n)"></span><span data-damage="\(n)"></span><br><small data-info="\(n)">connecting…</small>
             <span class="single"> · <a href="/streams/\(n)/watch">public page</a> · freshness
             <select data-policy="\(n)"><option value="max_age">max age 500 ms</option><option value="latest">newest only</option>
@@ -45,12 +45,16 @@ enum WallPage {
         .timeline{font-size:13px} .bar{position:relative;height:18px;background:#2a2a2a;margin:4px 0;cursor:pointer}
         .bar .span{position:absolute;top:0;bottom:0;background:#3a7;min-width:1px} .bar .head{position:absolute;top:-2px;bottom:-2px;width:2px;background:#fd4}
         video[data-playback]{width:100%;background:#000;display:block} button{font:inherit}
+        figure{position:relative}
+        \(WallArrange.css)
         </style></head><body><h1>LiveRelay <a href="/previews">MJPEG grid</a> <a href="/api/streams">API</a></h1>
+        \(WallArrange.toolbar(groups: Set(hubs.keys.filter(visible).compactMap { engine.settings($0)?.group }).sorted()))
         <div id="wall">\(cards)</div>
         <script>
         \(WallFrame.javascript)
         \(script)
         \(WallTimeline.javascript)
+        \(WallArrange.javascript)
         </script></body></html>
         """
     }
@@ -214,6 +218,7 @@ enum WallPage {
       if (!t || !t.visible) return;
       if (kind === WF.KIND_H264 && t.path === 'h264') decodeH264(t, flags, ts, codec, payload, arrivalMs);
       else if (kind === WF.KIND_JPEG) showJPEG(t, flags, payload, arrivalMs);
+      else if (kind === WF.KIND_AUDIO && wall.onAudio) wall.onAudio(t, ts, codec, payload);
     }
 
     function stateText(t) {

@@ -19,10 +19,12 @@ import Synchronization
 /// Client → server (text, JSON):
 ///   `{"watch": ["cam1", …], "decoders": ["avc1"], "policy": {freshness, depth, max_age_ms}}`
 ///   — the tiles on screen now (an empty list for a background tab) and what it can decode;
-///   `{"fallback": "cam1"}` — its decoder failed on that stream: send JPEG.
+///   `{"fallback": "cam1"}` — its decoder failed on that stream: send JPEG;
+///   `{"audio": "cam1"}` — the operator listens to that tile (`""`: to none): its audio too.
 /// Server → client (text): `hello` (the streams and their slots), `path` (which path a tile
 /// takes and why), `event` (stream up/down), `stats` (each second: per-tile sent, drops).
-/// Server → client (binary): `WallFrame` (a 21-byte header, the codec string, the payload).
+/// Server → client (binary): `WallFrame` (a 21-byte header, the codec string, the payload):
+/// H.264, JPEG, or the listened tile's audio (AAC or Opus as received).
 enum WallRoutes {
     static let path = "/api/wall"
 
@@ -76,6 +78,8 @@ final class WallSession: Sendable {
     private let policy = Mutex<SinkPolicy>(VideoFeed.defaultPolicy)
     /// Streams whose page decoder failed: JPEG from now on.
     private let fellBack = Mutex<Set<String>>([])
+    /// The tile whose audio this page plays (nil: none; muted by default).
+    private let listening = Mutex<String?>(nil)
     /// Text messages, written in the order they were made by one task (stream events must not
     /// overtake each other); small and few, so unbounded is fine.
     private let texts = AsyncStream<String>.makeStream()
@@ -123,6 +127,13 @@ final class WallSession: Sendable {
             restart(name)
             return
         }
+        if let name = message.audio {
+            let listen = streams.contains(name) ? name : nil
+            listening.withLock { $0 = listen }
+            for stream in streams {
+                (engine.hubs[stream]?.output(named: feedName) as? VideoFeed)?.listen(stream == listen)
+            }
+        }
         if let decoders = message.decoders {
             canDecode.withLock { $0 = Set(decoders.prefix(8).map { String($0.prefix(16)) }) }
         }
@@ -167,6 +178,7 @@ final class WallSession: Sendable {
         case .h264:
             guard let hub = engine.hubs[name] else { return }
             let feed = VideoFeed.attach(hub: hub, name: feedName, policy: policy.withLock { $0 })
+            feed.listen(listening.withLock { $0 } == name)
             task = Task { await self.pumpVideo(name, feed: feed, counters: counters) }
         case .jpeg:
             guard let preview = engine.preview(name) else { return }
@@ -203,6 +215,11 @@ final class WallSession: Sendable {
                     // Known only once the source opened: switch this tile to JPEG.
                     Task { self.switchTo(name, .jpeg, why: "\(codec) is not H.264: JPEG from the preview") }
                     return
+                case .audio(let a):
+                    let frame = WallFrame.encode(kind: .audio, flags: .key, slot: slot, wallMillis: Self.wallMillis(a.arrivalNanos),
+                                                 timestamp: a.timestampMicros, codec: a.configuration, payload: a.data)
+                    do { try await outbound.write(.binary(frame)) } catch { return }
+                    counters.sent(bytes: frame.readableBytes)
                 case .chunk(let c):
                     // Flag 8: the time field is the sender's capture time (RTCP), not arrival here.
                     var flags: WallFrame.Flags = []

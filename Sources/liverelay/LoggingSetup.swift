@@ -15,16 +15,9 @@ enum LoggingSetup {
     /// Without `verbose`, FFmpeg's own lines are silenced: a failure is said once, by our error.
     static func bootstrap(verbose: Bool, format: LogFormat = .text) {
         LoggingSystem.bootstrap { label in
-            switch format {
-            case .text:
-                var h = ScrubbingStderrHandler(label: label)
-                h.logLevel = verbose ? .debug : .warning
-                return h
-            case .json:
-                var h = JSONStderrHandler(label: label)
-                h.logLevel = verbose ? .debug : .warning
-                return h
-            }
+            var h = ScrubbingStderrHandler(label: label, format: format)
+            h.logLevel = verbose ? .debug : .warning
+            return h
         }
         if verbose {
             FFmpegLog.route(to: Logger(label: "ffmpeg"), level: .info)
@@ -34,9 +27,13 @@ enum LoggingSetup {
     }
 }
 
-/// A stderr log handler that passes every line through `Redactor.scrub`.
+/// A stderr log handler that passes every line through `Redactor.scrub`: text, or one JSON
+/// object per line (`time` in RFC 3339 UTC, `level`, `logger`, `message`, `stream` from
+/// `stream.name`, and every other metadata key as it is). One `write` per line, so lines never
+/// interleave.
 struct ScrubbingStderrHandler: LogHandler {
     let label: String
+    var format: LogFormat = .text
     var logLevel: Logger.Level = .info
     var metadata: Logger.Metadata = [:]
 
@@ -46,33 +43,19 @@ struct ScrubbingStderrHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        let level = event.level, message = event.message
         let all = metadata.merging(event.metadata ?? [:]) { $1 }
-        let meta = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        let text = Redactor.scrub("\(level) \(label): \(message)\(meta)\n")
-        FileHandle.standardError.write(Data(text.utf8))
-    }
-}
-
-/// One JSON object per line on stderr: `time` (RFC 3339, UTC), `level`, `logger`, `message`,
-/// `stream` (from `stream.name`) and every other metadata key as it is; every value scrubbed of
-/// credentials as the text lines are. One `write` per line, so lines never interleave.
-struct JSONStderrHandler: LogHandler {
-    let label: String
-    var logLevel: Logger.Level = .info
-    var metadata: Logger.Metadata = [:]
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
+        let line: String
+        switch format {
+        case .text:
+            let meta = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            line = Redactor.scrub("\(event.level) \(label): \(event.message)\(meta)\n")
+        case .json:
+            line = Self.jsonLine(level: event.level, label: label, message: "\(event.message)", metadata: all)
+        }
+        FileHandle.standardError.write(Data(line.utf8))
     }
 
-    func log(event: LogEvent) {
-        FileHandle.standardError.write(Data(Self.line(level: event.level, label: label, message: "\(event.message)",
-                                                      metadata: metadata.merging(event.metadata ?? [:]) { $1 }).utf8))
-    }
-
-    static func line(level: Logger.Level, label: String, message: String, metadata: Logger.Metadata, now: Date = Date()) -> String {
+    static func jsonLine(level: Logger.Level, label: String, message: String, metadata: Logger.Metadata, now: Date = Date()) -> String {
         var fields: [(String, String)] = [("time", now.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))),
                                           ("level", level.rawValue), ("logger", label), ("message", message)]
         let reserved: Set<String> = ["time", "level", "logger", "message"]

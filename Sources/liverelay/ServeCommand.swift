@@ -89,10 +89,19 @@ struct ServeCommand: AsyncParsableCommand {
         try await LiveRelayServer.run(configuration: configuration, sources: .liverelay, captureAge: StampedSource.captureAge, reload: reload,
                                       catalog: catalog, logger: logger) { port in
             let host = c.listenHost == "0.0.0.0" ? "127.0.0.1" : c.listenHost
-            var text = "LiveRelay listening on \(scheme)://\(host):\(port)/\n"
-            for s in c.streams where s.preview != nil {
-                text += "  \(s.name): preview \(scheme)://\(host):\(port)/streams/\(s.name)/preview.mjpg\n"
+            let base = "\(scheme)://\(host):\(port)"
+            var text = "LiveRelay listening on \(base)/\n"
+            text += "  the wall, every stream (click a tile, keys 1-9, f full screen, m sound): \(base)/\n"
+            // What each stream offers, by URL.
+            for s in c.streams {
+                var offers: [String] = []
+                if s.preview != nil { offers.append("preview \(base)/streams/\(s.name)/") }
+                if s.hls != nil { offers.append("public page (\(s.hls?.variant == .lowLatency ? "LL-HLS" : "HLS")) \(base)/streams/\(s.name)/watch") }
+                if let rtsp = c.rtsp { offers.append("RTSP rtsp://\(rtsp.host == "0.0.0.0" ? "127.0.0.1" : rtsp.host):\(rtsp.port)/\(s.name)") }
+                if s.record != nil { offers.append("recordings on a timeline \(base)/?only=\(s.name)") }
+                text += "  \(s.name): " + (offers.isEmpty ? "\(base)/api/streams/\(s.name)" : offers.joined(separator: " · ")) + "\n"
             }
+            text += "  the API \(base)/api/streams · described \(base)/api/openapi.json · events \(base)/api/events · metrics \(base)/metrics\n"
             FileHandle.standardOutput.write(Data(text.utf8))
         }
     }

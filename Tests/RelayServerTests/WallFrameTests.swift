@@ -22,12 +22,12 @@ import NIOCore
 
     @Test func thePageUsesTheConstantsAndNoBareNumbers() {
         let js = WallPage.script
-        for name in ["WF.KEY", "WF.RESTART", "WF.SLATE", "WF.CAPTURE", "WF.KIND_H264", "WF.KIND_JPEG", "WF.HEADER", "WF.CODEC_LENGTH", "WF.TIMESTAMP"] {
+        for name in ["WF.KEY", "WF.RESTART", "WF.SLATE", "WF.CAPTURE", "WF.KIND_H264", "WF.KIND_JPEG", "WF.KIND_AUDIO", "WF.HEADER", "WF.CODEC_LENGTH", "WF.TIMESTAMP"] {
             #expect(js.contains(name), "\(name)")
         }
-        for bare in ["getUint8(0)", "getUint8(1)", "getUint16(2)", "getFloat64(4)", "getBigInt64(12)", "getUint8(20)", "buf, 21", "flags & 1)", "flags & 2)", "flags & 4)", "flags & 8)", "kind === 1", "kind === 2"] {
+        for bare in ["getUint8(0)", "getUint8(1)", "getUint16(2)", "getFloat64(4)", "getBigInt64(12)", "getUint8(20)", "buf, 21", "flags & 1)", "flags & 2)", "flags & 4)", "flags & 8)", "kind === 1", "kind === 2", "kind === 3"] {
             #expect(!js.contains(bare), "\(bare)")
         }
-        #expect(WallFrame.javascript == "const WF = {KIND_H264: 1, KIND_JPEG: 2, KEY: 1, RESTART: 2, SLATE: 4, CAPTURE: 8, KIND: 0, FLAGS: 1, SLOT: 2, TIME: 4, TIMESTAMP: 12, CODEC_LENGTH: 20, HEADER: 21};")
+        #expect(WallFrame.javascript == "const WF = {KIND_H264: 1, KIND_JPEG: 2, KIND_AUDIO: 3, KEY: 1, RESTART: 2, SLATE: 4, CAPTURE: 8, KIND: 0, FLAGS: 1, SLOT: 2, TIME: 4, TIMESTAMP: 12, CODEC_LENGTH: 20, HEADER: 21};")
     }
 }

@@ -46,10 +46,13 @@ import Crypto
         let port = try #require(receiver.stdout.split(separator: " ").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
         let secret = "hook-secret-0123456789"
         let commandLog = dir.appendingPathComponent("command.log").path
+        let rtspPort = FreePort.tcp()
         let yaml = """
+        server:
+          rtsp: {listen: "127.0.0.1:\(rtspPort)"}
         hooks:
           webhooks:
-            - {url: "http://127.0.0.1:\(port)/hook", secret: "\(secret)", events: [live, segment_complete, stopped]}
+            - {url: "http://127.0.0.1:\(port)/hook", secret: "\(secret)", events: [live, segment_complete, stopped, viewer_joined, viewer_left]}
           commands:
             - {run: 'printf "%s %s %s\\n" "$LIVERELAY_EVENT" "$LIVERELAY_STREAM" "$LIVERELAY_FILE" >> \(commandLog)', events: [live, segment_complete]}
         streams:
@@ -73,8 +76,15 @@ import Crypto
             #expect((r.json["time"] as? String)?.hasSuffix("Z") == true)
         }
         #expect(all.contains { $0.json["event"] as? String == "live" })
+        // An RTSP client joins and leaves: both told, with the output's kind.
+        let probe = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-rtsp_transport", "tcp", "-show_entries", "stream=codec_name",
+                                                              "rtsp://127.0.0.1:\(rtspPort)/cam"], timeout: 30)
+        #expect(probe.stdout.contains("h264"), "\(probe.output)")
+        #expect(Self.waitUntil(10) { Self.received(log).contains { $0.json["event"] as? String == "viewer_left" } })
+        let joined = Self.received(log).first { $0.json["event"] as? String == "viewer_joined" }
+        #expect((joined?.json["details"] as? [String: String])?["output"] == "rtsp", "\(joined?.body ?? "none")")
         // Only the events asked for.
-        #expect(all.allSatisfy { ["live", "segment_complete", "stopped"].contains($0.json["event"] as? String ?? "") })
+        #expect(Self.received(log).allSatisfy { ["live", "segment_complete", "stopped", "viewer_joined", "viewer_left"].contains($0.json["event"] as? String ?? "") })
         let segment = try #require(all.first { $0.json["event"] as? String == "segment_complete" }?.json["details"] as? [String: String])
         let file = try #require(segment["file"])
         #expect(FileManager.default.fileExists(atPath: file) && Int(segment["bytes"] ?? "") ?? 0 > 0 && segment["sha256"]?.count == 64, "\(segment)")

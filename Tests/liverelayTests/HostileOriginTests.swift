@@ -36,6 +36,42 @@ import TestSupport
         #expect(Self.lines(plain.stdout).count == 100 && paths == ["cam0", "cam1", "cam2", "cam3"], "seed \(seed): \(paths) in \(plain.stdout.suffix(2000))")
     }
 
+    /// A webhook receiver is a peer LiveRelay calls too: mutated answers to every event's POST
+    /// cost deliveries (counted), never the process; a receiver that behaves again gets events.
+    @Test func aMutatingWebhookReceiverCannotStopServeAndDeliveriesResumeAfterIt() throws {
+        let seed = Self.seed
+        let receiver = FreePort.tcp()
+        let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/push_origin.py").path
+        let hostile = try ChildProcess(Servers.python, [script, "--port", String(receiver), "--seed", String(seed), "--exchanges", "120"])
+        defer { hostile.stop() }
+        #expect(FreePort.waitUntilListening(receiver))
+        var streams = "  good: {source: \"testsrc://?size=320x240&fps=15\", preview: false}\n"
+        let dir = Paths.tempDirectory("hostile-hooks")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for i in 0..<4 {
+            streams += "  cam\(i): {source: \"testsrc://?size=160x120&fps=15&gop=15\", preview: false, record: {path: \"\(dir.path)/cam\(i)\", segment_duration: 1s}}\n"
+        }
+        let (serve, port, _) = try Servers.serve("""
+        hooks:
+          webhooks: [{url: "http://127.0.0.1:\(receiver)/hook", secret: "hostile-secret-0123", attempts: 2, timeout: 1s}]
+        streams:
+        """ + "\n" + streams, dir: dir)
+        defer { serve.stop() }
+        _ = hostile.wait(timeout: 120)
+        let exchanges = Self.lines(hostile.stdout).count
+        #expect(serve.exitStatus == nil, "seed \(seed): serve stopped; the receiver answered:\n\(hostile.stdout.suffix(4000))\n\(serve.stderr.suffix(3000))")
+        #expect(exchanges == 120, "seed \(seed): \(exchanges) exchanges")
+        #expect(HostileCameraTests.states(port)["good"] == "live")
+        // It behaves again: events are delivered (the queue was bounded meanwhile).
+        let plain = try ChildProcess(Servers.python, [script, "--port", String(receiver), "--seed", String(seed), "--exchanges", "10", "--mutate", "0"])
+        defer { plain.stop() }
+        _ = plain.wait(timeout: 60)
+        #expect(Self.lines(plain.stdout).filter { $0.contains("POST /hook") }.count == 10, "seed \(seed): \(plain.stdout.suffix(2000))")
+        let metrics = (try? ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/metrics"], timeout: 10).stdout) ?? ""
+        #expect(MetricsText.sum(metrics, "liverelay_hook_events_total", ["result": "delivered"]) >= 10, "\(metrics.split(separator: "\n").filter { $0.contains("hook") })")
+        #expect(serve.exitStatus == nil)
+    }
+
     @Test func aMutatingJWKSEndpointCannotStopServeAndGoodKeysWorkAfterIt() throws {
         let seed = Self.seed
         let jwks = FreePort.tcp()

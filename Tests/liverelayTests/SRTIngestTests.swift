@@ -76,7 +76,7 @@ import Bench
         }
         // The publisher's link as libsrt counts it, and its bitrate.
         let cam1Link = ["stream": "cam1"]
-        #expect(MetricsText.sum(metrics, "liverelay_srt_packets_received_total", cam1Link) > 100, "\(metrics.split(separator: "\n").filter { $0.contains("srt_") })")
+        #expect(MetricsText.sum(metrics, "liverelay_srt_packets_received_total", cam1Link) > 10, "\(metrics.split(separator: "\n").filter { $0.contains("srt_") })")
         #expect(MetricsText.samples(metrics, "liverelay_srt_round_trip_seconds").contains { $0.labels["stream"] == "cam1" })
         #expect(MetricsText.samples(metrics, "liverelay_srt_packets_retransmitted_total").contains { $0.labels["stream"] == "cam1" })
         #expect(MetricsText.sum(metrics, "liverelay_stream_bitrate_in_bits_per_second", cam1Link) > 10_000)

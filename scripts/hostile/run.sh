@@ -2,7 +2,7 @@
 # Runs one hostile peer long against the real `liverelay serve` (debug build: the same overflow
 # and bounds traps as release, and assertions besides) and says whether
 # the process survived and a good stream beside stayed live:
-#   scripts/hostile/run.sh camera|rtsp_player|http_client|rtmp_publisher|srt_caller|push_origin|jwks_endpoint EXCHANGES [SEED]
+#   scripts/hostile/run.sh camera|rtsp_player|http_client|rtmp_publisher|srt_caller|push_origin|jwks_endpoint|webhook_receiver EXCHANGES [SEED]
 # The peer prints what it sent per exchange into .build-hostile/FACE-SEED.log, so a crash replays
 # with the same seed. Exit 0 when serve is still running and the good stream is live.
 set -euo pipefail
@@ -53,7 +53,17 @@ case "$face" in
     printf 'auth:\n  anonymous: [read]\n  jwt: {jwks: "http://127.0.0.1:%s/jwks.json", refresh: 0.1s}\nstreams:\n  good: {source: "testsrc://?size=320x240&fps=15", preview: false}\n' "$peer" > "$conf"
     /usr/bin/python3 scripts/hostile/jwks_endpoint.py --port "$peer" --relay "$http" --seed "$seed" --exchanges "$exchanges" > "$log" &
     ;;
-  *) echo "faces: camera rtsp_player http_client rtmp_publisher srt_caller push_origin jwks_endpoint" >&2; exit 2 ;;
+  webhook_receiver)
+    # Every event of four recording streams POSTed to the hostile receiver (push_origin.py answers
+    # any method), two attempts each, a second at most per attempt.
+    { printf 'hooks:\n  webhooks: [{url: "http://127.0.0.1:%s/hook", secret: "hostile-secret-0123", attempts: 2, timeout: 1s}]\n' "$peer"
+      echo "streams:"; echo "  good: {source: \"testsrc://?size=320x240&fps=15\", preview: false}"
+      for i in $(seq 0 3); do
+        echo "  cam$i: {source: \"testsrc://?size=160x120&fps=15&gop=15\", preview: false, record: {path: \"$PWD/$out/rec-$seed/cam$i\", segment_duration: 1s}}"
+      done; } > "$conf"
+    /usr/bin/python3 scripts/hostile/push_origin.py --port "$peer" --seed "$seed" --exchanges "$exchanges" > "$log" &
+    ;;
+  *) echo "faces: camera rtsp_player http_client rtmp_publisher srt_caller push_origin jwks_endpoint webhook_receiver" >&2; exit 2 ;;
 esac
 peerpid=${!:-}
 "$bin" serve --config "$conf" --listen "127.0.0.1:$http" --state-dir "$out/$face-$seed.state" > "$out/$face-$seed.serve.log" 2>&1 &

@@ -19,6 +19,8 @@ public struct Configuration: Sendable {
         public var name: String
         public var source: String
         public var title: String?
+        /// The ops wall's group (a site, a team, a vehicle): the wall filters by it.
+        public var group: String?
         /// The key a publisher of this stream presents (`?key=`), on the one-port ingest.
         public var publishKey: String?
         /// `on_demand`: connect only while something consumes the stream; closed after

@@ -1,0 +1,36 @@
+import Testing
+import Foundation
+
+/// dist/grafana/liverelay.json charts only metrics the server exports (RelayMetrics names each
+/// one literally), and is a dashboard Grafana can import (panels with Prometheus queries).
+@Suite struct GrafanaDashboardTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func everyChartedMetricIsExported() throws {
+        let data = try Data(contentsOf: Self.root.appendingPathComponent("dist/grafana/liverelay.json"))
+        let dashboard = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let panels = try #require(dashboard["panels"] as? [[String: Any]])
+        #expect(panels.count >= 10)
+        let exported = try String(contentsOf: Self.root.appendingPathComponent("Sources/RelayServer/RelayMetrics.swift"), encoding: .utf8)
+        var charted = Set<String>()
+        for panel in panels {
+            for target in panel["targets"] as? [[String: Any]] ?? [] {
+                let expr = target["expr"] as? String ?? ""
+                var rest = Substring(expr)
+                while let r = rest.range(of: "liverelay_") {
+                    let name = rest[r.lowerBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+                    charted.insert(String(name))
+                    rest = rest[name.endIndex...]
+                }
+            }
+        }
+        #expect(charted.count >= 15, "\(charted.sorted())")
+        for name in charted {
+            #expect(exported.contains("\"\(name)\""), "the dashboard charts \(name), which /metrics does not export")
+        }
+        for link in ["liverelay_rtp_packets_lost_total", "liverelay_rtp_jitter_seconds", "liverelay_srt_round_trip_seconds",
+                     "liverelay_stream_bitrate_in_bits_per_second", "liverelay_stream_viewers"] {
+            #expect(charted.contains(link), "\(link) is not charted")
+        }
+    }
+}
