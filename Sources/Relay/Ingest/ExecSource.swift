@@ -21,6 +21,12 @@ enum ExecSource {
 
     static func command(of url: String) -> String { String(url.dropFirst(prefix.count)) }
 
+    /// How errors name the source: `exec:` and the command's first word (its arguments may
+    /// carry secrets).
+    static func label(_ url: String) -> String {
+        "exec:" + String(command(of: url).trimmingASCIISpaces().prefix { $0 != " " }.prefix(60))
+    }
+
     static func validate(_ url: String) -> String? {
         command(of: url).trimmingASCIISpaces().isEmpty ? "exec: needs a command (exec:ffmpeg … -f mpegts -)" : nil
     }
@@ -30,17 +36,17 @@ enum ExecSource {
         do {
             process = try ExecProcess(command: command(of: url))
         } catch {
-            throw IngestError(.unreachable, source: "exec", stage: "starting the command", detail: "\(error)")
+            throw IngestError(.unreachable, source: label(url), stage: "starting the command", detail: "\(error)")
         }
         var o = options
         o.listen = false
         o.realtime = false
         do {
             let session = try IngestSession(url: "pipe:\(process.output)", options: o, interruptHandle: interrupt)
-            return ExecPacketSource(session, process: process)
+            return ExecPacketSource(session, process: process, label: label(url))
         } catch {
             let status = process.stop()
-            throw IngestError(error.kind, source: "exec", stage: error.stage,
+            throw IngestError(error.kind, source: label(url), stage: error.stage,
                               detail: status.map { "the command exited (\($0)) before its media could be read" } ?? error.detail)
         }
     }
@@ -128,13 +134,21 @@ final class ExecProcess: Sendable {
 final class ExecPacketSource: PacketSource {
     private let inner: IngestSession
     private let process: ExecProcess
-    init(_ inner: IngestSession, process: ExecProcess) { self.inner = inner; self.process = process }
+    private let label: String
+    init(_ inner: IngestSession, process: ExecProcess, label: String) { self.inner = inner; self.process = process; self.label = label }
     deinit {
         process.stop()
         close(process.output)
     }
     var streams: [StreamInfo] { inner.streams }
     var formatName: String { inner.formatName }
-    func readPacket() throws -> Packet? { try inner.readPacket() }
+    /// Errors name the command, not the pipe it writes to.
+    func readPacket() throws -> Packet? {
+        do {
+            return try inner.readPacket()
+        } catch let e as IngestError {
+            throw IngestError(e.kind, source: label, stage: e.stage, detail: e.detail, underlying: e.underlying)
+        }
+    }
     var interruptHandle: InterruptHandle { inner.interruptHandle }
 }
