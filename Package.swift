@@ -102,6 +102,7 @@ let package = Package(
                 "Relay", "MediaCore", "Wire", .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -174,7 +175,7 @@ let package = Package(
         .executableTarget(
             name: "liverelay",
             dependencies: [
-                "Relay", "Serve", "Catalog", "MediaCore", "Demux", "Decode", "Mux", "StampedSource", "Bench", "Wire",
+                "Relay", "Serve", "Access", "Catalog", "MediaCore", "Demux", "Decode", "Mux", "StampedSource", "Bench", "Wire",
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

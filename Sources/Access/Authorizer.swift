@@ -2,6 +2,7 @@ import Foundation
 public import Relay
 import HummingbirdBcrypt
 import JWTKit
+import Crypto
 import MediaCore
 import Synchronization
 import Wire
@@ -25,6 +26,8 @@ public final class Authorizer: Sendable {
         case userPassword(user: String, password: String)
         /// A bearer token given without a header (`?token=` on media URLs).
         case token(String)
+        /// A signed media URL of `stream` (`?expires=UNIX&signature=HEX`, `auth.signed_urls`).
+        case signedURL(stream: String, expires: String, signature: String)
     }
 
     /// The answer.
@@ -99,6 +102,8 @@ public final class Authorizer: Sendable {
         switch credentials {
         case .none: return .anonymous
         case .token(let token): return await bearer(token)
+        case .signedURL(let stream, let expires, let signature):
+            return Self.checkSignedURL(stream: stream, expires: expires, signature: signature, secret: auth.signedURLSecret, now: Date())
         case .userPassword(let user, let password): return await basic(user: user, password: password, key: "u:" + user + "\u{0}" + password, auth)
         case .header(let header):
             if header.hasPrefix("Bearer ") { return await bearer(String(header.dropFirst(7))) }
@@ -315,5 +320,29 @@ struct PermissionsPayload: JWTPayload {
 
     func verify(using algorithm: some JWTAlgorithm) throws {
         try exp.verifyNotExpired()
+    }
+}
+
+extension Authorizer {
+    /// The signature of a stream's media URLs until `expires` (Unix seconds): hex HMAC-SHA256 of
+    /// `/streams/NAME/`, a newline and the expiry, under `secret`. A web application computes the
+    /// same (`liverelay sign`, or openssl) and hands viewers `…?expires=E&signature=S`.
+    public static func signature(stream: String, expires: Int, secret: String) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Array("/streams/\(stream)/\n\(expires)".utf8), using: SymmetricKey(data: Array(secret.utf8)))
+        return mac.map { b in (b < 16 ? "0" : "") + String(b, radix: 16) }.joined()
+    }
+
+    /// A signed URL grants reading its stream until it expires; a wrong or expired one is refused.
+    static func checkSignedURL(stream: String, expires: String, signature: String, secret: String?, now: Date) -> Outcome {
+        guard let secret, let until = PeerNumber.integer(expires, in: 0...Int(UInt32.max)) else { return .refused }
+        guard Double(until) >= now.timeIntervalSince1970 else { return .refused }
+        let expected = Array(Self.signature(stream: stream, expires: until, secret: secret).utf8)
+        let given = Array(signature.lowercased().utf8)
+        // Constant time: every byte compared whatever the first difference.
+        guard given.count == expected.count else { return .refused }
+        var difference: UInt8 = 0
+        for (a, b) in zip(given, expected) { difference |= a ^ b }
+        guard difference == 0 else { return .refused }
+        return .identified(AccessIdentity(name: "signed URL", permissions: [AccessPermission(action: .read, streams: stream)]))
     }
 }

@@ -36,6 +36,9 @@ struct AccessMiddleware: RouterMiddleware {
             credentials = .header(header)
         } else if need.media, let token = request.uri.queryParameters["token"] {
             credentials = .token(String(token))
+        } else if need.media, let stream = need.stream, let expires = request.uri.queryParameters["expires"],
+                  let signature = request.uri.queryParameters["signature"] {
+            credentials = .signedURL(stream: stream, expires: String(expires), signature: String(signature))
         } else {
             credentials = .none
         }

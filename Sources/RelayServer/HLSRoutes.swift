@@ -54,22 +54,67 @@ enum HLSRoutes {
                 answer = await store.playlist(msn: nil, part: nil)
             }
             switch answer {
-            case .badRequest(let m): return try HTTPResponses.jsonError(.badRequest, m)
-            case .notYet: return try HTTPResponses.jsonError(.notFound, "no segment yet: the source has not sent a keyframe")
+            case .badRequest(let m): return try HLSCaching.uncached(HTTPResponses.jsonError(.badRequest, m))
+            case .notYet: return try HLSCaching.uncached(HTTPResponses.jsonError(.notFound, "no segment yet: the source has not sent a keyframe"))
             case .playlist(var text):
-                // A player that came with `?token=` (it cannot add a header) needs it on every
-                // URI the playlist names too.
-                if let token = query["token"[...]], !token.isEmpty { text = HLSPlaylist.appendingQuery("token=" + Self.queryEscaped(String(token)), to: text) }
+                // A player that came with `?token=` or a signed URL (it cannot add a header)
+                // needs them on every URI the playlist names too.
+                let carried = ["token", "expires", "signature"].compactMap { key in
+                    query[key[...]].flatMap { $0.isEmpty ? nil : key + "=" + Self.queryEscaped(String($0)) }
+                }
+                if !carried.isEmpty { text = HLSPlaylist.appendingQuery(carried.joined(separator: "&"), to: text) }
                 headers[.contentType] = "application/vnd.apple.mpegurl"
-                headers[.cacheControl] = "no-cache"
+                headers[.cacheControl] = HLSCaching.playlist(blocking: msn != nil, settings: store.settings, targetDuration: store.snapshot.targetDuration)
                 return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
             }
         }
         guard let (data, type) = await store.resource(file) else {
-            return try HTTPResponses.jsonError(.notFound, "no such segment, part or init segment: \"\(file)\"")
+            let missing = try HTTPResponses.jsonError(.notFound, "no such segment, part or init segment: \"\(file)\"")
+            // A hinted part the next keyframe overtook never comes: every player asking for it
+            // can share one answer.
+            return store.neverComing(file) ? HLSCaching.kept(missing, for: HLSCaching.partGoneSeconds(targetDuration: store.snapshot.targetDuration))
+                                           : HLSCaching.uncached(missing)
         }
         headers[.contentType] = type
-        headers[.cacheControl] = "public, max-age=3600"
+        headers[.cacheControl] = HLSCaching.media(settings: store.settings, targetDuration: store.snapshot.targetDuration)
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+/// How long a cache in front (nginx's proxy_cache, a CDN) may keep each HLS answer, so that
+/// LL-HLS works through it with the origin seeing each object about once:
+/// - a segment, part or init segment never changes under its name while it is listed or
+///   retired (its window and §6.2.2's time): public for that long, immutable;
+/// - a blocking playlist request (`_HLS_msn`, `_HLS_part`) is answered once that part exists,
+///   and that answer stays true for it: public, keyed by its query, for three target durations,
+///   so that every player asking for the next part shares one origin request;
+/// - a plain playlist request is the live edge: public for one second (LL-HLS players move to
+///   blocking requests at once), half a target duration for classic HLS;
+/// - a hinted part that the next keyframe overtook (it will never exist) is a 404 kept for three
+///   target durations, so its players share one answer;
+/// - any other error (a part not there yet, a request too far ahead) is never kept.
+enum HLSCaching {
+    static func media(settings: HLSSettings, targetDuration: Int) -> String {
+        let window = max(1, targetDuration) * (settings.segmentCount + 3)
+        return "public, max-age=\(window), immutable"
+    }
+
+    static func playlist(blocking: Bool, settings: HLSSettings, targetDuration: Int) -> String {
+        if blocking { return "public, max-age=\(max(1, targetDuration) * 3)" }
+        return settings.variant == .lowLatency ? "public, max-age=1" : "public, max-age=\(max(1, targetDuration / 2))"
+    }
+
+    static func partGoneSeconds(targetDuration: Int) -> Int { max(1, targetDuration) * 3 }
+
+    static func kept(_ response: Response, for seconds: Int) -> Response {
+        var r = response
+        r.headers[.cacheControl] = "public, max-age=\(seconds)"
+        return r
+    }
+
+    static func uncached(_ response: Response) -> Response {
+        var r = response
+        r.headers[.cacheControl] = "no-store"
+        return r
     }
 }

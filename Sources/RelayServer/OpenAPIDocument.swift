@@ -2423,6 +2423,22 @@ enum OpenAPIDocument {
       "schema": {
        "type": "string"
       }
+     },
+     {
+      "name": "expires",
+      "in": "query",
+      "schema": {
+       "type": "integer"
+      },
+      "description": "A signed URL's expiry (Unix seconds; auth.signed_urls)"
+     },
+     {
+      "name": "signature",
+      "in": "query",
+      "schema": {
+       "type": "string"
+      },
+      "description": "A signed URL's signature: hex HMAC-SHA256 of /streams/NAME/, a newline and the expiry"
      }
     ],
     "tags": [
@@ -2562,6 +2578,22 @@ enum OpenAPIDocument {
       "schema": {
        "type": "string"
       }
+     },
+     {
+      "name": "expires",
+      "in": "query",
+      "schema": {
+       "type": "integer"
+      },
+      "description": "A signed URL's expiry (Unix seconds; auth.signed_urls)"
+     },
+     {
+      "name": "signature",
+      "in": "query",
+      "schema": {
+       "type": "string"
+      },
+      "description": "A signed URL's signature: hex HMAC-SHA256 of /streams/NAME/, a newline and the expiry"
      }
     ],
     "tags": [
@@ -3024,6 +3056,22 @@ enum OpenAPIDocument {
       "schema": {
        "type": "string"
       }
+     },
+     {
+      "name": "expires",
+      "in": "query",
+      "schema": {
+       "type": "integer"
+      },
+      "description": "A signed URL's expiry (Unix seconds; auth.signed_urls)"
+     },
+     {
+      "name": "signature",
+      "in": "query",
+      "schema": {
+       "type": "string"
+      },
+      "description": "A signed URL's signature: hex HMAC-SHA256 of /streams/NAME/, a newline and the expiry"
      }
     ],
     "tags": [

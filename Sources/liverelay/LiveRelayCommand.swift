@@ -10,7 +10,7 @@ struct LiveRelayCommand: AsyncParsableCommand {
         abstract: "Relays live video with the lowest latency a user can get.",
         version: LiveRelayCommand.version,
         subcommands: [ServeCommand.self, ProbeCommand.self, PublishCommand.self, PasswordCommand.self, BenchCommand.self, RecordingsCommand.self,
-                      ConfigCommand.self]
+                      ConfigCommand.self, SignCommand.self]
     )
 
     /// `liverelay --version`: the program's version, FFmpeg's libraries, and the hardware this

@@ -68,6 +68,11 @@ public struct AuthSettings: Sendable, Hashable {
     /// What anyone may do without credentials.
     public var anonymous: [AccessPermission] = []
     public var jwt: JWTSettings?
+    /// `auth.signed_urls.secret`: media URLs of a stream carrying `?expires=UNIX&signature=HEX`
+    /// (HMAC-SHA256 of `/streams/NAME/` and the expiry under this secret) may be read until they
+    /// expire, without credentials of their own: a cache in front passes them through, and every
+    /// viewer given the same URL shares its cached objects.
+    public var signedURLSecret: String?
 
     public init() {}
 

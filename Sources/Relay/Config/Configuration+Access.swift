@@ -1,4 +1,5 @@
 import Foundation
+import MediaCore
 import Wire
 import Yams
 import Demux
@@ -146,8 +147,16 @@ extension Configuration {
 extension AuthSettings {
     /// The `auth` section.
     init(config node: Node, _ r: Configuration.Reader) throws(ConfigError) {
-        let m = try r.mapping(node, "auth", allowed: ["users", "anonymous", "jwt"])
+        let m = try r.mapping(node, "auth", allowed: ["users", "anonymous", "jwt", "signed_urls"])
         var auth = AuthSettings()
+        if let su = m["signed_urls"] {
+            let sm = try r.mapping(su, "auth.signed_urls", allowed: ["secret"])
+            guard let secretNode = sm["secret"] else { throw ConfigError(file: r.file, path: "auth.signed_urls.secret", problem: "missing") }
+            let secret = try r.string(secretNode, "auth.signed_urls.secret")
+            guard secret.utf8.count >= 32 else { throw ConfigError(file: r.file, path: "auth.signed_urls.secret", problem: "at least 32 characters") }
+            Redactor.remember(secret: secret)
+            auth.signedURLSecret = secret
+        }
         if let users = m["users"] {
             guard case .sequence(let seq) = users else { throw ConfigError(file: r.file, path: "auth.users", problem: "expected a list of users") }
             for (i, u) in seq.enumerated() {

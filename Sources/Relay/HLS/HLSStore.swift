@@ -302,6 +302,16 @@ public final class HLSStore: Sendable {
         return (found.parts.isEmpty ? found.data : found.parts.flatMap(\.data), found.type)
     }
 
+    /// A part that will never exist: its segment was finished without it (a preload hint that
+    /// the next keyframe overtook). Its 404 may be kept by a cache: it stays true.
+    public func neverComing(_ name: String) -> Bool {
+        guard let (msn, part) = Self.parsePart(name) else { return false }
+        return state.withLock { s in
+            s.playlist.segments.contains { $0.sequence > msn }
+                || s.playlist.segments.contains { $0.sequence == msn && $0.complete && !$0.parts.contains { $0.index == part } }
+        }
+    }
+
     package static func parsePart(_ name: String) -> (Int, Int)? {
         guard name.hasPrefix("part"), name.hasSuffix(".m4s") else { return nil }
         let nums = name.dropFirst(4).dropLast(4).split(separator: ".")
