@@ -5,7 +5,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure LiveRelay against peers in the same run.",
-        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, FaultsBench.self, RecordingsBench.self]
+        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, FaultsBench.self, RecordingsBench.self, EdgeBench.self]
     )
 }
 
@@ -278,6 +278,30 @@ struct RecordingsBench: ParsableCommand {
         b.streams = streams
         b.seconds = seconds
         b.peer = !noPeer
+        b.out = out
+        do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
+    }
+}
+
+struct EdgeBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "edge",
+        abstract: "LL-HLS through the shipped nginx edge: hls.js through it and direct, then N simulated players: origin requests per part and origin CPU."
+    )
+
+    @Option(help: "Player counts (comma-separated); 0 measures the origin with no player.")
+    var viewers = "0,100,1000"
+
+    @Option(help: "Seconds measured per point.")
+    var seconds: Double = 20
+
+    @Option(help: "Where results go.")
+    var out = "./bench-results"
+
+    func run() throws {
+        var b = EdgeBenchmark()
+        b.viewers = viewers
+        b.seconds = seconds
         b.out = out
         do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
     }

@@ -145,3 +145,10 @@ extension Servers {
         return (cert, key)
     }
 }
+
+extension Servers {
+    /// nginx with the shipped edge configuration in front of a LiveRelay origin.
+    public static func nginxEdge(origin: Int) throws -> NginxEdge {
+        try NginxEdge(origin: origin, shipped: Paths.packageRoot.appendingPathComponent("dist/nginx/liverelay-edge.conf"))
+    }
+}

@@ -20,7 +20,7 @@ import Bench
           cam: {source: "testsrc://?size=640x360&fps=30&gop=30", preview: false, hls: {variant: lowLatency, segment_duration: 1s, part_duration: 0.2s}}
         """)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        let edge = try Servers.NginxEdge(origin: port)
+        let edge = try Servers.nginxEdge(origin: port)
         // The same player, through the edge and directly, one after the other.
         let viaEdge = try Self.browser(edge.url("streams/cam/watch"))
         let direct = try Self.browser("http://127.0.0.1:\(port)/streams/cam/watch")
@@ -67,7 +67,7 @@ import Bench
         let (serve, port, _) = try Servers.serve(yaml, dir: dir)
         defer { serve.stop() }
         try yaml.write(to: dir.appendingPathComponent("signing.yaml"), atomically: true, encoding: .utf8)
-        let edge = try Servers.NginxEdge(origin: port)
+        let edge = try Servers.nginxEdge(origin: port)
         func get(_ url: String) throws -> (code: String, body: String) {
             let r = try ChildProcess.run("/usr/bin/curl", ["-s", "-w", "\n%{http_code}", "--max-time", "10", url], timeout: 15)
             let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false)
