@@ -17,7 +17,7 @@ struct LiveRelayCommand: AsyncParsableCommand {
     /// FFmpeg can use (built in; whether it works here, `probe` says per source).
     static var version: String {
         let hw = FFmpegInfo.hardwareCodecs
-        var lines = ["liverelay \(release)"]
+        var lines = ["liverelay \(release) (checkout commit \(BuildCommit.current ?? "unknown: not run from a checkout"))"]
         lines.append("FFmpeg: " + FFmpegInfo.libraries.map { "\($0.name) \($0.version)" }.joined(separator: ", "))
         lines.append("hardware devices: " + (FFmpegInfo.hardwareDevices.isEmpty ? "none" : FFmpegInfo.hardwareDevices.joined(separator: ", ")))
         lines.append("hardware decoders: " + (hw.decoders.isEmpty ? "none" : hw.decoders.joined(separator: ", ")))

@@ -48,5 +48,8 @@ import Bench
         for line in ["liverelay ", "libavcodec ", "libavformat ", "hardware devices: ", "hardware decoders: ", "hardware encoders: "] {
             #expect(r.stdout.contains(line), "\(line): \(r.stdout)")
         }
+        // The commit it was built from: this checkout's HEAD.
+        let head = try ChildProcess.run("/usr/bin/git", ["-C", Paths.packageRoot.path, "rev-parse", "HEAD"], timeout: 10).stdout.prefix(12)
+        #expect(head.count == 12 && r.stdout.contains("(checkout commit \(head))"), "\(head): \(r.stdout)")
     }
 }
