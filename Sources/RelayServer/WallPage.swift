@@ -115,7 +115,7 @@ enum WallPage {
       if (t.canvas.width !== cw || t.canvas.height !== ch) { t.canvas.width = cw; t.canvas.height = ch; }
       t.g.drawImage(src, 0, 0, cw, ch);
       const now = Date.now();
-      t.painted++; t.fpsFrames++; t.lastPaint = performance.now(); t.lastPaintWall = now;
+      t.painted++; t.fpsFrames++; t.lastPaint = performance.now(); t.lastPaintWall = now; t.awaitingFirst = false;
       if (t.painted % 5 === 1) { const hh = hashCanvas(t); if (hh !== t.lastHash) { t.changes++; t.lastHash = hh; } }
       let latency = null;
       // Reading a stamp costs a read-back of pixels: twice a second per tile is enough for its
@@ -303,7 +303,14 @@ enum WallPage {
 
     // Only what is on screen is sent: tiles scrolled away and background tabs cost nothing.
     const seen = new IntersectionObserver(entries => {
-      for (const e of entries) { const t = wall.tiles[e.target.dataset.tile]; if (t) t.visible = e.isIntersecting || !!only; }
+      for (const e of entries) {
+        const t = wall.tiles[e.target.dataset.tile]; if (!t) continue;
+        const visible = e.isIntersecting || !!only;
+        // Shown again (scrolled back, a filter or layout changed): its pictures start at the next
+        // keyframe; until the first comes, no picture is not a lost signal.
+        if (visible && !t.visible) t.awaitingFirst = true;
+        t.visible = visible;
+      }
       sendWatch();
     });
     for (const t of Object.values(wall.tiles)) seen.observe(t.fig);
@@ -314,7 +321,7 @@ enum WallPage {
     setInterval(() => {
       const now = performance.now();
       for (const t of Object.values(wall.tiles))
-        if (t.visible && !document.hidden && t.painted > 0 && !t.lostSince && now - t.lastPaint > 1000) setLost(t, t.lastPaintWall);
+        if (t.visible && !document.hidden && t.painted > 0 && !t.awaitingFirst && !t.lostSince && now - t.lastPaint > 1000) setLost(t, t.lastPaintWall);
     }, 100);
 
     // Every second: fps, drops and latency on each tile.
