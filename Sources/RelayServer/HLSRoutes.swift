@@ -64,7 +64,7 @@ enum HLSRoutes {
                 }
                 if !carried.isEmpty { text = HLSPlaylist.appendingQuery(carried.joined(separator: "&"), to: text) }
                 headers[.contentType] = "application/vnd.apple.mpegurl"
-                headers[.cacheControl] = HLSCaching.playlist(blocking: msn != nil, settings: store.settings, targetDuration: store.snapshot.targetDuration)
+                headers[.cacheControl] = HLSCaching.playlist(blocking: msn != nil, settings: store.settings, targetDuration: store.targetDuration)
                 return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
             }
         }
@@ -72,11 +72,11 @@ enum HLSRoutes {
             let missing = try HTTPResponses.jsonError(.notFound, "no such segment, part or init segment: \"\(file)\"")
             // A hinted part the next keyframe overtook never comes: every player asking for it
             // can share one answer.
-            return store.neverComing(file) ? HLSCaching.kept(missing, for: HLSCaching.partGoneSeconds(targetDuration: store.snapshot.targetDuration))
+            return store.neverComing(file) ? HLSCaching.kept(missing, for: HLSCaching.partGoneSeconds(targetDuration: store.targetDuration))
                                            : HLSCaching.uncached(missing)
         }
         headers[.contentType] = type
-        headers[.cacheControl] = HLSCaching.media(settings: store.settings, targetDuration: store.snapshot.targetDuration)
+        headers[.cacheControl] = HLSCaching.media(settings: store.settings, targetDuration: store.targetDuration)
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

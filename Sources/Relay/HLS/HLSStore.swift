@@ -66,6 +66,8 @@ public final class HLSStore: Sendable {
     }
 
     public var snapshot: HLSPlaylist { state.withLock { $0.playlist } }
+    /// The playlist's target duration now (what a cache's lifetimes are counted in).
+    public var targetDuration: Int { state.withLock { $0.playlist.targetDuration } }
 
     /// Whether any place besides HTTP takes the files (`addOutput`).
     private var observed: Bool { outputs.withLock { !$0.isEmpty } }
