@@ -30,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .systemLibrary(
@@ -96,6 +97,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // A fleet of nodes on one PostgreSQL database: the shared catalog, the node registry and
+        // the camera leases that place each pulled stream on exactly one live node.
+        .target(
+            name: "Fleet",
+            dependencies: [
+                "Relay", "Wire", "MediaCore", "Demux",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "Access",
             dependencies: [
@@ -146,7 +161,7 @@ let package = Package(
         .target(
             name: "Serve",
             dependencies: [
-                "Relay", "Access", "RelayServer", "IngestServer", "RTSPServer", "Catalog",
+                "Relay", "Access", "RelayServer", "IngestServer", "RTSPServer", "Catalog", "Fleet",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -190,6 +205,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: swiftSettings),
+        .testTarget(name: "FleetTests", dependencies: ["Fleet", "Relay", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Relay", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "RTSPServerTests", dependencies: ["RTSPServer", "Wire", .product(name: "NIOCore", package: "swift-nio"),
                                                       .product(name: "NIOEmbedded", package: "swift-nio")], swiftSettings: swiftSettings),

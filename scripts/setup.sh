@@ -33,6 +33,8 @@ PACKAGES=(
   systemd jq
   # the OpenAPI document checked against real responses (JSON Schema 2020-12)
   python3-jsonschema
+  # the fleet's shared catalog: tests and `bench fleet` start their own server (no system cluster)
+  postgresql
 )
 
 missing=()

@@ -12,9 +12,15 @@ public final class RelayEngine: Sendable {
     public let configuration: Configuration
     private struct Live {
         var hubs: [String: StreamHub] = [:]
+        /// As configured (the file, the API).
         var streams: [String: Configuration.Stream] = [:]
+        /// What each hub runs: its settings as placed, printed (`fingerprint`).
+        var placed: [String: String] = [:]
         var running = false
     }
+    /// Where streams run in a fleet; nil: each as configured.
+    private let placementBox = Mutex<(any StreamPlacement)?>(nil)
+    public var placement: (any StreamPlacement)? { placementBox.withLock { $0 } }
     private let live = Mutex(Live())
     /// Serialises adding, replacing and removing streams.
     private let changes = AsyncLock()
@@ -72,12 +78,47 @@ public final class RelayEngine: Sendable {
         for s in configuration.streams {
             l.hubs[s.name] = makeHub(s)
             l.streams[s.name] = s
+            l.placed[s.name] = Self.fingerprint(s)
         }
         live.withLock { $0 = l }
     }
 
-    /// A stream's hub with its outputs, not started.
-    private func makeHub(_ s: Configuration.Stream) -> StreamHub {
+    /// Sets the fleet's placement (before `start`): every stream is made again as placed.
+    public func place(with placement: any StreamPlacement) async {
+        placementBox.withLock { $0 = placement }
+        await applyPlacement()
+    }
+
+    /// Makes again each stream whose placement changed (the fleet's leases moved): its hub
+    /// restarts with the new settings; the others keep running untouched.
+    /// - Returns: the streams made again.
+    @discardableResult
+    public func applyPlacement() async -> [String] {
+        await changes.lock()
+        defer { changes.unlock() }
+        var moved: [String] = []
+        for s in live.withLock({ Array($0.streams.values) }).sorted(by: { $0.name < $1.name }) {
+            let print = Self.fingerprint(placed(s))
+            guard live.withLock({ $0.placed[s.name] }) != print else { continue }
+            do {
+                try await removeLocked(s.name)
+                try addLocked(s)
+                moved.append(s.name)
+            } catch {
+                logger.error("fleet: stream not placed", metadata: ["stream.name": "\(s.name)", "error": "\(error)"])
+            }
+        }
+        return moved
+    }
+
+    /// `s` as this node runs it.
+    private func placed(_ s: Configuration.Stream) -> Configuration.Stream {
+        placementBox.withLock { $0 }?.place(s) ?? s
+    }
+
+    /// A stream's hub with its outputs, not started, as placed.
+    private func makeHub(_ configured: Configuration.Stream) -> StreamHub {
+        let s = placed(configured)
         // A publish stream opens by waiting for its publisher on the one-port ingest.
         var sources = sources
         let options = s.sourceOptions
@@ -119,9 +160,11 @@ public final class RelayEngine: Sendable {
     private func addLocked(_ s: Configuration.Stream) throws(ChangeError) {
         if live.withLock({ $0.hubs[s.name] != nil }) { throw .exists(s.name) }
         let hub = makeHub(s)
+        let print = Self.fingerprint(placed(s))
         let running = live.withLock { l -> Bool in
             l.hubs[s.name] = hub
             l.streams[s.name] = s
+            l.placed[s.name] = print
             return l.running
         }
         if s.source.hasPrefix("\(PublishPoints.scheme)://") { publishPoints.add(s.name) }
@@ -138,6 +181,7 @@ public final class RelayEngine: Sendable {
     private func removeLocked(_ name: String) async throws(ChangeError) {
         guard let hub = live.withLock({ l -> StreamHub? in
             l.streams[name] = nil
+            l.placed[name] = nil
             return l.hubs.removeValue(forKey: name)
         }) else { throw .unknown(name) }
         publishPoints.remove(name)
@@ -184,7 +228,9 @@ public final class RelayEngine: Sendable {
         for (name, s) in wanted.sorted(by: { $0.key < $1.key }) {
             do {
                 if let old = current[name] {
-                    if Self.fingerprint(old) == Self.fingerprint(s) { r.unchanged.append(name); continue }
+                    if Self.fingerprint(old) == Self.fingerprint(s) && live.withLock({ $0.placed[name] }) == Self.fingerprint(placed(s)) {
+                        r.unchanged.append(name); continue
+                    }
                     try await removeLocked(name)
                     try addLocked(s)
                     r.changed.append(name)
@@ -219,7 +265,9 @@ public final class RelayEngine: Sendable {
         hooks?.start()
         if let catalog {
             let p = RetentionPruner(catalog: catalog, minFree: configuration.recordingsMinFree, logger: logger) { [weak self] in
-                (self?.streams ?? []).compactMap { s in s.record.map { (s.name, $0) } }
+                // As placed: in a fleet, a stream's recordings are kept by the node that reads it.
+                guard let self else { return [] }
+                return self.streams.map { self.placed($0) }.compactMap { s in s.record.map { (s.name, $0) } }
             }
             pruner.withLock { $0 = p }
         }

@@ -22,6 +22,8 @@ struct AccessRequirement: Equatable {
         case "api":
             if parts.count == 2 && parts[1] == "events" && method == .get { return AccessRequirement(action: .read, cors: true) }
             if parts.count == 2 && parts[1] == "openapi.json" && method == .get { return AccessRequirement(action: .read, cors: true) }
+            // The fleet's nodes and leases: who reads which stream.
+            if parts.count == 2 && parts[1] == "fleet" && method == .get { return AccessRequirement(action: .read, cors: true) }
             // The ops wall's WebSocket: a browser cannot add headers to it, so `?token=` is taken.
             if parts.count == 2 && parts[1] == "wall" && method == .get { return AccessRequirement(action: .read, media: true) }
             // The archive: its own action (watching live is not watching what was recorded).

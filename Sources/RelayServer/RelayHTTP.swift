@@ -17,6 +17,8 @@ public enum RelayHTTP {
         let c = engine.configuration
         let router = Router(context: RelayRequestContext.self)
         router.add(middleware: AccessMiddleware(access: authorizer))
+        router.add(middleware: FleetRedirectMiddleware(engine: engine))
+        FleetRoutes.add(to: router, engine: engine)
         MetricsRoutes.add(to: router, engine: engine, metrics: metrics)
         PageRoutes.add(to: router, engine: engine)
         APIRoutes.add(to: router, engine: engine)

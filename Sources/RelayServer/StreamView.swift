@@ -32,6 +32,10 @@ struct StreamView: Encodable {
     var hls: HLSView?
     /// `config` (the file) or `api` (made or last set through the API, kept in the catalog).
     var origin: String
+    /// In a fleet: the node that reads the stream's source (nil: none yet, or not a fleet).
+    var owner: String?
+    /// In a fleet: the node that answered.
+    var node: String?
 
     struct HLSView: Encodable {
         var variant: String
@@ -49,6 +53,10 @@ struct StreamView: Encodable {
     init(hub: StreamHub, engine: RelayEngine) {
         stream = hub.currentStatus
         origin = engine.settings(hub.name)?.madeByAPI == true ? "api" : "config"
+        if let p = engine.placement {
+            owner = p.owner(of: hub.name)
+            node = p.nodeName
+        }
         meta = StreamMeta(engine: engine, name: hub.name)
         let outputs = hub.outputs
         sinks = outputs.map(\.status)

@@ -2,6 +2,8 @@ public import Relay
 public import Logging
 public import ServiceLifecycle
 import Access
+import Fleet
+import Demux
 import IngestServer
 import RTSPServer
 import RelayServer
@@ -62,13 +64,59 @@ public enum LiveRelayServer {
     public static func run(configuration file: Configuration, sources: SourceOpener = SourceOpener(), captureAge: CaptureAgeReader? = nil,
                            reload: (@Sendable () throws -> Configuration)? = nil, catalog: (any CatalogStore)? = nil,
                            logger: Logger, onListening: @escaping @Sendable (Int) -> Void) async throws {
+        var catalogChoice = catalog
+        var sourcesChoice = sources
+        // A fleet node: the shared database is the catalog, and a stream no live node reads
+        // yet says so when opened.
+        var fleet: FleetNode?
+        if let f = file.fleet {
+            let node = try await Self.joinFleet(f, file, logger: logger)
+            catalogChoice = node.catalog
+            fleet = node
+            sourcesChoice.register(scheme: FleetNode.waitingScheme, open: { url, _ throws(IngestError) in
+                throw IngestError(.unreachable, source: url, stage: "opening", detail: "no live node of the fleet reads this stream yet")
+            }, validate: { _ in nil })
+        }
+        let catalog = catalogChoice, sources = sourcesChoice
         let configuration = await layered(file, catalog: catalog, sources: sources, logger: logger)
-        if let catalog { await recover(configuration, catalog: catalog, logger: logger) }
+        if let catalog {
+            // A node recovers only the files in its own directories.
+            var own = configuration
+            if let f = file.fleet {
+                own.streams = own.streams.map { s in
+                    var s = s
+                    if let p = s.record?.path { s.record?.path = f.recordDirectory(p) }
+                    return s
+                }
+            }
+            await recover(own, catalog: catalog, logger: logger)
+        }
         let engine = RelayEngine(configuration: configuration, sources: sources, captureAge: captureAge, catalog: catalog, logger: logger)
         let authorizer = try await Authorizer(auth: configuration.auth, allowedHosts: configuration.effectiveAllowedHosts, logger: logger)
         let metrics = RelayMetrics(authorizer: authorizer)
         let limits = configuration.limits
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: EngineService(engine: engine))]
+        if let fleet {
+            await engine.place(with: fleet)
+            let fileNow = file
+            let sourcesNow = sources
+            try await fleet.start(FleetNode.Wiring(
+                streams: { engine.streams },
+                viewers: { name in engine.hubs[name]?.outputs.filter { $0.kind.isViewer }.count ?? 0 },
+                apply: { await engine.applyPlacement() },
+                streamsChanged: {
+                    // Another node (or this one) changed a stream through the API: the same
+                    // layering as at start, applied where it changed.
+                    let base = (try? reload?()) ?? fileNow
+                    let r = await engine.reload(await layered(base, catalog: catalog, sources: sourcesNow, logger: logger))
+                    if !(r.added.isEmpty && r.removed.isEmpty && r.changed.isEmpty) {
+                        logger.notice("fleet: stream changes applied", metadata: ["added": "\(r.added)", "removed": "\(r.removed)", "changed": "\(r.changed)"])
+                    }
+                }))
+            // Stopped after the engine (services stop in reverse order): leases are given back
+            // once nothing here reads their cameras.
+            services.insert(.init(service: FleetService(node: fleet)), at: 0)
+        }
         // SIGHUP: the configuration's streams (applied where changed) and the certificate.
         var onHangup: [@Sendable () async -> Void] = []
         if let reload {
@@ -131,6 +179,52 @@ public enum LiveRelayServer {
             logger: logger
         ))
         try await group.run()
+    }
+}
+
+extension LiveRelayServer {
+    /// Connects to the fleet's database and makes its tables; a database that cannot be
+    /// reached is said in one line (the process stops: its supervisor starts it again).
+    static func joinFleet(_ f: FleetSettings, _ c: Configuration, logger: Logger) async throws -> FleetNode {
+        let database: PostgresDatabase
+        do {
+            database = try PostgresDatabase(url: f.postgres, logger: logger)
+        } catch {
+            throw FleetSetupError(description: "\(error)")
+        }
+        let catalog = PostgresCatalog(database: database)
+        do {
+            try await catalog.migrate()
+        } catch {
+            database.close()
+            throw FleetSetupError(description: "catalog.postgres (\(database.redactedURL)): \(FleetNode.describe(error))")
+        }
+        let host = ["0.0.0.0", "::"].contains(c.listenHost) ? "127.0.0.1" : c.listenHost
+        let bracketed = host.contains(":") ? "[\(host)]" : host
+        let url = f.url ?? "\(c.tls == nil ? "http" : "https")://\(bracketed):\(c.listenPort)"
+        let rtsp = f.rtspURL ?? c.rtsp.map { r in
+            let h = ["0.0.0.0", "::"].contains(r.host) ? "127.0.0.1" : r.host
+            return "rtsp://\(h.contains(":") ? "[\(h)]" : h):\(r.port)"
+        }
+        if rtsp == nil {
+            logger.warning("fleet: this node has no RTSP server (server.rtsp.listen): the other nodes cannot pull its cameras for their viewers")
+        }
+        return FleetNode(settings: f, catalog: catalog, url: url, rtspURL: rtsp, logger: logger)
+    }
+}
+
+/// The fleet's database cannot be used: says why, in one line.
+public struct FleetSetupError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// The node's place in the fleet, for as long as the server runs; leaves it (leases given
+/// back) after the engine stopped.
+struct FleetService: Service {
+    let node: FleetNode
+    func run() async throws {
+        try? await gracefulShutdown()
+        await node.stop()
     }
 }
 

@@ -48,6 +48,9 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let e as TLSSetupError {
             FileHandle.standardError.write(Data("liverelay: \(config): \(e)\n".utf8))
             throw ExitCode(2)
+        } catch let e as FleetSetupError {
+            FileHandle.standardError.write(Data("liverelay: \(config): \(e)\n".utf8))
+            throw ExitCode(1)
         }
     }
 
@@ -79,12 +82,14 @@ struct ServeCommand: AsyncParsableCommand {
         // they last as long as the process, and the log says so once.
         let path = c.catalogPath ?? (stateDir as NSString).appendingPathComponent("catalog.sqlite")
         let catalog: SQLiteCatalog?
-        do {
+        if c.fleet != nil {
+            catalog = nil // the fleet's database is the catalog
+        } else { do {
             catalog = try await SQLiteCatalog.open(path: path)
         } catch {
             logger.warning("catalog: cannot open it; API changes to streams are not kept across restarts", metadata: ["path": "\(path)", "error": "\(error)"])
             catalog = nil
-        }
+        } }
         defer { if let catalog { Task { await catalog.close() } } }
         try await LiveRelayServer.run(configuration: configuration, sources: .liverelay, captureAge: StampedSource.captureAge, reload: reload,
                                       catalog: catalog, logger: logger) { port in

@@ -77,6 +77,8 @@ public struct Configuration: Sendable {
     public var recordingsMinFree: Int?
     /// `hooks`: events told to webhooks and commands.
     public var hooks = HookSettings()
+    /// `catalog.postgres` with `node`: one node of a fleet; nil: a single server.
+    public var fleet: FleetSettings?
 
     public init() {}
 
@@ -117,19 +119,25 @@ public struct Configuration: Sendable {
         }
         let r = Reader(file: file)
         var config = Configuration()
-        let top = try r.mapping(root, "", allowed: ["server", "auth", "ingest", "streams", "catalog", "recordings", "hooks"])
+        let top = try r.mapping(root, "", allowed: ["server", "auth", "ingest", "streams", "catalog", "recordings", "hooks", "node"])
         if let h = top["hooks"] { config.hooks = try HookSettings(config: h, r) }
         if let rec = top["recordings"] {
             let m = try r.mapping(rec, "recordings", allowed: ["min_free"])
             if let f = m["min_free"] { config.recordingsMinFree = try r.bytes(f, "recordings.min_free") }
         }
+        var postgres: String?
         if let c = top["catalog"] {
-            let m = try r.mapping(c, "catalog", allowed: ["path"])
+            let m = try r.mapping(c, "catalog", allowed: ["path", "postgres"])
             if let p = m["path"] {
                 config.catalogPath = try r.string(p, "catalog.path")
                 guard !(config.catalogPath ?? "").isEmpty else { throw ConfigError(file: file, path: "catalog.path", problem: "empty") }
             }
+            if let p = m["postgres"] {
+                guard config.catalogPath == nil else { throw ConfigError(file: file, path: "catalog.postgres", problem: "a catalog is either a file (path) or a database (postgres), not both") }
+                postgres = try Self.postgresURL(p, r)
+            }
         }
+        config.fleet = try Self.fleetSettings(postgres: postgres, node: top["node"], r)
         if let ingest = top["ingest"] {
             config.ingest = try IngestSettings(config: ingest, r)
             // Defaults for streams made by their first publisher: a stream's keys, checked as one.

@@ -55,6 +55,8 @@ public final class StreamHub: Sendable {
     private let lastDemand = Atomic<UInt64>(0)
     /// Started (by the engine) and not stopped: on-demand ingest may run.
     private let running = Atomic<Bool>(false)
+    /// Stopped for good.
+    private let ended = Atomic<Bool>(false)
     /// Connections of earlier on-demand sessions: generations keep counting across them.
     private let generationBase = Atomic<Int>(0)
     private let lastGeneration = Atomic<Int>(0)
@@ -181,6 +183,9 @@ public final class StreamHub: Sendable {
     // MARK: running
 
     public func start() {
+        // A hub stopped (removed, placed elsewhere) never starts again: a start racing its
+        // removal must not read the source.
+        guard !ended.load(ordering: .acquiring) else { return }
         running.store(true, ordering: .releasing)
         guard let idle = onDemandIdle else { startIngest(); return }
         // On demand: connect at the first demand; a watcher closes the source when idle.
@@ -250,6 +255,7 @@ public final class StreamHub: Sendable {
     /// Stops the ingest thread (within the source's deadlines), then the decode stage, and ends
     /// every queue: each output then finishes what it took.
     public func stop() async {
+        ended.store(true, ordering: .releasing)
         running.store(false, ordering: .releasing)
         let sup = supervisor.withLock { s -> SourceSupervisor? in let x = s; s = nil; return x }
         await sup?.stop(timeout: 5)
