@@ -163,6 +163,11 @@ public final class FleetNode: StreamPlacement {
         }
     }
 
+    public var figures: FleetFigures {
+        let (live, held) = state.withLock { ($0.live.count, $0.held.count) }
+        return FleetFigures(liveNodes: live, leasesHeld: held, catalogQueries: database.queriesSent, leaseEvents: counters)
+    }
+
     /// Streams this node reads now.
     public var heldStreams: [String] { state.withLock { Array($0.held.keys) }.sorted() }
 

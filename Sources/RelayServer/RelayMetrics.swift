@@ -39,6 +39,12 @@ public final class RelayMetrics: Sendable {
     }
 
     public func update(engine: RelayEngine) {
+        if let f = engine.placement?.figures {
+            gauge("liverelay_fleet_nodes_live", [], Double(f.liveNodes))
+            gauge("liverelay_fleet_leases_held", [], Double(f.leasesHeld))
+            counter("liverelay_fleet_catalog_queries_total", [], total: f.catalogQueries)
+            for (event, n) in f.leaseEvents { counter("liverelay_fleet_lease_events_total", [("event", event)], total: n) }
+        }
         if let access = authorizer {
             counter("liverelay_auth_failures_total", [], total: access.failedLogins)
             counter("liverelay_auth_rate_limited_total", [], total: access.rateLimited)

@@ -5,7 +5,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure LiveRelay against peers in the same run.",
-        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, FaultsBench.self, RecordingsBench.self, EdgeBench.self]
+        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, FaultsBench.self, RecordingsBench.self, EdgeBench.self, FleetBench.self]
     )
 }
 
@@ -301,6 +301,34 @@ struct EdgeBench: ParsableCommand {
     func run() throws {
         var b = EdgeBenchmark()
         b.viewers = viewers
+        b.seconds = seconds
+        b.out = out
+        do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
+    }
+}
+
+struct FleetBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fleet",
+        abstract: "Catalog traffic of a fleet: N nodes on one PostgreSQL lease M cameras; transactions per second while nothing changes and while a killed node's cameras move."
+    )
+
+    @Option(help: "Nodes.")
+    var nodes = 3
+
+    @Option(help: "Cameras (mounts of one gst-rtsp-server).")
+    var cameras = 64
+
+    @Option(help: "Seconds measured while nothing changes.")
+    var seconds: Double = 30
+
+    @Option(help: "Where results go.")
+    var out = "./bench-results"
+
+    func run() throws {
+        var b = FleetBenchmark()
+        b.nodes = nodes
+        b.cameras = cameras
         b.seconds = seconds
         b.out = out
         do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }

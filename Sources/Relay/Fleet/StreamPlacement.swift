@@ -30,6 +30,27 @@ public protocol StreamPlacement: Sendable {
     var nodeName: String { get }
     /// The fleet's nodes and leases, read from the database now.
     func report() async throws -> FleetReport
+    /// This node's fleet counters now (`/metrics`).
+    var figures: FleetFigures { get }
+}
+
+/// What `/metrics` says of a fleet node.
+public struct FleetFigures: Sendable, Equatable {
+    /// Nodes whose heartbeat is within the lease time, this one included.
+    public var liveNodes: Int
+    /// Cameras this node reads.
+    public var leasesHeld: Int
+    /// Statements this node sent to the catalog (the fleet's traffic).
+    public var catalogQueries: Int
+    /// Leases `taken`, `renewed`, `handed` (to their first choice) and `lost` (not renewed in time).
+    public var leaseEvents: [String: Int]
+
+    public init(liveNodes: Int, leasesHeld: Int, catalogQueries: Int, leaseEvents: [String: Int]) {
+        self.liveNodes = liveNodes
+        self.leasesHeld = leasesHeld
+        self.catalogQueries = catalogQueries
+        self.leaseEvents = leaseEvents
+    }
 }
 
 /// The fleet as its database has it now (`GET /api/fleet`): the same from every node.
