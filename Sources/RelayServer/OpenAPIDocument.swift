@@ -487,6 +487,84 @@ enum OpenAPIDocument {
        "config",
        "api"
       ]
+     },
+     "owner": {
+      "type": "string",
+      "description": "In a fleet: the node that reads the stream's source (absent: none yet)"
+     },
+     "node": {
+      "type": "string",
+      "description": "In a fleet: the node that answered"
+     }
+    }
+   },
+   "FleetReport": {
+    "type": "object",
+    "required": [
+     "node",
+     "nodes",
+     "leases"
+    ],
+    "properties": {
+     "node": {
+      "type": "string"
+     },
+     "nodes": {
+      "type": "array",
+      "items": {
+       "type": "object",
+       "required": [
+        "name",
+        "url",
+        "last_heartbeat",
+        "live"
+       ],
+       "properties": {
+        "name": {
+         "type": "string"
+        },
+        "url": {
+         "type": "string"
+        },
+        "rtsp_url": {
+         "type": "string"
+        },
+        "last_heartbeat": {
+         "type": "string",
+         "format": "date-time"
+        },
+        "live": {
+         "type": "boolean"
+        }
+       }
+      }
+     },
+     "leases": {
+      "type": "array",
+      "items": {
+       "type": "object",
+       "required": [
+        "stream",
+        "node",
+        "until",
+        "moves"
+       ],
+       "properties": {
+        "stream": {
+         "type": "string"
+        },
+        "node": {
+         "type": "string"
+        },
+        "until": {
+         "type": "string",
+         "format": "date-time"
+        },
+        "moves": {
+         "type": "integer"
+        }
+       }
+      }
      }
     }
    },
@@ -1031,6 +1109,68 @@ enum OpenAPIDocument {
     ],
     "x-liverelay-permission": "read",
     "x-streaming": true
+   }
+  },
+  "/api/fleet": {
+   "get": {
+    "summary": "The fleet's nodes and camera leases, from its database: the same from every node",
+    "operationId": "fleet",
+    "responses": {
+     "200": {
+      "description": "Nodes (with their last heartbeat) and the leases in force",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/FleetReport"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "This server is not a node of a fleet",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "The fleet's database does not answer",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "No or wrong credentials (where auth is on)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "Credentials without the permission",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    },
+    "tags": [
+     "streams"
+    ],
+    "x-liverelay-permission": "read"
    }
   },
   "/api/openapi.json": {
