@@ -146,9 +146,6 @@ import Fleet
         }
         print("fleet: \(victim.name) killed holding \(moved.sorted()); live again after \(liveAfter.sorted { $0.key < $1.key }.map { "\($0.key) \(String(format: "%.2f", $0.value)) s" })")
         for m in moved { #expect((liveAfter[m] ?? 99) <= 5, "\(m) live again after \(liveAfter[m] ?? -1) s") }
-        watch.stop()
-        #expect(watch.violations.isEmpty, "read by two processes at once: \(watch.violations.prefix(5))")
-        #expect(watch.checks > 50)
 
         // The killed node's recordings: listed and played from another node.
         let m = moved.sorted()[0]
@@ -159,6 +156,36 @@ import Fleet
         let played = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0",
                                                               "http://127.0.0.1:\(survivors[0].http)/streams/\(m)/recording.m3u8"], timeout: 60)
         #expect((Double(played.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 2, "recording of \(m) from \(survivors[0].name): \(played.output.prefix(300))")
+
+        // The killed node returns while one of its cameras is watched where it moved: that one
+        // stays (its viewer plays on), the idle ones go back to it.
+        let watched = moved.sorted()[0]
+        let holderName = Self.leases(survivors[0])[watched]
+        let holder = try #require(survivors.first { $0.name == holderName }, "\(watched) held by \(holderName ?? "nobody")")
+        let viewerStart = Date()
+        let viewer = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-stats", "-rtsp_transport", "tcp",
+                                                          "-i", "rtsp://127.0.0.1:\(holder.rtsp)/\(watched)", "-t", "22", "-f", "null", "-"])
+        Thread.sleep(forTimeInterval: 2)
+        let returnDir = dir.appendingPathComponent(victim.name)
+        let yaml = try String(contentsOf: returnDir.appendingPathComponent("config.yaml"), encoding: .utf8)
+        let (back, backPort, _) = try Servers.serve(yaml, dir: returnDir)
+        nodes.append(Node(name: victim.name, child: back, http: backPort, rtsp: victim.rtsp))
+        let idle = Set(moved).subtracting([watched])
+        let returnBy = Date().addingTimeInterval(25)
+        var now = Self.leases(holder)
+        while Date() < returnBy {
+            now = Self.leases(holder)
+            if idle.allSatisfy({ now[$0] == victim.name }) && Date().timeIntervalSince(viewerStart) > 16 { break }
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+        for i in idle { #expect(now[i] == victim.name, "idle \(i) back at \(victim.name): \(now[i] ?? "-")") }
+        #expect(now[watched] == holder.name, "the watched \(watched) stays at \(holder.name) while watched: \(now[watched] ?? "-")")
+        #expect(viewer.wait(timeout: 30))
+        #expect(viewer.exitStatus == 0 && Date().timeIntervalSince(viewerStart) >= 21, "the viewer of \(watched): \(viewer.stderr.suffix(300))")
+
+        watch.stop()
+        #expect(watch.violations.isEmpty, "read by two processes at once: \(watch.violations.prefix(5))")
+        #expect(watch.checks > 100)
     }
 }
 
