@@ -83,6 +83,23 @@ import Fleet
         }
         try #require(owners == first, "leases: \(owners), first choices: \(first)")
 
+        // A stream made through one node's API reaches every node at once, and one node reads it.
+        let made = try ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Content-Type: application/json",
+                                                          "-d", #"{"name": "lobby", "source": "testsrc://?size=160x90&fps=5&gop=5", "preview": false}"#,
+                                                          "http://127.0.0.1:\(nodes[1].http)/api/streams"], timeout: 10)
+        #expect(made.stdout == "201", "POST /api/streams: \(made.stdout)")
+        let spreadBy = Date().addingTimeInterval(5)
+        var seen: [String] = []
+        var lobbyOwner: String?
+        while Date() < spreadBy {
+            seen = nodes.filter { n in (Self.json("http://127.0.0.1:\(n.http)/api/streams/lobby") as? [String: Any]) != nil }.map(\.name)
+            lobbyOwner = Self.leases(nodes[2])["lobby"]
+            if seen.count == nodes.count && lobbyOwner != nil { break }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        #expect(seen.count == nodes.count, "lobby known to \(seen)")
+        #expect(lobbyOwner != nil)
+
         // From here on, every 100 ms: no camera read by two processes at once.
         let watch = DoubleReadWatch(ports: cameras.map(\.port))
         watch.start()
@@ -113,6 +130,9 @@ import Fleet
         let head = try ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code} %{redirect_url}",
                                                           "http://127.0.0.1:\(other.http)/streams/\(cam)/hls/index.m3u8"], timeout: 10)
         #expect(head.stdout == "307 http://127.0.0.1:\(owner.http)/streams/\(cam)/hls/index.m3u8", "HLS on \(other.name): \(head.stdout)")
+        let snap = try ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code} %{redirect_url}",
+                                                          "http://127.0.0.1:\(other.http)/streams/\(cam)/snapshot.jpg"], timeout: 10)
+        #expect(snap.stdout == "307 http://127.0.0.1:\(owner.http)/streams/\(cam)/snapshot.jpg", "snapshot on \(other.name): \(snap.stdout)")
         let hls = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=width", "-of", "csv=p=0",
                                                            "http://127.0.0.1:\(other.http)/streams/\(cam)/hls/index.m3u8"], timeout: 60)
         #expect(hls.stdout.hasPrefix("320"), "HLS through the redirect: \(hls.output.prefix(300))")
