@@ -63,7 +63,7 @@ let package = Package(
         ),
         .target(
             name: "Mux",
-            dependencies: ["CFFmpeg", "MediaCore", "Demux", "Wire", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CFFmpeg", "MediaCore", "Demux", "Decode", "Wire", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .target(

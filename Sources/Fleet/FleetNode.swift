@@ -106,7 +106,9 @@ public final class FleetNode: StreamPlacement {
 
     /// A stream placed by leases: every source but a publisher's (which lives where its
     /// publisher connects).
-    public static func isLeased(_ s: Configuration.Stream) -> Bool { !s.source.hasPrefix("publish://") }
+    public static func isLeased(_ s: Configuration.Stream) -> Bool {
+        !s.source.hasPrefix("publish://") && s.renditionOf == nil
+    }
 
     /// The scheme of a stream no live node reads yet: opening it fails, said in one line.
     public static let waitingScheme = "fleet"
@@ -114,11 +116,13 @@ public final class FleetNode: StreamPlacement {
     public func place(_ s: Configuration.Stream) -> Configuration.Stream {
         var out = s
         if let r = s.record { out.record?.path = settings.recordDirectory(r.path) }
-        guard Self.isLeased(s) else { return out }
+        // A rendition is made where its parent is read.
+        let leased = s.renditionOf ?? s.name
+        guard Self.isLeased(s) || s.renditionOf != nil else { return out }
         let now = MonotonicClock.nanoseconds()
         let (held, owner) = state.withLock { st -> (Bool, NodeRow?) in
-            if let d = st.held[s.name], d > now { return (true, nil) }
-            guard let l = st.leases[s.name], l.node != settings.node, l.until > st.databaseNow, st.live.contains(l.node) else { return (false, nil) }
+            if let d = st.held[leased], d > now { return (true, nil) }
+            guard let l = st.leases[leased], l.node != settings.node, l.until > st.databaseNow, st.live.contains(l.node) else { return (false, nil) }
             return (false, st.nodes[l.node])
         }
         if held { return out }
@@ -145,8 +149,9 @@ public final class FleetNode: StreamPlacement {
         return "\(base[..<r.upperBound])\(user)@\(base[r.upperBound...])/\(stream)"
     }
 
-    public func remoteOwner(of stream: String) -> StreamOwner? {
-        guard let s = wiring.withLock({ $0 })?.streams().first(where: { $0.name == stream }), Self.isLeased(s) else { return nil }
+    public func remoteOwner(of name: String) -> StreamOwner? {
+        guard let s = wiring.withLock({ $0 })?.streams().first(where: { $0.name == name }), Self.isLeased(s) || s.renditionOf != nil else { return nil }
+        let stream = s.renditionOf ?? name
         return state.withLock { st -> StreamOwner? in
             if st.held[stream] != nil { return nil }
             guard let l = st.leases[stream], l.node != settings.node, l.until > st.databaseNow, st.live.contains(l.node),
@@ -155,8 +160,9 @@ public final class FleetNode: StreamPlacement {
         }
     }
 
-    public func owner(of stream: String) -> String? {
-        state.withLock { st in
+    public func owner(of name: String) -> String? {
+        let stream = wiring.withLock({ $0 })?.streams().first(where: { $0.name == name })?.renditionOf ?? name
+        return state.withLock { st in
             if st.held[stream] != nil { return settings.node }
             guard let l = st.leases[stream], l.until > st.databaseNow, st.live.contains(l.node) else { return nil }
             return l.node

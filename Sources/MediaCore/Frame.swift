@@ -26,6 +26,17 @@ public final class Frame: @unchecked Sendable {
         self.decodedNanos = decodedNanos
     }
 
+    /// A new frame referencing `other`'s buffers (no pixels copied), its own properties to set
+    /// before it is handed on (an encoder's picture type).
+    package init(referencing other: Frame) throws(FFmpegError) {
+        guard let f = av_frame_clone(other.pointer) else { throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "av_frame_clone") }
+        pointer = f
+        timeBase = other.timeBase
+        arrivalNanos = other.arrivalNanos
+        decodedNanos = other.decodedNanos
+        isDamaged = other.isDamaged
+    }
+
     /// A new blank picture with its own buffers.
     public init(width: Int, height: Int, format: PixelFormat, pts: Int64 = 0, timeBase: TimeBase = .milliseconds,
                 arrivalNanos: UInt64? = nil, decodedNanos: UInt64? = nil) throws(FFmpegError) {

@@ -35,6 +35,8 @@ public final class RelayEngine: Sendable {
     public let hlsUploads: HLSUploads
     /// Every stream's state changes, for subscribers (`/api/events`).
     public let events: StreamEventBus
+    /// Every rendition's encoder and state (`streams.NAME.renditions`), by its stream.
+    public let renditions = RenditionBoard()
     /// The `hooks` section's webhooks and commands; nil when there are none.
     public let hooks: Hooks?
     private let sources: SourceOpener
@@ -75,7 +77,7 @@ public final class RelayEngine: Sendable {
         publishPoints = points
         hlsUploads = HLSUploads(points: points)
         var l = Live()
-        for s in configuration.streams {
+        for s in configuration.streams.flatMap({ $0.expanded() }) {
             l.hubs[s.name] = makeHub(s)
             l.streams[s.name] = s
             l.placed[s.name] = Self.fingerprint(s)
@@ -126,6 +128,16 @@ public final class RelayEngine: Sendable {
         sources.register(scheme: PublishPoints.scheme, open: { url, handle throws(IngestError) in
             try points.open(url: url, options: options, interrupt: handle)
         }, validate: { _ in nil })
+        // A rendition reads its parent's pictures in this process.
+        let board = renditions
+        sources.register(scheme: RenditionSettings.scheme, open: { [weak self] url, handle throws(IngestError) in
+            guard let (parent, rung) = RenditionSettings.parse(url: url), let self, let hub = self.hubs[parent],
+                  let settings = self.settings(parent)?.renditions.first(where: { $0.name == rung }) else {
+                throw IngestError(.unreachable, source: url, stage: "opening", detail: "no such stream or rendition")
+            }
+            return try RenditionSource(url: url, stream: RenditionSettings.streamName(parent, rung), parent: hub, settings: settings,
+                                       board: board, interrupt: handle)
+        }, validate: { _ in nil })
         var l = logger
         l[metadataKey: "stream.name"] = "\(s.name)"
         let hub = StreamHub(name: s.name, source: s.source, title: s.title, sourceOptions: s.sourceOptions,
@@ -133,7 +145,14 @@ public final class RelayEngine: Sendable {
                             events: events, onDemandIdle: s.onDemandIdle, logger: l)
         // Each output registers itself with its hub.
         if let p = s.preview { _ = PreviewService(hub: hub, settings: p) }
-        if let h = s.hls { _ = HLSSegmenter(hub: hub, settings: h, logger: l) }
+        if let h = s.hls {
+            // A rendition's segments follow its parent's times (the same picture, the same time).
+            var anchor: (@Sendable () -> Int64?)?
+            if let parent = s.renditionOf {
+                anchor = { [weak self] () -> Int64? in self?.hls(parent)?.timelineOffset }
+            }
+            _ = HLSSegmenter(hub: hub, settings: h, anchor: anchor, logger: l)
+        }
         if let r = s.record { _ = Recorder(hub: hub, settings: r, segments: segmentWriter, logger: l) }
         for (i, destination) in s.forward.enumerated() { _ = Forwarder(hub: hub, index: i, destination: destination, logger: l) }
         return hub
@@ -154,7 +173,7 @@ public final class RelayEngine: Sendable {
     public func add(_ s: Configuration.Stream) async throws(ChangeError) {
         await changes.lock()
         defer { changes.unlock() }
-        try addLocked(s)
+        for x in s.expanded() { try addLocked(x) }
     }
 
     private func addLocked(_ s: Configuration.Stream) throws(ChangeError) {
@@ -175,7 +194,17 @@ public final class RelayEngine: Sendable {
     public func remove(_ name: String) async throws(ChangeError) {
         await changes.lock()
         defer { changes.unlock() }
+        try await removeExpanded(name)
+    }
+
+    /// A stream and its renditions' streams.
+    private func removeExpanded(_ name: String) async throws(ChangeError) {
+        let derived = live.withLock { l in l.streams.values.filter { $0.renditionOf == name }.map(\.name) }
         try await removeLocked(name)
+        for d in derived.sorted() {
+            try? await removeLocked(d)
+            renditions.remove(d)
+        }
     }
 
     private func removeLocked(_ name: String) async throws(ChangeError) {
@@ -194,8 +223,8 @@ public final class RelayEngine: Sendable {
     public func replace(_ s: Configuration.Stream) async throws(ChangeError) {
         await changes.lock()
         defer { changes.unlock() }
-        try await removeLocked(s.name)
-        try addLocked(s)
+        try await removeExpanded(s.name)
+        for x in s.expanded() { try addLocked(x) }
     }
 
     /// What a reload changed.
@@ -216,7 +245,7 @@ public final class RelayEngine: Sendable {
         defer { changes.unlock() }
         var r = Reload()
         let current = live.withLock { $0.streams }
-        let wanted = Dictionary(uniqueKeysWithValues: new.streams.map { ($0.name, $0) })
+        let wanted = Dictionary(new.streams.flatMap { $0.expanded() }.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         for name in current.keys.sorted() where wanted[name] == nil {
             do {
                 try await removeLocked(name)

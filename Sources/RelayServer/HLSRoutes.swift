@@ -10,6 +10,10 @@ enum HLSRoutes {
         router.get("/streams/:name/hls/:file") { request, context in
             let name = try context.parameters.require("name")
             let file = try context.parameters.require("file")
+            if file == "master.m3u8" {
+                let q = request.uri.query.flatMap { $0.isEmpty ? nil : $0 }
+                return try HLSMultivariant.response(engine: engine, name: name, query: q)
+            }
             guard let hls = engine.hls(name) else { return try HTTPResponses.jsonError(.notFound, "unknown stream or no HLS \"\(name)\"") }
             // An on-demand source connects for its players (the first request waits for a segment).
             engine.hubs[name]?.demand()

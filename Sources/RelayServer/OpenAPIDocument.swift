@@ -495,6 +495,66 @@ enum OpenAPIDocument {
      "node": {
       "type": "string",
       "description": "In a fleet: the node that answered"
+     },
+     "rendition": {
+      "type": "object",
+      "description": "A rendition's stream: what it is made from, its size and its encoder (path, and why not hardware)",
+      "required": [
+       "of",
+       "name",
+       "height",
+       "bitrate_kbps",
+       "encoding",
+       "frames_encoded"
+      ],
+      "properties": {
+       "of": {
+        "type": "string"
+       },
+       "name": {
+        "type": "string"
+       },
+       "width": {
+        "type": "integer"
+       },
+       "height": {
+        "type": "integer"
+       },
+       "bitrate_kbps": {
+        "type": "integer"
+       },
+       "encoding": {
+        "type": "boolean"
+       },
+       "frames_encoded": {
+        "type": "integer"
+       },
+       "codecs": {
+        "type": "string"
+       },
+       "encoder": {
+        "type": "object",
+        "required": [
+         "path",
+         "encoder"
+        ],
+        "properties": {
+         "path": {
+          "enum": [
+           "vaapi",
+           "nvenc",
+           "software"
+          ]
+         },
+         "encoder": {
+          "type": "string"
+         },
+         "fallback_reason": {
+          "type": "string"
+         }
+        }
+       }
+      }
      }
     }
    },

@@ -36,6 +36,8 @@ struct StreamView: Encodable {
     var owner: String?
     /// In a fleet: the node that answered.
     var node: String?
+    /// A rendition's stream: what it is made from and its encoder (path and why).
+    var rendition: RenditionInfo?
 
     struct HLSView: Encodable {
         var variant: String
@@ -53,6 +55,7 @@ struct StreamView: Encodable {
     init(hub: StreamHub, engine: RelayEngine) {
         stream = hub.currentStatus
         origin = engine.settings(hub.name)?.madeByAPI == true ? "api" : "config"
+        rendition = engine.renditions[hub.name]
         if let p = engine.placement {
             owner = p.owner(of: hub.name)
             node = p.nodeName

@@ -14,7 +14,8 @@ enum WallPage {
     static func render(engine: RelayEngine, visible: (String) -> Bool = { _ in true }, admin: (String) -> Bool = { _ in false }) -> String {
         var cards = ""
         let hubs = engine.hubs
-        for (name, hub) in hubs.sorted(by: { $0.key < $1.key }) where visible(name) {
+        // A rendition is its stream's, not a tile of its own.
+        for (name, hub) in hubs.sorted(by: { $0.key < $1.key }) where visible(name) && engine.settings(name)?.renditionOf == nil {
             let s = hub.currentStatus
             let n = OpsPage.escape(name)
             cards += """

@@ -88,7 +88,7 @@ final class WallSession: Sendable {
         id = Self.nextID.add(1, ordering: .relaxed).newValue
         self.engine = engine
         self.outbound = outbound
-        streams = engine.hubs.keys.sorted().filter { context.mayRead($0) }
+        streams = engine.hubs.keys.sorted().filter { context.mayRead($0) && engine.settings($0)?.renditionOf == nil }
         logger = context.logger
     }
 

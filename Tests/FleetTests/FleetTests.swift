@@ -6,27 +6,25 @@ import Fleet
 import TestSupport
 import Bench
 
-/// One real PostgreSQL server for the suite (Debian's, started on a free port).
-enum SharedPostgres {
-    static let server: Result<PostgresServer, any Error> = Result { try PostgresServer() }
-    /// A fresh database on it for one test.
-    static func database(_ name: String) throws -> String {
-        let s = try server.get()
-        let db = "t_\(name)_\(UInt32.random(in: 0...UInt32.max))"
-        _ = try s.psql("CREATE DATABASE \(db)")
-        return "postgres://liverelay@127.0.0.1:\(s.port)/\(db)"
-    }
+/// A real PostgreSQL server (Debian's, on a free port) for one test, stopped after it: a
+/// process-wide one would outlive the test process (nothing stops a static).
+func withPostgres(_ body: (String) async throws -> Void) async throws {
+    let server = try PostgresServer()
+    defer { server.stop() }
+    try await body(server.url)
 }
 
 @Suite(.serialized) struct PostgresCatalogTests {
     let logger = Logger(label: "test")
 
     @Test func segmentsChainSpansHoldsAndAuditAsTheSQLiteCatalog() async throws {
-        do { try await segmentsBody() } catch { Issue.record("\(String(reflecting: error))") }
+        try await withPostgres { url in
+            do { try await segmentsBody(url) } catch { Issue.record("\(String(reflecting: error))") }
+        }
     }
 
-    func segmentsBody() async throws {
-        let db = try PostgresDatabase(url: try SharedPostgres.database("catalog"), logger: logger)
+    func segmentsBody(_ url: String) async throws {
+        let db = try PostgresDatabase(url: url, logger: logger)
         defer { db.close() }
         let c = PostgresCatalog(database: db)
         try await c.migrate()
@@ -64,7 +62,10 @@ enum SharedPostgres {
     }
 
     @Test func aChangeIsKeptAndToldToEveryNode() async throws {
-        let url = try SharedPostgres.database("changes")
+        try await withPostgres { url in try await changeBody(url) }
+    }
+
+    func changeBody(_ url: String) async throws {
         let db = try PostgresDatabase(url: url, logger: logger)
         defer { db.close() }
         let c = PostgresCatalog(database: db)

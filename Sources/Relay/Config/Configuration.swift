@@ -50,6 +50,10 @@ public struct Configuration: Sendable {
         public var measure = false
         /// Made or last set through the API (kept in the catalog), not by the file.
         public var madeByAPI = false
+        /// `renditions`: the ladder below the source, each served as `NAME_RENDITION`.
+        public var renditions: [RenditionSettings] = []
+        /// A rendition's stream: the stream it is made from.
+        public var renditionOf: String?
     }
 
     public var listenHost = "127.0.0.1"
@@ -161,6 +165,14 @@ public struct Configuration: Sendable {
             config.streams.append(s)
         }
         if config.streams.isEmpty { throw ConfigError(file: file, path: "streams", problem: "at least one stream is needed") }
+        // A rendition's stream must not take a configured stream's name.
+        let names = Set(config.streams.map(\.name))
+        for s in config.streams {
+            for (i, r) in s.renditions.enumerated() where names.contains(RenditionSettings.streamName(s.name, r.name)) {
+                throw ConfigError(file: file, path: "streams.\(s.name).renditions[\(i)].name",
+                                  problem: "its stream \(RenditionSettings.streamName(s.name, r.name)) is configured already")
+            }
+        }
         try config.checkIngest(file: file)
         return config
     }

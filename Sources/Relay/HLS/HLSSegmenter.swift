@@ -19,8 +19,14 @@ public final class HLSSegmenter: PacketOutput, Sendable {
     /// Writes into a directory (`directory`), if configured.
     public let directoryWriter: HLSDirectoryWriter?
     private let worker: PacketWorker
+    private let offset = Mutex<Int64?>(nil)
 
-    public init(hub: StreamHub, settings: HLSSettings, logger: Logger) {
+    /// The offset its timeline adds to the source's times (µs) now; nil before the first packet.
+    public var timelineOffset: Int64? { offset.withLock { $0 } }
+
+    /// - Parameter anchor: another segmenter whose times this one follows (a rendition's, its
+    ///   parent's), so that a picture has the same presentation time in both.
+    public init(hub: StreamHub, settings: HLSSettings, anchor: (@Sendable () -> Int64?)? = nil, logger: Logger) {
         let store = HLSStore(settings: settings)
         self.store = store
         var writer: HLSDirectoryWriter?
@@ -47,8 +53,11 @@ public final class HLSSegmenter: PacketOutput, Sendable {
         // packet: a part is cut when the frame that fills it arrives (predicting that arrival
         // let network jitter hold parts back by up to 98 ms, p99 43 ms, on an impaired link).
         handle = hub.attachOutput(Self.outputName, kind: .hls, policy: policy, taking: .blocking(batching: settings.variant != .lowLatency))
-        worker = PacketWorker(handle: handle, work: Work(settings: settings, store: store, queue: handle.queue, logger: logger))
+        let work = Work(settings: settings, store: store, queue: handle.queue, logger: logger)
+        work.timeline.anchor = anchor
+        worker = PacketWorker(handle: handle, work: work)
         hub.register(self)
+        work.onPlaced = { [weak self] o in self?.offset.withLock { $0 = o } }
     }
 
     public func start() {
@@ -73,6 +82,8 @@ private final class Work: PacketWork {
     let queue: SinkQueue<RelayPacket>
     let logger: Logger
     let timeline = PacketTimeline()
+    /// Told the timeline's offset after each placed packet (read by renditions' segmenters).
+    var onPlaced: ((Int64) -> Void)?
     var muxer: FragmentMuxer?
     var initURI: String?
     var initCount = 0
@@ -115,6 +126,7 @@ private final class Work: PacketWork {
         // The queue dropped packets (this sink fell behind): a gap, then a keyframe.
         if queue.takeDiscontinuity() { timeline.restart() }
         guard let at = timeline.place(item) else { return }
+        if at.timing { onPlaced?(timeline.currentOffset) }
         if at.gapBefore {
             closeSegment()
             pendingDiscontinuity = true

@@ -39,6 +39,12 @@ package final class PacketTimeline {
     let maxStepAheadOfArrival: Int64 = 700_000
     private var lastArrival: UInt64?
 
+    /// Where another timeline puts the same source times now (a rendition follows its parent's
+    /// HLS): at a start, this timeline takes that offset, so equal source times are equal output
+    /// times in both. Nil, or an offset that would go backwards: this timeline's own.
+    package var anchor: (@Sendable () -> Int64?)?
+    /// Microseconds added to a packet's own time (in microseconds) to place it.
+    package var currentOffset: Int64 { offset }
     package init() {}
 
     /// Microseconds, clamped: any 64-bit timestamp in any time base converts without trapping.
@@ -80,6 +86,7 @@ package final class PacketTimeline {
             let candidate = Timestamps.add(dtsIn, offset)
             if rebase {
                 offset = Timestamps.subtract(lastEnd ?? 0, dtsIn)
+                if let a = anchor?(), Timestamps.add(dtsIn, a) >= (lastEnd ?? Int64.min) { offset = a }
                 rebase = false
             } else if let last = lastDts[p.streamIndex], let end = lastEnd,
                       candidate <= last || candidate > Timestamps.add(end, maxJump) || aheadOfArrival(Timestamps.subtract(candidate, end), item.arrivalNanos) {

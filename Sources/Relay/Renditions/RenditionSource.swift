@@ -1,0 +1,206 @@
+public import MediaCore
+public import Mux
+import Demux
+import Wire
+import Foundation
+import Synchronization
+
+/// What a rendition is doing now, for the API and `probe`.
+public struct RenditionInfo: Sendable, Codable, Equatable {
+    /// The stream it is made from, and its rung's name.
+    public var of: String
+    public var name: String
+    public var width: Int?
+    public var height: Int
+    public var bitrateKbps: Int
+    /// The encoder taken the last time it encoded, and why not a better one.
+    public var encoder: EncoderChoice?
+    /// Encoding now (someone watches); false: it costs nothing.
+    public var encoding: Bool
+    public var framesEncoded: Int
+    /// RFC 6381 codecs of what it encodes (`avc1.64001e`), once it has encoded.
+    public var codecs: String?
+
+    enum CodingKeys: String, CodingKey {
+        case of, name, width, height, encoder, encoding, codecs
+        case bitrateKbps = "bitrate_kbps"
+        case framesEncoded = "frames_encoded"
+    }
+}
+
+extension RenditionInfo {
+    /// `avc1.PPCCLL` (profile, constraints, level) from H.264 extradata: an avcC record, or
+    /// Annex B parameter sets (libx264's global header); nil when it has no SPS.
+    public static func codecs(avcC extradata: [UInt8]) -> String? {
+        var triple: ArraySlice<UInt8>?
+        if extradata.count >= 4, extradata[0] == 1 {
+            triple = extradata[1...3]
+        } else {
+            // Annex B: the SPS (NAL type 7) after a start code.
+            var i = 0
+            while i + 6 < extradata.count {
+                if extradata[i] == 0, extradata[i + 1] == 0, extradata[i + 2] == 1, extradata[i + 3] & 0x1F == 7 {
+                    triple = extradata[(i + 4)...(i + 6)]
+                    break
+                }
+                i += 1
+            }
+        }
+        guard let triple else { return nil }
+        let hex = Array("0123456789abcdef".utf8)
+        var out = Array("avc1.".utf8)
+        for b in triple { out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 0x0F)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// Every rendition's state, by its stream's name.
+public final class RenditionBoard: Sendable {
+    private let entries = Mutex<[String: RenditionInfo]>([:])
+    public init() {}
+    public subscript(stream: String) -> RenditionInfo? { entries.withLock { $0[stream] } }
+    func update(_ stream: String, _ change: (inout RenditionInfo) -> Void) {
+        entries.withLock { e in if var i = e[stream] { change(&i); e[stream] = i } }
+    }
+    func set(_ stream: String, _ info: RenditionInfo) { entries.withLock { $0[stream] = info } }
+    func remove(_ stream: String) { _ = entries.withLock { $0.removeValue(forKey: stream) } }
+}
+
+/// A rendition as a source: the parent stream's decoded pictures (decoded once for every
+/// rendition and the preview), scaled and encoded again. It starts at the parent's next
+/// keyframe, and every parent keyframe is a keyframe here, at the same presentation time; the
+/// parent's timestamps pass through. Opened on the rendition stream's ingest thread while
+/// someone watches it (on demand); closing it stops the encoding and, with the last frame
+/// consumer, the parent's decoding.
+final class RenditionSource: PacketSource {
+    let streams: [StreamInfo]
+    let formatName = "rendition"
+    let interruptHandle: InterruptHandle
+    private let url: String
+    private let parent: StreamHub
+    private let feed: RenditionFeed
+    private let encoder: VideoEncoder
+    private let board: RenditionBoard
+    private let stream: String
+    private var pending: [Packet] = []
+    private var lastPTS: Int64?
+    /// With `fps` below the parent's: the earliest presentation time (s) of the next picture.
+    private var nextDue = -Double.infinity
+    private let interval: Double?
+    private var lastFrameAt = MonotonicClock.nanoseconds()
+    private var frames = 0
+    /// A parent that sends no picture for this long fails the read (the supervisor reconnects).
+    static let silence = 5.0
+
+    init(url: String, stream: String, parent: StreamHub, settings: RenditionSettings, board: RenditionBoard,
+         interrupt: InterruptHandle, openTimeout: Double = 10) throws(IngestError) {
+        self.url = url
+        self.stream = stream
+        self.parent = parent
+        self.board = board
+        interruptHandle = interrupt
+        feed = RenditionFeed(hub: parent, name: "rendition \(settings.name)")
+        var info = RenditionInfo(of: parent.name, name: settings.name, width: settings.width, height: settings.height,
+                                 bitrateKbps: settings.bitrateKbps, encoder: board[stream]?.encoder, encoding: false, framesEncoded: 0)
+        board.set(stream, info)
+        // The parent's next clean keyframe: every rendition starts where the source can.
+        let end = MonotonicClock.nanoseconds() &+ PeerNumber.nanoseconds(openTimeout)
+        var first: Frame?
+        while first == nil {
+            parent.demand()
+            if interrupt.isInterrupted { feed.close(); throw IngestError(.stopped, source: url, stage: "opening", detail: "stopped") }
+            if MonotonicClock.nanoseconds() > end {
+                feed.close()
+                throw IngestError(.timedOut, source: url, stage: "opening", detail: "no keyframe from \(parent.name) within \(Int(openTimeout)) s")
+            }
+            if let f = feed.queue.pop(timeout: 0.2), f.isKeyframe, !f.isDamaged { first = f }
+        }
+        let frame = first!
+        let height = settings.height
+        let width = settings.width ?? max(2, Int(saturating: (Double(frame.width) * Double(height) / Double(max(1, frame.height)) / 2).rounded()) * 2)
+        let parentRate = parent.latestEpoch?.streams.first { $0.mediaType == .video }?.frameRate ?? 30
+        let fps = min(settings.fps ?? parentRate, parentRate > 0 ? parentRate : 30)
+        interval = settings.fps.map { f in f < parentRate - 0.5 ? 1 / f : nil } ?? nil
+        var es = VideoEncoderSettings(width: width, height: height, bitrateKbps: settings.bitrateKbps, fps: fps)
+        es.preference = settings.encoder
+        do {
+            encoder = try VideoEncoder(settings: es, timeBase: frame.timeBase)
+        } catch {
+            feed.close()
+            throw IngestError(.failed, source: url, stage: "opening", detail: "no H.264 encoder: \(error)")
+        }
+        streams = [StreamInfo(index: 0, timeBase: encoder.timeBase, frameRate: fps, parameters: encoder.parameters)]
+        info.width = width
+        info.encoder = encoder.choice
+        info.encoding = true
+        info.codecs = RenditionInfo.codecs(avcC: encoder.parameters.extradata)
+        board.set(stream, info)
+        try encode(frame)
+    }
+
+    deinit {
+        feed.close()
+        board.update(stream) { $0.encoding = false }
+    }
+
+    private func encode(_ frame: Frame) throws(IngestError) {
+        guard let pts = frame.pts else { return }
+        // The parent reconnected: its clock starts again, and so does this rendition.
+        if let last = lastPTS, pts <= last {
+            throw IngestError(.failed, source: url, stage: "reading", detail: "\(parent.name) started its clock again")
+        }
+        if let interval, !frame.isKeyframe {
+            let t = Double(pts) * frame.timeBase.seconds
+            guard t >= nextDue else { return }
+            nextDue = max(nextDue + interval, t - interval / 2)
+        }
+        lastPTS = pts
+        do {
+            pending += try encoder.encode(frame, keyframe: frame.isKeyframe)
+        } catch {
+            throw IngestError(.failed, source: url, stage: "encoding", detail: "\(error)")
+        }
+        frames += 1
+        if frames % 30 == 1 { let n = frames; board.update(stream) { $0.framesEncoded = n } }
+    }
+
+    func readPacket() throws -> Packet? {
+        while pending.isEmpty {
+            if interruptHandle.isInterrupted { throw IngestError(.stopped, source: url, stage: "reading", detail: "stopped") }
+            parent.demand()
+            guard let f = feed.queue.pop(timeout: 0.25) else {
+                if feed.queue.isClosed { return nil }
+                if Double(MonotonicClock.nanoseconds() &- lastFrameAt) / 1e9 > Self.silence {
+                    throw IngestError(.timedOut, source: url, stage: "reading", detail: "no picture from \(parent.name) for \(Int(Self.silence)) s")
+                }
+                continue
+            }
+            lastFrameAt = MonotonicClock.nanoseconds()
+            try encode(f)
+        }
+        return pending.removeFirst()
+    }
+}
+
+/// A rendition's place among its parent's outputs: its queue of decoded pictures (decoding
+/// runs while one exists), listed by the API with its drops.
+final class RenditionFeed: StreamOutput {
+    let name: String
+    let kind = OutputKind.frames
+    let queue: SinkQueue<Frame>
+    private let hub: StreamHub
+
+    init(hub: StreamHub, name: String) {
+        self.hub = hub
+        self.name = name
+        // Every picture, in order: an encoder is not a preview. A slow encoder drops, counted.
+        queue = hub.addFrameQueue(name, policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 16)))
+        hub.register(self)
+    }
+
+    var status: OutputStatus { OutputStatus(name: name, kind: kind, state: queue.isClosed ? .stopped : .running, queue: queue) }
+    func setPolicy(_ policy: SinkPolicy) -> Bool { false }
+    func start() {}
+    func stop() async { queue.close() }
+    func close() { hub.removeOutput(name) }
+}

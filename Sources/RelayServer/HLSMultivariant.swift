@@ -1,0 +1,51 @@
+import Hummingbird
+import HTTPTypes
+import NIOCore
+import Relay
+import Foundation
+import Wire
+import MediaCore
+
+/// `GET /streams/NAME/hls/master.m3u8`: the multivariant playlist of a stream and its
+/// renditions (each its own stream's LL-HLS or HLS playlist), for adaptive players. Asking for
+/// it starts every rendition's encoder, so that the first request for a rendition's playlist
+/// waits for its first segment rather than failing.
+enum HLSMultivariant {
+    static func response(engine: RelayEngine, name: String, query: String?) throws -> Response {
+        guard let settings = engine.settings(name), let hub = engine.hubs[name], settings.hls != nil else {
+            return try HTTPResponses.jsonError(.notFound, "unknown stream or no HLS \"\(name)\"")
+        }
+        hub.demand()
+        let status = hub.currentStatus
+        let video = hub.latestEpoch?.streams.first { $0.mediaType == .video }
+        let sourceRate = video?.frameRate ?? status.fpsIn
+        var lines = ["#EXTM3U", "#EXT-X-VERSION:6", "#EXT-X-INDEPENDENT-SEGMENTS"]
+        let suffix = query.map { "?" + $0 } ?? ""
+        func entry(bandwidth: Int, width: Int?, height: Int?, codecs: String?, fps: Double?, uri: String) {
+            var attrs = ["BANDWIDTH=\(max(bandwidth, 1))"]
+            if let width, let height, width > 0, height > 0 { attrs.append("RESOLUTION=\(width)x\(height)") }
+            if let codecs { attrs.append("CODECS=\"\(codecs)\"") }
+            if let fps, fps > 0 { attrs.append(String(format: "FRAME-RATE=%.3f", fps)) }
+            lines.append("#EXT-X-STREAM-INF:" + attrs.joined(separator: ","))
+            lines.append(uri + suffix)
+        }
+        // The source, at what it measures (or a guess above the top rendition's).
+        let top = settings.renditions.map(\.bitrateKbps).max() ?? 1000
+        let sourceBits = status.bitrateIn > 0 ? Int(saturating: status.bitrateIn * 1.1) : top * 2000
+        entry(bandwidth: sourceBits, width: status.width, height: status.height,
+              codecs: video.flatMap { RenditionInfo.codecs(avcC: $0.parameters.extradata) }, fps: sourceRate, uri: "index.m3u8")
+        for r in settings.renditions.sorted(by: { $0.height > $1.height }) {
+            let stream = RenditionSettings.streamName(name, r.name)
+            guard let rh = engine.hubs[stream], engine.settings(stream)?.hls != nil else { continue }
+            rh.demand()
+            let info = engine.renditions[stream]
+            let width = info?.width ?? r.width ?? status.width.flatMap { w in status.height.map { h in max(2, Int(saturating: (Double(w) * Double(r.height) / Double(max(1, h)) / 2).rounded()) * 2) } }
+            entry(bandwidth: r.bitrateKbps * 1100, width: width, height: r.height, codecs: info?.codecs ?? "avc1.64001f",
+                  fps: r.fps.map { min($0, sourceRate) } ?? sourceRate, uri: "/streams/\(stream)/hls/index.m3u8")
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "application/vnd.apple.mpegurl"
+        headers[.cacheControl] = "max-age=1"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: lines.joined(separator: "\n") + "\n")))
+    }
+}

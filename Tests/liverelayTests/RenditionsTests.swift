@@ -1,0 +1,116 @@
+import Testing
+import Foundation
+import TestSupport
+
+/// A ladder from one camera: decoded once, scaled and encoded per rendition (libx264 here: no
+/// render node, no CUDA), served as streams of their own, listed in a multivariant playlist,
+/// encoded only while watched, keyframes at the source's times.
+@Suite(.serialized, .tags(.endToEnd)) struct RenditionsTests {
+    static func json(_ url: String) -> [String: Any]? {
+        guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "-m", "5", url], timeout: 10), r.status == 0 else { return nil }
+        return try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+    }
+
+    static func get(_ url: String) throws -> String {
+        try ChildProcess.run("/usr/bin/curl", ["-s", "-m", "10", url], timeout: 15).stdout
+    }
+
+    /// The presentation time of each segment's first video packet, by the segment's URI.
+    static func segmentStarts(_ base: String, playlist: String, dir: URL) throws -> [Double] {
+        var out: [Double] = []
+        for line in playlist.split(separator: "\n") where !line.hasPrefix("#") && !line.isEmpty {
+            let file = dir.appendingPathComponent(UUID().uuidString + ".ts").path
+            _ = try ChildProcess.run("/usr/bin/curl", ["-s", "-m", "10", "-o", file, base + line], timeout: 15)
+            let r = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time",
+                                                             "-read_intervals", "%+#1", "-of", "csv=p=0", file], timeout: 30)
+            // csv prints `9.000000,`.
+            if let first = r.stdout.split(separator: "\n").first, let t = Double(first.split(separator: ",").first ?? "") { out.append(t) }
+        }
+        return out
+    }
+
+    @Test func aLadderEncodedOnlyWhileWatchedWithTheSourcesKeyframeTimes() throws {
+        let rtsp = FreePort.tcp()
+        let yaml = """
+        server: {rtsp: {listen: "127.0.0.1:\(rtsp)"}}
+        streams:
+          cam:
+            source: "testsrc://?size=640x360&fps=30&gop=30"
+            preview: false
+            hls: {variant: mpegts, segment_duration: 1s}
+            renditions:
+              - {name: 240p, height: 240, bitrate: 300k}
+              - {name: small, size: 320x180, bitrate: 150k, fps: 15}
+        """
+        let (serve, port, dir) = try Servers.serve(yaml)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let base = "http://127.0.0.1:\(port)"
+
+        // Nobody watches a rendition: nothing encodes, nothing decodes.
+        Thread.sleep(forTimeInterval: 2)
+        let idleCPU0 = serve.cpuSeconds
+        Thread.sleep(forTimeInterval: 4)
+        let idleCPU = (serve.cpuSeconds - idleCPU0) / 4
+        let idle = Self.json("\(base)/api/streams/cam_240p")
+        #expect((idle?["stream"] as? [String: Any])?["state"] as? String == "idle", "cam_240p: \(String(describing: idle?["stream"]))")
+        #expect((idle?["rendition"] as? [String: Any])?["encoding"] as? Bool != true)
+        #expect((Self.json("\(base)/api/streams/cam")?["stream"] as? [String: Any])?["decoding"] as? Bool == false)
+
+        // A viewer of the 240p rendition over RTSP: 426x240 (the source's shape), every picture.
+        let watching = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-rtsp_transport", "tcp",
+                                                            "-i", "rtsp://127.0.0.1:\(rtsp)/cam_240p", "-t", "12", "-f", "null", "-"])
+        defer { watching.stop() }
+        let probe = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-rtsp_transport", "tcp", "-select_streams", "v", "-count_frames",
+                                                             "-read_intervals", "%+2", "-show_entries", "stream=width,height,nb_read_frames",
+                                                             "-of", "csv=p=0", "rtsp://127.0.0.1:\(rtsp)/cam_240p"], timeout: 60)
+        let f = probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
+        #expect(f.count == 3 && f[0] == "426" && f[1] == "240", "ffprobe: \(probe.output.prefix(300))")
+        #expect((Int(f.last ?? "") ?? 0) >= 40, "frames in 2 s: \(probe.output.prefix(300))")
+        let busyCPU0 = serve.cpuSeconds
+        Thread.sleep(forTimeInterval: 4)
+        let busyCPU = (serve.cpuSeconds - busyCPU0) / 4
+        print("renditions: serve CPU \(String(format: "%.1f", idleCPU * 100)) % of a core with no rendition watched, \(String(format: "%.1f", busyCPU * 100)) % with one")
+        #expect(busyCPU > idleCPU + 0.02, "encoding shows in CPU: idle \(idleCPU), watched \(busyCPU)")
+
+        // The API says which encoder and why not a hardware one.
+        let r = Self.json("\(base)/api/streams/cam_240p")?["rendition"] as? [String: Any]
+        let encoder = r?["encoder"] as? [String: Any]
+        #expect(r?["encoding"] as? Bool == true)
+        #expect(r?["of"] as? String == "cam")
+        #expect(encoder?["encoder"] as? String == "libx264", "\(String(describing: r))")
+        #expect(encoder?["path"] as? String == "software")
+        let why = encoder?["fallback_reason"] as? String ?? ""
+        #expect(why.contains("VAAPI") && why.contains("NVENC"), "fallback reason: \(why)")
+
+        // The multivariant playlist lists the source and both renditions.
+        let master = try Self.get("\(base)/streams/cam/hls/master.m3u8")
+        #expect(master.contains("RESOLUTION=640x360"), "\(master)")
+        #expect(master.contains("RESOLUTION=426x240"))
+        #expect(master.contains("RESOLUTION=320x180"))
+        #expect(master.contains("FRAME-RATE=15.000"))
+        #expect(master.contains("/streams/cam_small/hls/index.m3u8"))
+        #expect(master.components(separatedBy: "CODECS=\"avc1.").count == 4, "every variant says its codecs: \(master)")
+
+        // Segments of the source and of the 240p rendition begin at the same presentation times.
+        var shared = Set<Double>()
+        var source: [Double] = [], rendition: [Double] = []
+        let by = Date().addingTimeInterval(20)
+        while Date() < by && shared.count < 3 {
+            Thread.sleep(forTimeInterval: 1)
+            source = try Self.segmentStarts("\(base)/streams/cam/hls/", playlist: Self.get("\(base)/streams/cam/hls/index.m3u8"), dir: dir)
+            rendition = try Self.segmentStarts("\(base)/streams/cam_240p/hls/", playlist: Self.get("\(base)/streams/cam_240p/hls/index.m3u8"), dir: dir)
+            let rounded = Set(source.map { ($0 * 100).rounded() / 100 })
+            shared = Set(rendition.map { ($0 * 100).rounded() / 100 }).intersection(rounded)
+        }
+        #expect(shared.count >= 3, "segment starts: source \(source), 240p \(rendition)")
+        // Every 240p segment that overlaps the source's window starts where a source one does.
+        if let lo = source.min(), let hi = source.max() {
+            let inside = rendition.filter { $0 >= lo && $0 <= hi }.map { ($0 * 100).rounded() / 100 }
+            #expect(Set(inside).isSubset(of: Set(source.map { ($0 * 100).rounded() / 100 })), "source \(source), 240p \(rendition)")
+        }
+        // ffprobe plays the multivariant playlist.
+        let played = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=width", "-of", "csv=p=0",
+                                                              "\(base)/streams/cam/hls/master.m3u8"], timeout: 60)
+        #expect(played.stdout.contains("640") && played.stdout.contains("426") && played.stdout.contains("320"), "\(played.output.prefix(300))")
+    }
+}
