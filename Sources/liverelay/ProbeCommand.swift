@@ -5,6 +5,7 @@ import MediaCore
 import Relay
 import Logging
 import Foundation
+import Mux
 import StampedSource
 
 struct ProbeCommand: ParsableCommand {
@@ -113,6 +114,9 @@ struct ProbeCommand: ParsableCommand {
             lines.append(d)
         }
         lines.append("decoder:       \(r.decoderPath)" + (r.fallbackReason.map { " (fallback: \($0))" } ?? ""))
+        if let e = r.encoder {
+            lines.append("encoder:       \(e.path) (\(e.encoder))" + (e.fallbackReason.map { $0.isEmpty ? "" : " (fallback: \($0))" } ?? "") + ", for renditions")
+        }
         lines.append("frames:        \(r.framesDecoded)/\(r.framesRequested) decoded, \(r.corruptPackets) corrupt packets, \(r.corruptFrames) corrupt frames")
         lines.append(String(format: "decode speed:  %.0f frames/s", r.decodeFps))
         lines.append("open:          \(ms(r.openMs)); first frame after \(ms(r.timeToFirstFrameMs))")

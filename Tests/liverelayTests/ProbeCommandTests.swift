@@ -109,6 +109,13 @@ import TestSupport
         #expect(j["stamps_read"] as? Int == 50)
         let text = try probe([file.path, "--frames", "10"])
         #expect(text.stdout.contains("decoder:       software") || text.stdout.contains("decoder:       vaapi"))
+        // The encoder a rendition would take, and why not hardware (none here).
+        let encoder = j["encoder"] as? [String: Any]
+        #expect(["software", "vaapi", "nvenc"].contains(encoder?["path"] as? String ?? ""), "\(String(describing: encoder))")
+        if encoder?["path"] as? String == "software" {
+            #expect((encoder?["fallback_reason"] as? String ?? "").contains("VAAPI"))
+            #expect(text.stdout.contains("encoder:       software (libx264)"))
+        }
     }
 
     @Test func unreachableExitsOneWithinThreeSeconds() throws {

@@ -3,6 +3,7 @@ import Wire
 public import Demux
 public import Decode
 import Foundation
+public import Mux
 
 /// What `liverelay probe` found.
 public struct ProbeReport: Sendable, Codable {
@@ -40,6 +41,9 @@ public struct ProbeReport: Sendable, Codable {
     public var latencyP99Ms: Double?
     public var latencyMaxMs: Double?
     public var unusedOptions: [String]
+    /// The encoder a rendition of this source would take here (`renditions`), and why not a
+    /// hardware one.
+    public var encoder: EncoderChoice?
 }
 
 /// Opens a source, decodes some frames and reports what it saw: the engine behind
@@ -53,6 +57,15 @@ public struct Prober: Sendable {
     public var sources: SourceOpener
     /// Reads capture times from pictures (stamped sources), for capture → decoded latency.
     public var captureAge: CaptureAgeReader?
+    /// Which rendition encoders to try (the report says which one opens here).
+    public var encoderPreference: EncoderPreference = .auto
+
+    /// Opens a small encoder as a rendition would, and closes it: what this machine offers.
+    static func encoderChoice(timeBase: TimeBase, preference: EncoderPreference) -> EncoderChoice? {
+        var s = VideoEncoderSettings(width: 320, height: 180, bitrateKbps: 200, fps: 30)
+        s.preference = preference
+        return (try? VideoEncoder(settings: s, timeBase: timeBase))?.choice
+    }
 
     public init(url: String, sourceOptions: SourceOptions = SourceOptions(), decoderOptions: DecoderOptions = DecoderOptions(), frames: Int = 100,
                 sources: SourceOpener = SourceOpener(), captureAge: CaptureAgeReader? = nil) {
@@ -123,7 +136,8 @@ public struct Prober: Sendable {
             latencyP50Ms: Percentiles.of(latencies, 0.50),
             latencyP99Ms: Percentiles.of(latencies, 0.99),
             latencyMaxMs: latencies.last,
-            unusedOptions: session?.unusedOptions ?? []
+            unusedOptions: session?.unusedOptions ?? [],
+            encoder: Self.encoderChoice(timeBase: video.timeBase, preference: encoderPreference)
         )
     }
 }
