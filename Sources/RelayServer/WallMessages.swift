@@ -15,8 +15,11 @@ struct WallClientMessage: Decodable {
     var fallback: String?
     /// The tile the operator listens to ("" for none): its audio is sent with its pictures.
     var audio: String?
+    /// Each watched tile's height on screen in device pixels: the wall sends the smallest
+    /// rendition at least that tall (the stream itself when none is).
+    var sizes: [String: Int]?
 
-    private enum Keys: String, CodingKey { case watch, decoders, policy, fallback, audio }
+    private enum Keys: String, CodingKey { case watch, decoders, policy, fallback, audio, sizes }
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
@@ -24,6 +27,7 @@ struct WallClientMessage: Decodable {
         decoders = try c.decodeIfPresent([String].self, forKey: .decoders)
         fallback = try c.decodeIfPresent(String.self, forKey: .fallback)
         audio = try c.decodeIfPresent(String.self, forKey: .audio)
+        sizes = try c.decodeIfPresent([String: Int].self, forKey: .sizes)
         if c.contains(.policy), !(try c.decodeNil(forKey: .policy)) {
             do {
                 policy = .success(try c.decode(PolicyPatch.Body.self, forKey: .policy))
@@ -70,13 +74,14 @@ enum WallServerMessage: Encodable {
     }
 
     case hello(streams: [Tile], viewer: String)
-    case path(stream: String, path: String, why: String)
+    /// `rendition`: the rung the tile plays (`240p 426x240`); nil: the stream itself.
+    case path(stream: String, path: String, why: String, rendition: String?)
     case event(stream: String, kind: String, at: Double, attempt: Int?, connection: Int?, detail: String?)
     case stats(tiles: [String: TileStats])
     case error(message: String)
 
     private enum Keys: String, CodingKey {
-        case type, streams, viewer, stream, path, why, kind, at, attempt, connection, detail, tiles, message
+        case type, streams, viewer, stream, path, why, kind, at, attempt, connection, detail, tiles, message, rendition
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -86,11 +91,12 @@ enum WallServerMessage: Encodable {
             try c.encode("hello", forKey: .type)
             try c.encode(streams, forKey: .streams)
             try c.encode(viewer, forKey: .viewer)
-        case .path(let stream, let path, let why):
+        case .path(let stream, let path, let why, let rendition):
             try c.encode("path", forKey: .type)
             try c.encode(stream, forKey: .stream)
             try c.encode(path, forKey: .path)
             try c.encode(why, forKey: .why)
+            try c.encodeIfPresent(rendition, forKey: .rendition)
         case .event(let stream, let kind, let at, let attempt, let connection, let detail):
             try c.encode("event", forKey: .type)
             try c.encode(stream, forKey: .stream)

@@ -240,7 +240,9 @@ enum WallPage {
       } else if (m.type === 'path') {
         const t = wall.tiles[m.stream]; if (!t) return;
         t.path = m.path; t.why = m.why; t.waitKey = true;
+        t.rendition = m.rendition || '';
         t.fig.dataset.path = m.path;
+        t.fig.dataset.rendition = m.rendition || 'source';
       } else if (m.type === 'event') {
         const t = wall.tiles[m.stream]; if (!t) return;
         if (m.kind === 'damaged' || m.kind === 'repaired') {
@@ -299,7 +301,10 @@ enum WallPage {
     function sendWatch() {
       const watch = document.hidden || wall.paused ? [] : Object.values(wall.tiles).filter(t => t.visible).map(t => t.name);
       const p = policy();
-      send(p ? {watch, decoders: wall.decoders, policy: p} : {watch, decoders: wall.decoders});
+      // Each tile's height in device pixels: the server picks the smallest rendition that fills it.
+      const sizes = {};
+      for (const name of watch) { const c = wall.tiles[name].fig.querySelector('canvas'); sizes[name] = Math.round(c.clientHeight * (window.devicePixelRatio || 1)); }
+      send(p ? {watch, sizes, decoders: wall.decoders, policy: p} : {watch, sizes, decoders: wall.decoders});
     }
 
     // Only what is on screen is sent: tiles scrolled away and background tabs cost nothing.
@@ -316,6 +321,10 @@ enum WallPage {
     });
     for (const t of Object.values(wall.tiles)) seen.observe(t.fig);
     document.addEventListener('visibilitychange', sendWatch);
+    // A tile resized (a layout, full screen): the server may pick another rendition for it.
+    let resizeTimer = null;
+    const resized = new ResizeObserver(() => { clearTimeout(resizeTimer); resizeTimer = setTimeout(sendWatch, 200); });
+    for (const t of Object.values(wall.tiles)) resized.observe(t.fig.querySelector('canvas'));
 
     // A tile with no picture for 1 s shows the slate, whatever the server knows yet: a frozen
     // last picture with no warning is never shown.
@@ -333,7 +342,7 @@ enum WallPage {
         const lat = t.latency.slice().sort((a, b) => a - b);
         const p50 = lat.length ? Math.round(lat[lat.length >> 1]) + ' ms ' + t.latencyKind : 'no latency yet';
         const path = t.path === 'h264' ? 'H.264 → WebCodecs' : t.path === 'jpeg' ? 'JPEG' : t.path === 'none' ? 'no picture path' : (t.path || '…');
-        t.fig.querySelector('[data-info]').textContent = `${path} · ${t.fps} fps · drops ${t.serverDropped + t.dropped} · ${p50}`;
+        t.fig.querySelector('[data-info]').textContent = `${path}${t.rendition ? ' ' + t.rendition : ''} · ${t.fps} fps · drops ${t.serverDropped + t.dropped} · ${p50}`;
         t.fig.querySelector('[data-info]').title = t.why;
       }
     }, 1000);

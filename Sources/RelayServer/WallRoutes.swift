@@ -72,7 +72,11 @@ final class WallSession: Sendable {
         var path: WallPath
         var task: Task<Void, Never>
         var counters: TileCounters
+        /// The stream whose packets it plays: the tile's own, or one of its renditions.
+        var source: String
     }
+    /// Each tile's height on screen (device pixels), as the page last said.
+    private let heights = Mutex<[String: Int]>([:])
     private let tiles = Mutex<[String: Tile]>([:])
     private let canDecode = Mutex<Set<String>>([])
     private let policy = Mutex<SinkPolicy>(VideoFeed.defaultPolicy)
@@ -146,15 +150,39 @@ final class WallSession: Sendable {
                 send(text: WallServerMessage.error(message: "policy: " + e.message).text)
             }
         }
+        if let sizes = message.sizes {
+            heights.withLock { h in
+                h = [:]
+                for (k, v) in sizes.prefix(1024) where streams.contains(k) { h[k] = max(0, min(v, 100_000)) }
+            }
+        }
         if let watch = message.watch {
             let wanted = Set(watch.prefix(1024)).intersection(streams)
             let current = Set(tiles.withLock { Array($0.keys) })
             for name in current.subtracting(wanted) { stop(name) }
             for name in wanted.subtracting(current) { start(name) }
+            // A tile resized (a layout, the single view) whose rung changes starts again on it.
+            for name in wanted.intersection(current) where tiles.withLock({ $0[name]?.path == .h264 && $0[name]?.source != rung(name).stream }) {
+                restart(name)
+            }
         }
     }
 
     var feedName: String { "wall-\(id)" }
+
+    /// The smallest rendition of `name` at least as tall as its tile on screen; the stream
+    /// itself when none is, when the page said no size, or for a tile as tall as the source.
+    func rung(_ name: String) -> (stream: String, label: String?) {
+        guard let height = heights.withLock({ $0[name] }), height > 0, let s = engine.settings(name), !s.renditions.isEmpty else { return (name, nil) }
+        for r in s.renditions.sorted(by: { $0.height < $1.height }) where r.height >= height {
+            let stream = RenditionSettings.streamName(name, r.name)
+            guard engine.hubs[stream] != nil else { continue }
+            if let source = engine.hubs[name]?.currentStatus.height, r.height >= source { break }
+            let width = engine.renditions[stream]?.width ?? r.width
+            return (stream, r.name + (width.map { " \($0)x\(r.height)" } ?? ""))
+        }
+        return (name, nil)
+    }
 
     private func choosePath(_ name: String) -> (WallPath, String) {
         let hub = engine.hubs[name]
@@ -174,9 +202,12 @@ final class WallSession: Sendable {
         if let forced { path = forced; why = forcedWhy ?? why }
         let counters = TileCounters()
         let task: Task<Void, Never>
+        // H.264 tiles take the rendition their size needs (JPEG comes from the stream's preview).
+        let (source, label) = path == .h264 ? rung(name) : (name, nil)
+        if let label { why = "H.264 to WebCodecs: rendition \(label), encoded for a tile \(heights.withLock { $0[name] ?? 0 }) px tall" }
         switch path {
         case .h264:
-            guard let hub = engine.hubs[name] else { return }
+            guard let hub = engine.hubs[source] else { return }
             let feed = VideoFeed.attach(hub: hub, name: feedName, policy: policy.withLock { $0 })
             feed.listen(listening.withLock { $0 } == name)
             task = Task { await self.pumpVideo(name, feed: feed, counters: counters) }
@@ -186,14 +217,14 @@ final class WallSession: Sendable {
         case .none:
             task = Task {}
         }
-        tiles.withLock { $0[name] = Tile(path: path, task: task, counters: counters) }
-        send(text: WallServerMessage.path(stream: name, path: path.rawValue, why: why).text)
+        tiles.withLock { $0[name] = Tile(path: path, task: task, counters: counters, source: source) }
+        send(text: WallServerMessage.path(stream: name, path: path.rawValue, why: why, rendition: label).text)
     }
 
     private func stop(_ name: String) {
         guard let tile = tiles.withLock({ $0.removeValue(forKey: name) }) else { return }
         tile.task.cancel()
-        if tile.path == .h264 { engine.hubs[name]?.removeOutput(feedName) }
+        if tile.path == .h264 { engine.hubs[tile.source]?.removeOutput(feedName) }
     }
 
     private func restart(_ name: String) {

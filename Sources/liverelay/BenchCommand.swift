@@ -5,7 +5,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure LiveRelay against peers in the same run.",
-        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, FaultsBench.self, RecordingsBench.self, EdgeBench.self, FleetBench.self]
+        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, FaultsBench.self, RecordingsBench.self, EdgeBench.self, FleetBench.self, RenditionsBench.self]
     )
 }
 
@@ -329,6 +329,26 @@ struct FleetBench: ParsableCommand {
         var b = FleetBenchmark()
         b.nodes = nodes
         b.cameras = cameras
+        b.seconds = seconds
+        b.out = out
+        do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
+    }
+}
+
+struct RenditionsBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "renditions",
+        abstract: "CPU of a 720p camera's 360p + 240p ladder: LiveRelay (nothing watched, both watched) against one ffmpeg doing the same ladder."
+    )
+
+    @Option(help: "Seconds measured per point.")
+    var seconds: Double = 20
+
+    @Option(help: "Where results go.")
+    var out = "./bench-results"
+
+    func run() throws {
+        var b = RenditionsBenchmark()
         b.seconds = seconds
         b.out = out
         do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
