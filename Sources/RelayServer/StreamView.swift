@@ -17,7 +17,8 @@ struct StreamMeta: Encodable {
         description = s.description
         keywords = s.keywords
         preview = engine.preview(name) != nil ? "/streams/\(name)/preview.mjpg" : nil
-        hls = engine.hls(name) != nil ? "/streams/\(name)/hls/index.m3u8" : nil
+        // With renditions, players get the ladder (hls.js switches between them).
+        hls = engine.hls(name) != nil ? "/streams/\(name)/hls/\(s.renditions.isEmpty ? "index" : "master").m3u8" : nil
     }
 }
 

@@ -113,4 +113,67 @@ import TestSupport
                                                               "\(base)/streams/cam/hls/master.m3u8"], timeout: 60)
         #expect(played.stdout.contains("640") && played.stdout.contains("426") && played.stdout.contains("320"), "\(played.output.prefix(300))")
     }
+
+    /// hls.js on the public page plays the ladder, goes down to a rendition when the link is
+    /// throttled to 400 kbit/s (below the source, above the 240p rendition) (Chrome DevTools Protocol network emulation) and back up when
+    /// the throttle is lifted.
+    @Test func hlsjsSwitchesDownWhenThrottledAndBackUp() throws {
+        let yaml = """
+        streams:
+          cam:
+            source: "testsrc://?size=640x360&fps=30&gop=30&bitrate=1500"
+            preview: false
+            hls: {variant: mpegts, segment_duration: 1s}
+            renditions:
+              - {name: 240p, height: 240, bitrate: 250k}
+              - {name: 180p, height: 180, bitrate: 120k}
+        """
+        let (serve, port, dir) = try Servers.serve(yaml)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let script = """
+        import json, time
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+        o = webdriver.ChromeOptions()
+        for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--autoplay-policy=no-user-gesture-required"): o.add_argument(a)
+        o.binary_location = "/usr/bin/chromium"
+        d = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=o)
+        out = {"heights": []}
+        def js(s, *a): return d.execute_script(s, *a)
+        def height(): return js("return window.hls && hls.currentLevel >= 0 && hls.levels[hls.currentLevel] ? hls.levels[hls.currentLevel].height : -1")
+        def wait(cond, seconds):
+            end = time.time() + seconds
+            while time.time() < end:
+                h = height()
+                if not out["heights"] or out["heights"][-1] != h: out["heights"].append(h)
+                if cond(h): return True
+                time.sleep(0.25)
+            return False
+        try:
+            d.get("http://127.0.0.1:\(port)/streams/cam/watch")
+            out["levels_ok"] = wait(lambda h: js("return !!(window.hls && hls.levels && hls.levels.length === 3) && document.getElementById('video').currentTime > 1"), 30)
+            out["levels"] = js("return window.hls ? hls.levels.map(l => [l.height, l.bitrate]) : []")
+            out["top"] = wait(lambda h: h == 360, 30)
+            d.execute_cdp_cmd("Network.enable", {})
+            d.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 20, "downloadThroughput": 400000 / 8, "uploadThroughput": 400000 / 8})
+            out["down"] = wait(lambda h: 0 < h <= 240, 45)
+            d.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+            out["up"] = wait(lambda h: h == 360, 60)
+            # Still playing after the switches: two more seconds of pictures.
+            t_up = js("return document.getElementById('video').currentTime")
+            out["playing"] = wait(lambda h: js("const v = document.getElementById('video'); return !v.paused && v.currentTime") > t_up + 2, 20)
+        finally:
+            print(json.dumps(out))
+            d.quit()
+        """
+        let r = try ChildProcess.run(Servers.python, ["-c", script], timeout: 240)
+        let line = r.stdout.split(separator: "\n").last.map(String.init) ?? ""
+        let j = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(r.stdout) \(r.stderr.suffix(1500))")
+        print("renditions, hls.js: \(j)")
+        #expect(j["levels_ok"] as? Bool == true, "\(j)")
+        #expect(j["top"] as? Bool == true, "hls.js reached the source's 360p: \(j)")
+        #expect(j["down"] as? Bool == true, "hls.js went down under 400 kbit/s: \(j)")
+        #expect(j["up"] as? Bool == true, "hls.js came back up: \(j)")
+        #expect(j["playing"] as? Bool == true, "\(j)")
+    }
 }
