@@ -33,8 +33,9 @@ PACKAGES=(
   systemd jq
   # the OpenAPI document checked against real responses (JSON Schema 2020-12)
   python3-jsonschema
-  # the fleet's shared catalog: tests and `bench fleet` start their own server (no system cluster)
-  postgresql
+  # the fleet's shared catalog: tests and `bench fleet` start their own server (no system cluster);
+  # ss tells which process reads a camera
+  postgresql iproute2
 )
 
 missing=()
