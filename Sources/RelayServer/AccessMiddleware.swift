@@ -11,6 +11,9 @@ import Relay
 struct AccessMiddleware: RouterMiddleware {
     typealias Context = RelayRequestContext
     let access: Authorizer
+    /// The stream a rendition's stream is made from: credentials for a stream (a user's grant,
+    /// a token, a signed URL) open its renditions too, which are the same pictures.
+    var parentOf: @Sendable (String) -> String? = { _ in nil }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if let allowed = access.allowedHosts {
@@ -19,7 +22,8 @@ struct AccessMiddleware: RouterMiddleware {
                 return try HTTPResponses.jsonError(.misdirectedRequest, "host \"\(host.prefix(100))\" is not served here (server.allowed_hosts)")
             }
         }
-        let need = AccessRequirement.of(method: request.method, path: request.uri.path)
+        var need = AccessRequirement.of(method: request.method, path: request.uri.path)
+        if let s = need.stream, let parent = parentOf(s) { need.stream = parent }
         var response = try await authorize(request, context: context, need: need, next: next)
         if need.cors && (request.method == .get || request.method == .head) {
             response.headers[.accessControlAllowOrigin] = "*"

@@ -16,7 +16,8 @@ public enum RelayHTTP {
         -> (http: Router<RelayRequestContext>, webSocket: Router<RelayRequestContext>) {
         let c = engine.configuration
         let router = Router(context: RelayRequestContext.self)
-        router.add(middleware: AccessMiddleware(access: authorizer))
+        let parentOf: @Sendable (String) -> String? = { engine.settings($0)?.renditionOf }
+        router.add(middleware: AccessMiddleware(access: authorizer, parentOf: parentOf))
         router.add(middleware: FleetRedirectMiddleware(engine: engine))
         FleetRoutes.add(to: router, engine: engine)
         MetricsRoutes.add(to: router, engine: engine, metrics: metrics)
@@ -30,7 +31,7 @@ public enum RelayHTTP {
         HLSRoutes.add(to: router, engine: engine, limits: limits)
         IngestRoutes.add(to: router, engine: engine)
         let ws = Router(context: RelayRequestContext.self)
-        ws.add(middleware: AccessMiddleware(access: authorizer))
+        ws.add(middleware: AccessMiddleware(access: authorizer, parentOf: parentOf))
         WallRoutes.add(to: ws, engine: engine)
         return (router, ws)
     }

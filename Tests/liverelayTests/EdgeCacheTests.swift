@@ -62,7 +62,8 @@ import Bench
           users: [{name: admin, password: "\(hash)", permissions: [admin, read]}]
           signed_urls: {secret: "\(secret)"}
         streams:
-          cam: {source: "testsrc://?size=320x180&fps=30&gop=30", preview: false, hls: {variant: lowLatency, segment_duration: 1s, part_duration: 0.2s}}
+          cam: {source: "testsrc://?size=320x180&fps=30&gop=30", preview: false, hls: {variant: lowLatency, segment_duration: 1s, part_duration: 0.2s},
+                renditions: [{name: small, height: 90, bitrate: 100k}]}
           other: {source: "testsrc://?size=160x96&fps=10", preview: false, hls: {variant: lowLatency}}
         """
         let (serve, port, _) = try Servers.serve(yaml, dir: dir)
@@ -97,5 +98,15 @@ import Bench
         #expect(try get(playlist + "?" + stale).code == "401")
         // A signed URL reads; it never steers.
         #expect(try get(edge.url("api/streams?" + query)).code == "401")
+        // The stream's signature opens its ladder: the multivariant playlist carries it on to
+        // each rendition, whose playlist it opens; another stream's does not.
+        let origin = "http://127.0.0.1:\(port)/streams/"
+        let master = try get(origin + "cam/hls/master.m3u8?" + query)
+        #expect(master.code == "200" && master.body.contains("/streams/cam_small/hls/index.m3u8?" + query), "\(master)")
+        #expect(try get(origin + "cam_small/hls/index.m3u8?" + query).code == "200")
+        #expect(try get(origin + "cam_small/hls/index.m3u8").code == "401")
+        let otherSigned = try ChildProcess.run(Paths.liverelay, ["sign", "--config", dir.appendingPathComponent("signing.yaml").path, "--stream", "other",
+                                                                 "--ttl", "300", "--url", origin + "cam_small/hls/index.m3u8"], timeout: 20).stdout
+        #expect(try get(otherSigned.trimmingCharacters(in: .whitespacesAndNewlines)).code == "401")
     }
 }
