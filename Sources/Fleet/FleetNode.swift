@@ -41,6 +41,8 @@ public final class FleetNode: StreamPlacement {
     public struct Wiring: Sendable {
         /// Every stream as configured.
         public var streams: @Sendable () -> [Configuration.Stream]
+        /// One stream as configured.
+        public var stream: @Sendable (String) -> Configuration.Stream?
         /// How many viewers (RTSP clients, wall tiles, remote pulls) a stream has here.
         public var viewers: @Sendable (String) -> Int
         /// Makes again each stream whose placement changed.
@@ -48,9 +50,10 @@ public final class FleetNode: StreamPlacement {
         /// The fleet's stream changes (the API on some node): read and apply them.
         public var streamsChanged: @Sendable () async -> Void
 
-        public init(streams: @escaping @Sendable () -> [Configuration.Stream], viewers: @escaping @Sendable (String) -> Int,
+        public init(streams: @escaping @Sendable () -> [Configuration.Stream], stream: @escaping @Sendable (String) -> Configuration.Stream?, viewers: @escaping @Sendable (String) -> Int,
                     apply: @escaping @Sendable () async -> Void, streamsChanged: @escaping @Sendable () async -> Void) {
             self.streams = streams
+            self.stream = stream
             self.viewers = viewers
             self.apply = apply
             self.streamsChanged = streamsChanged
@@ -150,7 +153,7 @@ public final class FleetNode: StreamPlacement {
     }
 
     public func remoteOwner(of name: String) -> StreamOwner? {
-        guard let s = wiring.withLock({ $0 })?.streams().first(where: { $0.name == name }), Self.isLeased(s) || s.renditionOf != nil else { return nil }
+        guard let s = wiring.withLock({ $0 })?.stream(name), Self.isLeased(s) || s.renditionOf != nil else { return nil }
         let stream = s.renditionOf ?? name
         return state.withLock { st -> StreamOwner? in
             if st.held[stream] != nil { return nil }
@@ -161,7 +164,7 @@ public final class FleetNode: StreamPlacement {
     }
 
     public func owner(of name: String) -> String? {
-        let stream = wiring.withLock({ $0 })?.streams().first(where: { $0.name == name })?.renditionOf ?? name
+        let stream = wiring.withLock({ $0 })?.stream(name)?.renditionOf ?? name
         return state.withLock { st in
             if st.held[stream] != nil { return settings.node }
             guard let l = st.leases[stream], l.until > st.databaseNow, st.live.contains(l.node) else { return nil }
@@ -386,37 +389,5 @@ public final class FleetNode: StreamPlacement {
         }
         guard signature != nil else { return }
         await w.apply()
-    }
-
-    // MARK: the report
-
-    public func report() async throws -> FleetReport {
-        let rows = try await database.query("""
-            SELECT 'n', name, url, rtsp_url, EXTRACT(EPOCH FROM heartbeat)::float8, 0::bigint,
-                   (heartbeat > now() - make_interval(secs => \(ttl)))::text FROM nodes
-            UNION ALL SELECT 'l', stream, node, NULL::text, EXTRACT(EPOCH FROM until)::float8, moves, (until > now())::text FROM leases
-            """)
-        var nodes: [FleetReport.NodeEntry] = [], leases: [FleetReport.LeaseEntry] = []
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        for row in rows {
-            guard let (kind, a, b, c, t, moves, flag) = try? row.decode((String, String, String, String?, Double, Int, String).self) else { continue }
-            let when = f.string(from: Date(timeIntervalSince1970: t))
-            if kind == "n" {
-                nodes.append(.init(name: a, url: b, rtspURL: c, lastHeartbeat: when, live: flag == "true"))
-            } else if flag == "true" {
-                leases.append(.init(stream: a, node: b, until: when, moves: moves))
-            }
-        }
-        return FleetReport(node: settings.node, nodes: nodes.sorted { $0.name < $1.name }, leases: leases.sorted { $0.stream < $1.stream })
-    }
-
-    /// A database error in one line (postgres-nio's description hides the server's message).
-    public static func describe(_ error: any Error) -> String {
-        if let e = error as? PSQLError {
-            if let m = e.serverInfo?[.message] { return "PostgreSQL: \(m)" }
-            return "PostgreSQL: \(e.code)\(e.underlying.map { " (\($0))" } ?? "")"
-        }
-        return "\(error)"
     }
 }

@@ -102,6 +102,7 @@ public enum LiveRelayServer {
             let sourcesNow = sources
             try await fleet.start(FleetNode.Wiring(
                 streams: { engine.streams },
+                stream: { engine.settings($0) },
                 viewers: { name in engine.hubs[name]?.outputs.filter { $0.kind.isViewer }.count ?? 0 },
                 apply: { await engine.applyPlacement() },
                 streamsChanged: {

@@ -84,6 +84,7 @@ private final class Work: PacketWork {
     let timeline = PacketTimeline()
     /// Told the timeline's offset after each placed packet (read by renditions' segmenters).
     var onPlaced: ((Int64) -> Void)?
+    var placedOffset: Int64?
     var muxer: FragmentMuxer?
     var initURI: String?
     var initCount = 0
@@ -126,7 +127,11 @@ private final class Work: PacketWork {
         // The queue dropped packets (this sink fell behind): a gap, then a keyframe.
         if queue.takeDiscontinuity() { timeline.restart() }
         guard let at = timeline.place(item) else { return }
-        if at.timing { onPlaced?(timeline.currentOffset) }
+        // Published only when it moves (a start, a gap): nothing per packet.
+        if at.timing, timeline.currentOffset != placedOffset {
+            placedOffset = timeline.currentOffset
+            onPlaced?(timeline.currentOffset)
+        }
         if at.gapBefore {
             closeSegment()
             pendingDiscontinuity = true
