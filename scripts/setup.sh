@@ -8,6 +8,8 @@ PACKAGES=(
   pkg-config libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
   # build: libsrt (the build FFmpeg links) for the one-port SRT ingest
   libsrt-gnutls-dev
+  # build: WebRTC's DTLS (OpenSSL) and SRTP (libsrtp2)
+  libssl-dev libsrtp2-dev
   # real clients and encoders for tests and the bench
   ffmpeg
   # real RTSP server for tests: gst-rtsp-server through Python GObject introspection

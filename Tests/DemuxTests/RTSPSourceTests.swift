@@ -26,7 +26,7 @@ import Logging
         var o = SourceOptions()
         o.transport = transport
         o.rtspClient = client
-        o.openTimeout = 10
+        o.openTimeout = 20  // gst-rtsp-server prepares the media at the first DESCRIBE: slow on a loaded machine
         o.readTimeout = 5
         return o
     }

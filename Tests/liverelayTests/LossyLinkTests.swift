@@ -147,9 +147,9 @@ import StampedSource
         try lab.addInputRule(["-p", "udp", "-m", "statistic", "--mode", "random", "--probability", "0.02", "-j", "DROP"])
         try lab.addDelay(delayMs: 30, jitterMs: 10)
 
-        // Both previews watched at once for 60 s, each picture judged as it arrives.
+        // Both previews watched at once for 30 s, each picture judged as it arrives.
         let watchers = try ["plain", "clean"].map { try Watcher(url: "http://127.0.0.1:\(port)/streams/\($0)/preview.mjpg", width: 640, height: 360) }
-        usleep(60_000_000)
+        usleep(30_000_000)
         let watched = watchers.map { $0.stop() }
         var seen: [String: Seen] = [:]
         for (n, w) in zip(["plain", "clean"], watched) { seen[n] = Seen(w.map(\.verdict)) }
