@@ -142,10 +142,29 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // WebRTC's cryptography from Debian: OpenSSL (DTLS) and libsrtp2 (SRTP).
+        .systemLibrary(
+            name: "CWebRTC",
+            pkgConfig: "libsrtp2 openssl",
+            providers: [.apt(["libssl-dev", "libsrtp2-dev"])]
+        ),
+        // WebRTC out (WHEP): ICE-lite on one UDP port, DTLS-SRTP, RTP and RTCP feedback; the
+        // media is the stream's own, cut into RTP by FFmpeg.
+        .target(
+            name: "WebRTC",
+            dependencies: [
+                "CWebRTC", "Relay", "Mux", "MediaCore", "Wire",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "RelayServer",
             dependencies: [
-                "Relay", "Access", "Wire", "MediaCore",
+                "Relay", "Access", "Wire", "MediaCore", "WebRTC",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -161,7 +180,7 @@ let package = Package(
         .target(
             name: "Serve",
             dependencies: [
-                "Relay", "Access", "RelayServer", "IngestServer", "RTSPServer", "Catalog", "Fleet",
+                "Relay", "Access", "RelayServer", "IngestServer", "RTSPServer", "Catalog", "Fleet", "WebRTC",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -43,7 +43,9 @@ def main():
     w, h = (int(x) for x in a.size.lower().split("x"))
     opts = webdriver.ChromeOptions()
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--autoplay-policy=no-user-gesture-required", "--mute-audio", f"--window-size={w},{h}"):
+                "--autoplay-policy=no-user-gesture-required", "--mute-audio", f"--window-size={w},{h}",
+                # WebRTC to a server on this machine's loopback (the tests' and the bench's).
+                "--allow-loopback-in-peer-connection"):
         opts.add_argument(arg)
     if a.insecure:
         opts.add_argument("--ignore-certificate-errors")
@@ -283,6 +285,9 @@ def read_stamps(driver, ident, seconds, deadline, csv_path):
                 f.write(f"{n},{t},{now},{now - t}\n")
     lat = sorted(now - t for _, t, now in stamps)
     out = {"stamps": len(stamps), "misreads": misreads, "p50": lat[len(lat) // 2] if lat else None}
+    # Which player the page chose (data-player: webrtc, hls.js, native) and why WebRTC did not play.
+    out["player"] = driver.execute_script("const v = document.getElementById(arguments[0]); return v && v.dataset.player || null", ident)
+    out["webrtc_error"] = driver.execute_script("const v = document.getElementById(arguments[0]); return v && v.dataset.webrtcError || null", ident)
     # hls.js's own view, when the page plays with it: what latency it aimed for and how often it stalled.
     hls = driver.execute_script(HLSJS_STATE)
     if hls:

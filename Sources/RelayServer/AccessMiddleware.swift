@@ -25,7 +25,7 @@ struct AccessMiddleware: RouterMiddleware {
         var need = AccessRequirement.of(method: request.method, path: request.uri.path)
         if let s = need.stream, let parent = parentOf(s) { need.stream = parent }
         var response = try await authorize(request, context: context, need: need, next: next)
-        if need.cors && (request.method == .get || request.method == .head) {
+        if need.cors && (request.method == .get || request.method == .head || request.method == .post || request.method == .delete) {
             response.headers[.accessControlAllowOrigin] = "*"
         }
         return response

@@ -24,13 +24,13 @@ enum PageRoutes {
             let name = try context.parameters.require("name")
             guard let hub = engine.hubs[name] else { return try HTTPResponses.jsonError(.notFound, "unknown stream \"\(name)\"") }
             return HTTPResponses.html(ViewerPage.render(name: name, status: hub.currentStatus, meta: StreamMeta(engine: engine, name: name),
-                                                        hlsjs: Assets.hlsjs != nil, host: request.head.authority))
+                                                        hlsjs: Assets.hlsjs != nil, host: request.head.authority, webrtc: engine.configuration.webrtc != nil))
         }
         router.get("/streams/:name/watch") { request, context in
             let name = try context.parameters.require("name")
             guard let hub = engine.hubs[name] else { return try HTTPResponses.jsonError(.notFound, "unknown stream \"\(name)\"") }
             return HTTPResponses.html(ViewerPage.watch(name: name, status: hub.currentStatus, meta: StreamMeta(engine: engine, name: name),
-                                                       hlsjs: Assets.hlsjs != nil, host: request.head.authority))
+                                                       hlsjs: Assets.hlsjs != nil, host: request.head.authority, webrtc: engine.configuration.webrtc != nil))
         }
         // hls.js for the public page: a copy setup fetched (never committed), served when present.
         router.get("/assets/hls.mjs") { _, _ in

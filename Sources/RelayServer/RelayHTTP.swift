@@ -7,12 +7,13 @@ public import Logging
 import NIOCore
 public import NIOSSL
 public import Relay
+public import WebRTC
 public import ServiceLifecycle
 
 /// LiveRelay's HTTP face, one route group per feature: API, preview, HLS, pages, metrics.
 public enum RelayHTTP {
     /// The HTTP routes, and the WebSocket routes (the ops wall), behind the same access checks.
-    public static func routers(engine: RelayEngine, metrics: RelayMetrics, authorizer: Authorizer)
+    public static func routers(engine: RelayEngine, metrics: RelayMetrics, authorizer: Authorizer, webrtc: WebRTCServer? = nil)
         -> (http: Router<RelayRequestContext>, webSocket: Router<RelayRequestContext>) {
         let c = engine.configuration
         let router = Router(context: RelayRequestContext.self)
@@ -30,6 +31,7 @@ public enum RelayHTTP {
         PreviewRoutes.add(to: router, engine: engine, limits: limits)
         HLSRoutes.add(to: router, engine: engine, limits: limits)
         IngestRoutes.add(to: router, engine: engine)
+        if let webrtc { WHEPRoutes.add(to: router, engine: engine, webrtc: webrtc) }
         let ws = Router(context: RelayRequestContext.self)
         ws.add(middleware: AccessMiddleware(access: authorizer, parentOf: parentOf))
         WallRoutes.add(to: ws, engine: engine)
@@ -41,9 +43,10 @@ public enum RelayHTTP {
     /// (slowloris) are closed after `idle_timeout`; a response whose client stopped reading,
     /// after `write_stall_timeout`; at most `limits.connections` at once.
     public static func service(engine: RelayEngine, metrics: RelayMetrics, authorizer: Authorizer, tls: TLSConfiguration?,
+                               webrtc: WebRTCServer? = nil,
                                logger: Logger, onListening: @escaping @Sendable (Int) -> Void) async throws -> any Service {
         let configuration = engine.configuration
-        let (router, wsRouter) = routers(engine: engine, metrics: metrics, authorizer: authorizer)
+        let (router, wsRouter) = routers(engine: engine, metrics: metrics, authorizer: authorizer, webrtc: webrtc)
         let appConfiguration = ApplicationConfiguration(address: .hostname(configuration.listenHost, port: configuration.listenPort), serverName: "LiveRelay")
         let onRunning: @Sendable (any Channel) async -> Void = { channel in onListening(channel.localAddress?.port ?? configuration.listenPort) }
         let limits = configuration.limits

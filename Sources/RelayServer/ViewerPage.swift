@@ -10,7 +10,7 @@ import Relay
 /// `/streams/{name}/` is the operator's full-size view: the preview where there is one, else
 /// the public page.
 enum ViewerPage {
-    static func render(name: String, status: StreamStatus, meta: StreamMeta?, hlsjs: Bool, host: String?) -> String {
+    static func render(name: String, status: StreamStatus, meta: StreamMeta?, hlsjs: Bool, host: String?, webrtc: Bool = false) -> String {
         if meta?.preview != nil {
             let n = OpsPage.escape(name)
             let title = OpsPage.escape(status.title ?? name)
@@ -20,30 +20,87 @@ enum ViewerPage {
             </head><body><img id="preview" data-stream="\(n)" src="/streams/\(n)/preview.mjpg" alt="\(title)"></body></html>
             """
         }
-        return watch(name: name, status: status, meta: meta, hlsjs: hlsjs, host: host)
+        return watch(name: name, status: status, meta: meta, hlsjs: hlsjs, host: host, webrtc: webrtc)
     }
 
-    static func watch(name: String, status: StreamStatus, meta: StreamMeta?, hlsjs: Bool, host: String?) -> String {
+    static func watch(name: String, status: StreamStatus, meta: StreamMeta?, hlsjs: Bool, host: String?, webrtc: Bool = false) -> String {
         let n = OpsPage.escape(name)
         let title = OpsPage.escape(meta?.title ?? status.title ?? name)
         let description = meta?.description.map { "<p>\(OpsPage.escape($0))</p>" } ?? ""
         let player: String
-        if let hls = meta?.hls {
-            let src = OpsPage.escape(hls)
+        if meta?.hls != nil || webrtc {
+            let src = meta?.hls.map { "'\(OpsPage.escape($0))'" } ?? "null"
             player = """
             <video id="video" data-stream="\(n)" controls muted autoplay playsinline></video>
+            <p id="fallback" class="none" hidden></p>
             <script type="module">
             const v = document.getElementById('video');
-            const src = '\(src)' + location.search;
-            // hls.js (low-latency mode) where MSE exists and LiveRelay has a copy; else, or with
-            // ?native, the browser's own HLS (Safari on iPhone has no MSE).
-            const useHlsJs = \(hlsjs) && 'MediaSource' in window && !new URLSearchParams(location.search).has('native');
-            if (useHlsJs) {
-              const { t: attach } = await import('/assets/hls.mjs');
-              window.hls = attach(v, src, () => v.play());
-              v.dataset.player = 'hls.js';
+            const q = new URLSearchParams(location.search);
+            const hlsSrc = \(src);
+            // The page's query (a token, a signature) goes on to the media URLs; its own switches do not.
+            const pass = new URLSearchParams(location.search);
+            pass.delete('via'); pass.delete('native');
+            const query = pass.toString() ? '?' + pass : '';
+            // WebRTC (WHEP) first, where the browser has it and the server offers it: sub-second.
+            // Then LL-HLS: hls.js where MSE exists and LiveRelay has a copy; else, or with
+            // ?native, the browser's own HLS (Safari on iPhone has no MSE). ?via=hls skips WebRTC.
+            async function playWebRTC() {
+              const pc = new RTCPeerConnection();
+              window.pc = pc;
+              pc.addTransceiver('video', { direction: 'recvonly' });
+              pc.addTransceiver('audio', { direction: 'recvonly' });
+              const media = new MediaStream();
+              pc.ontrack = e => {
+                // The smallest playout delay the browser allows: this is a live view.
+                try { e.receiver.jitterBufferTarget = 0; } catch (_) {}
+                try { e.receiver.playoutDelayHint = 0; } catch (_) {}
+                media.addTrack(e.track);
+                v.srcObject = media;
+                v.play().catch(() => {});
+              };
+              const offer = await pc.createOffer();
+              await pc.setLocalDescription(offer);
+              const r = await fetch('/streams/\(n)/whep' + query, { method: 'POST', headers: { 'Content-Type': 'application/sdp' }, body: offer.sdp });
+              if (r.status !== 201) throw new Error('WHEP answered ' + r.status + ': ' + (await r.text()).slice(0, 200));
+              const session = r.headers.get('Location');
+              await pc.setRemoteDescription({ type: 'answer', sdp: await r.text() });
+              await new Promise((ok, fail) => {
+                const t = setTimeout(() => fail(new Error('WebRTC did not connect within 5 s')), 5000);
+                pc.onconnectionstatechange = () => {
+                  if (pc.connectionState === 'connected') { clearTimeout(t); ok(); }
+                  if (pc.connectionState === 'failed') { clearTimeout(t); fail(new Error('WebRTC failed')); }
+                };
+              });
+              addEventListener('pagehide', () => { fetch(session, { method: 'DELETE', keepalive: true }); pc.close(); });
+              v.dataset.player = 'webrtc';
+              v.dataset.session = session;
+            }
+            async function playHLS() {
+              if (!hlsSrc) {
+                const f = document.getElementById('fallback');
+                f.hidden = false; f.textContent = 'WebRTC did not play here, and this stream has no HLS.';
+                return;
+              }
+              const src = hlsSrc + query;
+              const useHlsJs = \(hlsjs) && 'MediaSource' in window && !q.has('native');
+              if (useHlsJs) {
+                const { t: attach } = await import('/assets/hls.mjs');
+                window.hls = attach(v, src, () => v.play());
+                v.dataset.player = 'hls.js';
+              } else {
+                v.src = src; v.dataset.player = 'native'; v.play().catch(() => {});
+              }
+            }
+            if (\(webrtc) && 'RTCPeerConnection' in window && q.get('via') !== 'hls') {
+              try { await playWebRTC(); } catch (e) {
+                console.warn('WebRTC:', e);
+                v.dataset.webrtcError = String(e.message || e);
+                try { window.pc && window.pc.close(); } catch (_) {}
+                v.srcObject = null;
+                await playHLS();
+              }
             } else {
-              v.src = src; v.dataset.player = 'native'; v.play().catch(() => {});
+              await playHLS();
             }
             </script>
             """

@@ -6,6 +6,7 @@ import Fleet
 import Demux
 import IngestServer
 import RTSPServer
+import WebRTC
 import RelayServer
 import Foundation
 import NIOSSL
@@ -163,9 +164,17 @@ public enum LiveRelayServer {
                                         logger: logger, authorizer: authorizer)
             services.append(.init(service: RTSPService(server: rtspServer)))
         }
+        // WebRTC's UDP port is bound before HTTP takes offers for it.
+        var webrtc: WebRTCServer?
+        if let w = configuration.webrtc {
+            let server = try await WebRTCServer.start(.init(host: w.host ?? configuration.listenHost, port: w.port, hosts: configuration.webrtcHosts),
+                                                      logger: logger)
+            webrtc = server
+            services.append(.init(service: WebRTCService(server: server)))
+        }
         // systemd (Type=notify) is told the server is ready once HTTP listens, and that it stops.
         let server = try await RelayHTTP.service(engine: engine, metrics: metrics, authorizer: authorizer,
-                                                 tls: try certificates?.serverConfiguration(), logger: logger) { port in
+                                                 tls: try certificates?.serverConfiguration(), webrtc: webrtc, logger: logger) { port in
             onListening(port)
             SystemdNotifier.ready(status: "serving \(engine.hubs.count) streams on port \(port)")
         }
@@ -279,6 +288,17 @@ struct RTSPService: Service {
         let port = try await server.start()
         let host = server.host.contains(":") ? "[\(server.host)]" : server.host
         FileHandle.standardOutput.write(Data("RTSP server listening on rtsp://\(host):\(port)/\n".utf8))
+        try? await gracefulShutdown()
+        await server.stop()
+    }
+}
+
+/// The WebRTC server's UDP port (`server.webrtc`), for as long as the server runs.
+struct WebRTCService: Service {
+    let server: WebRTCServer
+    func run() async throws {
+        let host = server.settings.host.contains(":") ? "[\(server.settings.host)]" : server.settings.host
+        FileHandle.standardOutput.write(Data("WebRTC (WHEP) on udp://\(host):\(server.port), candidates \(server.candidates.joined(separator: " "))\n".utf8))
         try? await gracefulShutdown()
         await server.stop()
     }

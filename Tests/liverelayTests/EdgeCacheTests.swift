@@ -22,8 +22,8 @@ import Bench
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         let edge = try Servers.nginxEdge(origin: port)
         // The same player, through the edge and directly, one after the other.
-        let viaEdge = try Self.browser(edge.url("streams/cam/watch"))
-        let direct = try Self.browser("http://127.0.0.1:\(port)/streams/cam/watch")
+        let viaEdge = try Self.browser(edge.url("streams/cam/watch?via=hls"))
+        let direct = try Self.browser("http://127.0.0.1:\(port)/streams/cam/watch?via=hls")
         print("EdgeCacheTests: hls.js capture → screen p50 through the edge \(viaEdge["p50"] ?? "-") ms, direct \(direct["p50"] ?? "-") ms")
         // It plays through the edge, stamps read back (how fresh is a figure of `bench edge`,
         // measured alternating runs; one run here can meet an hls.js stall on a loaded machine).

@@ -218,7 +218,7 @@ import Bench
         #expect(r.status == 0, "\(r.stderr)")
         // And hls.js (low-latency mode) plays it on the stream's public page.
         let page = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path,
-                                                         "http://127.0.0.1:\(port)/streams/reporter/watch", "--video", "video", "--seconds", "2"], timeout: 60)
+                                                         "http://127.0.0.1:\(port)/streams/reporter/watch?via=hls", "--video", "video", "--seconds", "2"], timeout: 60)
         let line = page.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
         let j = (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? [:]
         #expect(j["started"] as? Bool == true && (j["advanced"] as? Double ?? 0) > 1 && j["hlsjs"] != nil, "\(page.stdout) \(page.stderr.suffix(300))")

@@ -150,7 +150,7 @@ import TestSupport
                 time.sleep(0.25)
             return False
         try:
-            d.get("http://127.0.0.1:\(port)/streams/cam/watch")
+            d.get("http://127.0.0.1:\(port)/streams/cam/watch?via=hls")
             out["levels_ok"] = wait(lambda h: js("return !!(window.hls && hls.levels && hls.levels.length === 3) && document.getElementById('video').currentTime > 1"), 30)
             out["levels"] = js("return window.hls ? hls.levels.map(l => [l.height, l.bitrate]) : []")
             out["top"] = wait(lambda h: h == 360, 30)

@@ -143,14 +143,14 @@ import Bench
         }
         let hlsjs = FileManager.default.fileExists(atPath: "/var/lib/liverelay/assets/hls.mjs")
         try #require(hlsjs, "scripts/setup.sh fetches hls.js into /var/lib/liverelay/assets")
-        let r = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "http://127.0.0.1:\(port)/streams/pub/watch",
+        let r = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "http://127.0.0.1:\(port)/streams/pub/watch?via=hls",
                                                       "--video", "video", "--seconds", "3"], timeout: 90)
         let line = r.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
         let j = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(r.stdout) \(r.stderr.suffix(300))")
         #expect(j["started"] as? Bool == true && (j["advanced"] as? Double ?? 0) > 2, "\(j)")
         #expect(j["hlsjs"] != nil, "played without hls.js: \(j)")
         // And with the browser's own HLS player (?native).
-        let n = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "http://127.0.0.1:\(port)/streams/pub/watch?native",
+        let n = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "http://127.0.0.1:\(port)/streams/pub/watch?via=hls&native",
                                                       "--video", "video", "--seconds", "3"], timeout: 90)
         let nline = n.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
         let nj = try #require(try JSONSerialization.jsonObject(with: Data(nline.utf8)) as? [String: Any], "\(n.stdout) \(n.stderr.suffix(300))")

@@ -54,13 +54,28 @@ extension Configuration {
         if !listensOnLoopbackOnly && auth == nil {
             throw ConfigError(file: file, path: "auth", problem: "server.listen \(listenHost):\(listenPort) is reachable beyond loopback: add an auth section (users, or anonymous: [read] to open reading on purpose)")
         }
+        if let w = webrtc, let host = w.host, !Self.isLoopback(host: host), auth == nil {
+            throw ConfigError(file: file, path: "auth", problem: "server.webrtc.listen \(host):\(w.port) is reachable beyond loopback: add an auth section (users, or anonymous: [read] to open reading on purpose)")
+        }
         if let rtsp, !Self.isLoopback(host: rtsp.host), auth == nil {
             throw ConfigError(file: file, path: "auth", problem: "server.rtsp.listen \(rtsp.host):\(rtsp.port) is reachable beyond loopback: add an auth section (users, or anonymous: [read] to open reading on purpose)")
         }
     }
 
     static func serverSettings(_ node: Node, _ r: Reader, into config: inout Configuration) throws(ConfigError) {
-        let s = try r.mapping(node, "server", allowed: ["listen", "tls", "allowed_hosts", "limits", "rtsp"])
+        let s = try r.mapping(node, "server", allowed: ["listen", "tls", "allowed_hosts", "limits", "rtsp", "webrtc"])
+        if let w = s["webrtc"] {
+            if case .scalar = w, try r.string(w, "server.webrtc") == "off" {
+                config.webrtc = nil
+            } else {
+                let m = try r.mapping(w, "server.webrtc", allowed: ["listen", "hosts"])
+                if let l = m["listen"] {
+                    let hp = try Configuration.hostPort(try r.string(l, "server.webrtc.listen"), path: "server.webrtc.listen", file: r.file)
+                    config.webrtc = (hp.host, hp.port)
+                }
+                if let h = m["hosts"] { config.webrtcHosts = try r.strings(h, "server.webrtc.hosts") }
+            }
+        }
         if let rtsp = s["rtsp"] {
             let m = try r.mapping(rtsp, "server.rtsp", allowed: ["listen", "session_timeout"])
             guard let l = m["listen"] else { throw ConfigError(file: r.file, path: "server.rtsp.listen", problem: "missing (HOST:PORT)") }

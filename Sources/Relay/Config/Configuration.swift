@@ -73,6 +73,12 @@ public struct Configuration: Sendable {
     public var rtsp: (host: String, port: Int)?
     /// `server.rtsp.session_timeout`: seconds a client may stay silent (60, RFC 2326's default).
     public var rtspSessionTimeout = 60
+    /// `server.webrtc.listen`: the UDP port every WebRTC (WHEP) viewer shares; nil host: the
+    /// host of `server.listen`, on a port the system picks. `server.webrtc: off` turns it off.
+    public var webrtc: (host: String?, port: Int)? = (nil, 0)
+    /// `server.webrtc.hosts`: the addresses written as ICE candidates (a NAT's public address,
+    /// a container's host); empty: the bound address, or every interface's.
+    public var webrtcHosts: [String] = []
     /// `catalog.path`: the SQLite catalog (API-made streams, recordings); nil: in the state
     /// directory (`serve --state-dir`, default /var/lib/liverelay).
     public var catalogPath: String?

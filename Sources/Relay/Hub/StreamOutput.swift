@@ -15,9 +15,11 @@ public enum OutputKind: String, Sendable, Hashable, Codable, CaseIterable {
     case viewer
     /// One RTSP client's packets, cut into RTP.
     case rtsp
+    /// One WebRTC (WHEP) viewer's packets, cut into RTP and sent over SRTP.
+    case webrtc
 
     /// One viewer's own output (joins and leaves are told as events).
-    public var isViewer: Bool { self == .viewer || self == .rtsp }
+    public var isViewer: Bool { self == .viewer || self == .rtsp || self == .webrtc }
 }
 
 /// Where an output stands.

@@ -1,6 +1,6 @@
 public import MediaCore
 public import Mux
-public import Relay
+
 import Synchronization
 
 /// How a session carries the stream.
@@ -47,27 +47,28 @@ public final class RTPFeed: PacketOutput, @unchecked Sendable {
         return RTSPDescription(format: format, sdp: p.sdp, tracks: p.tracks, skipped: p.skipped)
     }
 
-    private static func packetizer(_ format: RTPPayloadFormat, _ epoch: IngestEpoch, title: String) throws(FFmpegError) -> any RTPPacketizing {
+    private static func packetizer(_ format: RTPPayloadFormat, _ epoch: IngestEpoch, title: String, maxPacketSize: Int = 1400) throws(FFmpegError) -> any RTPPacketizing {
         switch format {
-        case .perTrack: return try RTPPacketizer(streams: epoch.streams, title: title)
+        case .perTrack: return try RTPPacketizer(streams: epoch.streams, title: title, maxPacketSize: maxPacketSize)
         case .mpegTS: return try MPEGTSPacketizer(streams: epoch.streams, title: title)
         }
     }
 
     /// A feed of `hub` for one client, registered as output `name`; its description is that of
     /// the stream's latest connection. Nil before the stream's first connection.
-    public static func attach(hub: StreamHub, name: String, format: RTPPayloadFormat = .perTrack,
-                              policy: SinkPolicy = defaultPolicy) throws(FFmpegError) -> RTPFeed? {
+    /// `maxPacketSize`: the largest RTP packet (WebRTC leaves room for SRTP's tag and a TURN relay).
+    public static func attach(hub: StreamHub, name: String, kind: OutputKind = .rtsp, format: RTPPayloadFormat = .perTrack,
+                              policy: SinkPolicy = defaultPolicy, maxPacketSize: Int = 1400) throws(FFmpegError) -> RTPFeed? {
         guard let epoch = hub.latestEpoch else { return nil }
-        let p = try packetizer(format, epoch, title: hub.title ?? hub.name)
-        return RTPFeed(hub: hub, name: name, packetizer: p, format: format, layout: Self.layout(epoch), policy: policy)
+        let p = try packetizer(format, epoch, title: hub.title ?? hub.name, maxPacketSize: maxPacketSize)
+        return RTPFeed(hub: hub, name: name, kind: kind, packetizer: p, format: format, layout: Self.layout(epoch), policy: policy)
     }
 
-    private init(hub: StreamHub, name: String, packetizer: any RTPPacketizing, format: RTPPayloadFormat, layout: [String], policy: SinkPolicy) {
+    private init(hub: StreamHub, name: String, kind: OutputKind, packetizer: any RTPPacketizing, format: RTPPayloadFormat, layout: [String], policy: SinkPolicy) {
         self.packetizer = packetizer
         self.layout = layout
         description = RTSPDescription(format: format, sdp: packetizer.sdp, tracks: packetizer.tracks, skipped: packetizer.skipped)
-        handle = hub.attachOutput(name, kind: .rtsp, policy: policy, taking: .async)
+        handle = hub.attachOutput(name, kind: kind, policy: policy, taking: .async)
         hub.register(self)
     }
 

@@ -1,0 +1,68 @@
+import Foundation
+import Hummingbird
+import HTTPTypes
+import NIOCore
+import Relay
+import WebRTC
+
+/// WHEP (draft-ietf-wish-whep): `POST /streams/{name}/whep` with an SDP offer answers 201 with
+/// the SDP answer and the session's `Location`; `DELETE` there ends it. The server is ICE-lite
+/// and gathers nothing: a trickled candidate (`PATCH`) is not needed and is refused with 405.
+/// Needs `read` on the stream; a preflight (`OPTIONS`) is answered for players on other origins.
+enum WHEPRoutes {
+    static let maxOffer = 64 * 1024
+
+    static func add(to router: Router<RelayRequestContext>, engine: RelayEngine, webrtc: WebRTCServer) {
+        router.post("/streams/:name/whep") { request, context in
+            let name = try context.parameters.require("name")
+            guard let hub = engine.hubs[name] else {
+                return try HTTPResponses.jsonError(.notFound, "no stream \"\(name.prefix(100))\"")
+            }
+            let type = request.headers[.contentType] ?? ""
+            guard type.lowercased().hasPrefix("application/sdp") else {
+                return try HTTPResponses.jsonError(.unsupportedMediaType, "a WHEP offer is application/sdp")
+            }
+            let body = try await request.body.collect(upTo: maxOffer)
+            let offer = String(decoding: body.readableBytesView, as: UTF8.self)
+            do throws(WebRTCServer.OfferError) {
+                let (id, answer) = try webrtc.whep(offer: offer, hub: hub, viewer: context.identity?.name ?? "anonymous")
+                var r = Response(status: .created, body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
+                r.headers[.contentType] = "application/sdp"
+                r.headers[.location] = "/streams/\(name)/whep/\(id)"
+                r.headers[.accessControlExposeHeaders] = "Location"
+                return r
+            } catch {
+                switch error {
+                case .badOffer: return try HTTPResponses.jsonError(.badRequest, error.description)
+                case .notLive:
+                    var r = try HTTPResponses.jsonError(.serviceUnavailable, error.description)
+                    r.headers[.retryAfter] = "1"
+                    return r
+                case .noCommonCodec: return try HTTPResponses.jsonError(.notAcceptable, error.description)
+                case .failed: return try HTTPResponses.jsonError(.internalServerError, error.description)
+                }
+            }
+        }
+        router.delete("/streams/:name/whep/:session") { _, context in
+            let name = try context.parameters.require("name"), id = try context.parameters.require("session")
+            guard webrtc.end(id: id, stream: name) else { return try HTTPResponses.jsonError(.notFound, "no such WHEP session") }
+            return Response(status: .ok)
+        }
+        router.patch("/streams/:name/whep/:session") { _, _ in
+            var r = try HTTPResponses.jsonError(.methodNotAllowed, "LiveRelay is ICE-lite: candidates are not trickled")
+            r.headers[.allow] = "DELETE"
+            return r
+        }
+        for path in ["/streams/:name/whep", "/streams/:name/whep/:session"] {
+            router.on(RouterPath(path), method: .options) { _, _ in
+                var r = Response(status: .noContent)
+                r.headers[.accessControlAllowOrigin] = "*"
+                r.headers[.accessControlAllowMethods] = "POST, DELETE, OPTIONS"
+                r.headers[.accessControlAllowHeaders] = "Authorization, Content-Type"
+                r.headers[.accessControlExposeHeaders] = "Location"
+                r.headers[.accessControlMaxAge] = "600"
+                return r
+            }
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import MediaCore
+import Mux
+import Wire
+
+/// What the answer to an offer says: for each media section of the offer, the stream's track
+/// sent in it (with the payload type the offer chose) or a rejection; and the answer's text.
+struct AnswerPlan {
+    struct Section {
+        let media: SDPOffer.Media
+        /// The accepted format and the feed's track it carries; nil when rejected.
+        let format: SDPOffer.Format?
+        let track: Int?
+        let ssrc: UInt32
+    }
+
+    let sections: [Section]
+    /// Feed track → how it is sent.
+    let sending: [Int: WebRTCSession.Sending]
+
+    var summary: String {
+        sections.map { s in s.format.map { "\(s.media.kind) \($0.codec)/\($0.payloadType)" } ?? "\(s.media.kind) rejected" }.joined(separator: ", ")
+    }
+
+    /// Matches the stream's tracks to the offer's sections: H.264 (packetization mode 1, the
+    /// source's profile preferred), Opus, G.711; nothing is re-encoded.
+    static func make(offer: SDPOffer, tracks: [RTPPacketizer.Track], streams: [StreamInfo]) -> AnswerPlan {
+        var used = Set<Int>()
+        var sections: [Section] = []
+        var sending: [Int: WebRTCSession.Sending] = [:]
+        for m in offer.media {
+            let ssrc = UInt32.random(in: 1...UInt32.max)
+            var chosen: (SDPOffer.Format, Int)?
+            if m.direction == "recvonly" || m.direction == "sendrecv", m.port != 0 {
+                for (i, t) in tracks.enumerated() where !used.contains(i) && t.mediaType.rawValue == m.kind {
+                    let info = streams.first { $0.index == t.sourceIndex }
+                    if let f = pick(t.codecName, in: m.formats, profile: info.flatMap { profileIDC($0.parameters.extradata) }) {
+                        chosen = (f, i)
+                        break
+                    }
+                }
+            }
+            if let (f, i) = chosen {
+                used.insert(i)
+                sending[i] = WebRTCSession.Sending(payloadType: UInt8(f.payloadType & 0x7F), ssrc: ssrc, clockRate: f.clockRate)
+                sections.append(Section(media: m, format: f, track: i, ssrc: ssrc))
+            } else {
+                sections.append(Section(media: m, format: nil, track: nil, ssrc: ssrc))
+            }
+        }
+        return AnswerPlan(sections: sections, sending: sending)
+    }
+
+    static func pick(_ codec: String, in formats: [SDPOffer.Format], profile: UInt8?) -> SDPOffer.Format? {
+        switch codec {
+        case "h264":
+            let mode1 = formats.filter { $0.codec == "h264" && $0.parameters["packetization-mode"] == "1" }
+            if let p = profile, let f = mode1.first(where: { Self.offeredProfile($0) == p }) { return f }
+            return mode1.first(where: { Self.offeredProfile($0) == 0x42 }) ?? mode1.first
+        case "opus": return formats.first { $0.codec == "opus" && $0.clockRate == 48000 }
+        case "pcm_mulaw": return formats.first { $0.codec == "pcmu" && $0.clockRate == 8000 }
+        case "pcm_alaw": return formats.first { $0.codec == "pcma" && $0.clockRate == 8000 }
+        default: return nil
+        }
+    }
+
+    /// profile_idc of `profile-level-id` (`42e01f` → 0x42).
+    static func offeredProfile(_ f: SDPOffer.Format) -> UInt8? {
+        guard let p = f.parameters["profile-level-id"], p.utf8.count == 6 else { return nil }
+        return UInt8(p.prefix(2), radix: 16)
+    }
+
+    /// profile_idc of the stream's SPS (avcC or Annex B extradata).
+    static func profileIDC(_ extra: [UInt8]) -> UInt8? {
+        if extra.count > 1, extra[0] == 1 { return extra[1] }
+        var i = 0
+        while i + 4 < extra.count {
+            if extra[i] == 0, extra[i + 1] == 0, extra[i + 2] == 1 {
+                if extra[i + 3] & 0x1F == 7 { return extra[i + 4] }
+                i += 3
+            } else { i += 1 }
+        }
+        return nil
+    }
+
+    func answer(ufrag: String, pwd: String, fingerprint: String, candidates: [String], port: Int) -> String {
+        let accepted = sections.filter { $0.format != nil }
+        var l = ["v=0", "o=- \(UInt32.random(in: 1...UInt32.max)) 1 IN IP4 127.0.0.1", "s=LiveRelay", "t=0 0", "a=ice-lite"]
+        let mids = accepted.compactMap(\.media.mid)
+        if !mids.isEmpty { l.append("a=group:BUNDLE " + mids.joined(separator: " ")) }
+        l.append("a=msid-semantic: WMS liverelay")
+        for s in sections {
+            guard let f = s.format else {
+                l.append("m=\(s.media.kind) 0 \(s.media.proto) \(s.media.formats.first?.payloadType ?? 0)")
+                l.append("c=IN IP4 0.0.0.0")
+                if let mid = s.media.mid { l.append("a=mid:\(mid)") }
+                l.append("a=inactive")
+                continue
+            }
+            l.append("m=\(s.media.kind) 9 UDP/TLS/RTP/SAVPF \(f.payloadType)")
+            l.append("c=IN IP4 0.0.0.0")
+            if let mid = s.media.mid { l.append("a=mid:\(mid)") }
+            l += ["a=ice-ufrag:\(ufrag)", "a=ice-pwd:\(pwd)", "a=fingerprint:\(fingerprint)", "a=setup:passive",
+                  "a=sendonly", "a=rtcp-mux", "a=rtcp-rsize"]
+            let channels = s.media.kind == "audio" && f.channels > 1 ? "/\(f.channels)" : ""
+            l.append("a=rtpmap:\(f.payloadType) \(Self.encodingName(f.codec))/\(f.clockRate)\(channels)")
+            if !f.parameters.isEmpty {
+                l.append("a=fmtp:\(f.payloadType) " + f.parameters.sorted { $0.key < $1.key }.map { $0.value.isEmpty ? $0.key : "\($0.key)=\($0.value)" }.joined(separator: ";"))
+            }
+            if s.media.kind == "video" {
+                l += ["a=rtcp-fb:\(f.payloadType) nack", "a=rtcp-fb:\(f.payloadType) nack pli", "a=rtcp-fb:\(f.payloadType) ccm fir"]
+            }
+            let track = "\(s.media.kind)\(s.track ?? 0)"
+            l += ["a=msid:liverelay \(track)", "a=ssrc:\(s.ssrc) cname:liverelay", "a=ssrc:\(s.ssrc) msid:liverelay \(track)"]
+            for (i, c) in candidates.enumerated() {
+                l.append("a=candidate:\(i + 1) 1 udp \(2_130_706_431 - i) \(c) \(port) typ host")
+            }
+            l.append("a=end-of-candidates")
+        }
+        return l.joined(separator: "\r\n") + "\r\n"
+    }
+
+    static func encodingName(_ codec: String) -> String {
+        switch codec {
+        case "h264": "H264"
+        case "pcmu": "PCMU"
+        case "pcma": "PCMA"
+        default: codec
+        }
+    }
+}

@@ -1,0 +1,277 @@
+import Crypto
+import Foundation
+public import Logging
+import MediaCore
+import Mux
+public import NIOCore
+import NIOPosix
+public import Relay
+import Synchronization
+import Wire
+
+/// WebRTC out (WHEP, draft-ietf-wish-whep): every viewer on one UDP port, told apart by ICE
+/// username and address. The server is ICE-lite (RFC 8445 §2.5): it answers a browser's checks
+/// and never checks itself. DTLS (OpenSSL) gives the SRTP keys (libsrtp2); the media is the
+/// stream's own, cut into RTP by FFmpeg's packetizers without re-encoding, one output per viewer.
+public final class WebRTCServer: Sendable {
+    public struct Settings: Sendable, Equatable {
+        public var host: String
+        public var port: Int
+        /// Addresses written as host candidates; the bound address (or, bound to every
+        /// address, each interface's) when empty.
+        public var hosts: [String]
+        /// Each viewer's output policy.
+        public var policy: SinkPolicy
+        public init(host: String, port: Int = 0, hosts: [String] = [],
+                    policy: SinkPolicy = SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 500))) {
+            self.host = host
+            self.port = port
+            self.hosts = hosts
+            self.policy = policy
+        }
+    }
+
+    /// Why an offer got no session.
+    public enum OfferError: Error, CustomStringConvertible, Sendable {
+        case badOffer(String)
+        case notLive
+        case noCommonCodec(String)
+        case failed(String)
+
+        public var description: String {
+            switch self {
+            case .badOffer(let s): "bad offer: \(s)"
+            case .notLive: "the stream has not connected yet"
+            case .noCommonCodec(let s): s
+            case .failed(let s): s
+            }
+        }
+    }
+
+    struct Registry {
+        var byUfrag: [String: WebRTCSession] = [:]
+        var byAddress: [SocketAddress: WebRTCSession] = [:]
+        var byID: [String: WebRTCSession] = [:]
+    }
+
+    public let settings: Settings
+    public let port: Int
+    public let candidates: [String]
+    let identity: DTLSIdentity
+    private let channel: any Channel
+    private let registry = Mutex(Registry())
+    private let logger: Logger
+    private let timer: Mutex<RepeatedTask?> = Mutex(nil)
+    private let refused = Atomic<Int>(0)
+
+    /// Binds the UDP port.
+    public static func start(_ settings: Settings, logger: Logger) async throws -> WebRTCServer {
+        let identity = try DTLSIdentity()
+        let box = HandlerBox()
+        let channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            .channelOption(.socketOption(.so_rcvbuf), value: 4 << 20)
+            .channelInitializer { ch in ch.pipeline.addHandler(DatagramHandler(box: box)) }
+            .bind(host: settings.host, port: settings.port).get()
+        let server = WebRTCServer(settings: settings, channel: channel, identity: identity, logger: logger)
+        box.server.withLock { $0 = server }
+        server.timer.withLock { t in
+            t = channel.eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(100), delay: .milliseconds(100)) { _ in server.tick() }
+        }
+        return server
+    }
+
+    private init(settings: Settings, channel: any Channel, identity: DTLSIdentity, logger: Logger) {
+        self.settings = settings
+        self.channel = channel
+        self.identity = identity
+        self.logger = logger
+        port = channel.localAddress?.port ?? settings.port
+        var c = settings.hosts
+        if c.isEmpty {
+            if let ip = channel.localAddress?.ipAddress, ip != "0.0.0.0", ip != "::" {
+                c = [ip]
+            } else {
+                c = ((try? System.enumerateDevices()) ?? []).compactMap { d in
+                    guard case .v4 = d.address, let ip = d.address?.ipAddress else { return nil }
+                    return ip
+                }
+                c = Array(Set(c)).sorted { a, b in (a.hasPrefix("127.") ? 1 : 0, a) < (b.hasPrefix("127.") ? 1 : 0, b) }
+            }
+        }
+        candidates = c
+    }
+
+    public func stop() async {
+        timer.withLock { $0?.cancel() }
+        let all = registry.withLock { r in
+            defer { r = Registry() }
+            return Array(r.byID.values)
+        }
+        for s in all { s.close() }
+        try? await channel.close()
+    }
+
+    /// The sessions open now, and what each has done.
+    public var sessionCount: Int { registry.withLock { $0.byID.count } }
+    public var refusedDatagrams: Int { refused.load(ordering: .relaxed) }
+
+    /// A WHEP offer for `hub`: the SDP answer and the session's id (for the `Location`).
+    public func whep(offer text: String, hub: StreamHub, viewer: String) throws(OfferError) -> (id: String, answer: String) {
+        guard let offer = SDPOffer(parsing: text) else { throw .badOffer("not a session description with media") }
+        guard let m0 = offer.media.first, let creds = offer.credentials(m0) else { throw .badOffer("no ICE credentials (a=ice-ufrag, a=ice-pwd)") }
+        guard let fp = offer.fingerprint(m0), fp.hasPrefix("sha-256 ") else { throw .badOffer("no sha-256 DTLS fingerprint") }
+        guard hub.latestEpoch != nil else { throw .notLive }
+        let id = Self.token(16)
+        let feed: RTPFeed?
+        do {
+            feed = try RTPFeed.attach(hub: hub, name: "webrtc-\(id.prefix(8))", kind: .webrtc, policy: settings.policy, maxPacketSize: 1200)
+        } catch {
+            throw .failed("cannot cut the stream into RTP: \(error)")
+        }
+        guard let feed else { throw .notLive }
+        let streams = hub.latestEpoch?.streams ?? []
+        let plan = AnswerPlan.make(offer: offer, tracks: feed.description.tracks, streams: streams)
+        guard plan.sending.values.contains(where: { _ in true }) else {
+            feed.handle.detach()
+            throw .noCommonCodec("no track of the stream can be sent in a format the offer takes (\(feed.description.tracks.map(\.codecName).joined(separator: ", ")))")
+        }
+        let ufrag = Self.token(8), pwd = Self.token(24)
+        let dtls: DTLSTransport
+        do {
+            dtls = try DTLSTransport(identity: identity, peerFingerprint: fp)
+        } catch {
+            feed.handle.detach()
+            throw .failed("\(error)")
+        }
+        let channel = self.channel
+        let session = WebRTCSession(id: id, stream: hub.name, localUfrag: ufrag, localPwd: pwd, remoteUfrag: creds.ufrag,
+                                    tracks: plan.sending, feed: feed, dtls: dtls, logger: logger) { to, bytes in
+            var buf = channel.allocator.buffer(capacity: bytes.count)
+            buf.writeBytes(bytes)
+            channel.writeAndFlush(AddressedEnvelope(remoteAddress: to, data: buf), promise: nil)
+        }
+        registry.withLock { r in
+            r.byUfrag[ufrag] = session
+            r.byID[id] = session
+        }
+        Task { await session.run() }
+        let answer = plan.answer(ufrag: ufrag, pwd: pwd, fingerprint: identity.fingerprint, candidates: candidates, port: port)
+        logger.info("webrtc: WHEP offer answered", metadata: ["stream": "\(hub.name)", "session": "\(id)", "viewer": "\(viewer)",
+                                                              "tracks": "\(plan.summary)"])
+        return (id, answer)
+    }
+
+    /// Ends a session (`DELETE` on its `Location`); false when there is none for that stream.
+    public func end(id: String, stream: String) -> Bool {
+        guard let s = registry.withLock({ r -> WebRTCSession? in
+            guard let s = r.byID[id], s.stream == stream else { return nil }
+            Self.remove(s, from: &r)
+            return s
+        }) else { return false }
+        s.close()
+        return true
+    }
+
+    private static func remove(_ s: WebRTCSession, from r: inout Registry) {
+        r.byID[s.id] = nil
+        r.byUfrag[s.localUfrag] = nil
+        for (a, v) in r.byAddress where v === s { r.byAddress[a] = nil }
+    }
+
+    private func tick() {
+        let all = registry.withLock { Array($0.byID.values) }
+        for s in all where s.tick() {
+            registry.withLock { Self.remove(s, from: &$0) }
+            s.close()
+            logger.info("webrtc: session ended", metadata: ["stream": "\(s.stream)", "session": "\(s.id)"])
+        }
+    }
+
+    /// One datagram on the shared port (RFC 7983's demultiplexing by first byte).
+    func receive(_ bytes: [UInt8], from address: SocketAddress) {
+        guard let first = bytes.first else { return }
+        switch first {
+        case 0...3:
+            stun(bytes, from: address)
+        case 20...63:
+            guard let s = registry.withLock({ $0.byAddress[address] }) else { return refuse() }
+            s.dtls(bytes)
+        case 128...191:
+            guard let s = registry.withLock({ $0.byAddress[address] }) else { return refuse() }
+            if RTCPFeedback.isRTCP(bytes) { s.rtcp(bytes) }
+        default:
+            refuse()
+        }
+    }
+
+    private func refuse() { refused.add(1, ordering: .relaxed) }
+
+    private func stun(_ bytes: [UInt8], from address: SocketAddress) {
+        guard let m = STUNMessage(parsing: bytes), m.type == STUNMessage.bindingRequest, m.fingerprintMatches(bytes),
+              let user = m.username else { return refuse() }
+        let parts = user.split(separator: ":", maxSplits: 1)
+        guard parts.count == 2, let s = registry.withLock({ $0.byUfrag[String(parts[0])] }), String(parts[1]) == s.remoteUfrag,
+              let covered = m.integrityInput(bytes), let mac = m.attribute(STUNMessage.Attribute.messageIntegrity), mac.count == 20 else {
+            return refuse()
+        }
+        let key = SymmetricKey(data: Array(s.localPwd.utf8))
+        guard HMAC<Insecure.SHA1>.isValidAuthenticationCode(mac, authenticating: covered, using: key) else { return refuse() }
+        let nominated = m.attribute(STUNMessage.Attribute.useCandidate) != nil
+        if s.checked(from: address, nominated: nominated) {
+            registry.withLock { r in
+                for (a, v) in r.byAddress where v === s { r.byAddress[a] = nil }
+                r.byAddress[address] = s
+            }
+        }
+        guard let ip = Self.ipBytes(address), let port = address.port else { return }
+        let reply = STUNMessage(type: STUNMessage.bindingSuccess, transactionID: m.transactionID, attributes: [
+            (STUNMessage.Attribute.xorMappedAddress, STUNMessage.xorMappedAddress(ip: ip, port: UInt16(truncatingIfNeeded: port), transactionID: m.transactionID)),
+        ])
+        let out = reply.serialized(integrity: { Array(HMAC<Insecure.SHA1>.authenticationCode(for: $0, using: key)) })
+        var buf = channel.allocator.buffer(capacity: out.count)
+        buf.writeBytes(out)
+        channel.writeAndFlush(AddressedEnvelope(remoteAddress: address, data: buf), promise: nil)
+    }
+
+    static func ipBytes(_ a: SocketAddress) -> [UInt8]? {
+        switch a {
+        case .v4(let v):
+            let n = v.address.sin_addr.s_addr
+            return withUnsafeBytes(of: n) { Array($0) }
+        case .v6(let v):
+            return withUnsafeBytes(of: v.address.sin6_addr) { Array($0) }
+        default:
+            return nil
+        }
+    }
+
+    /// Random letters and digits (ICE's ice-char set), from the system's CSPRNG.
+    static func token(_ n: Int) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        var g = SystemRandomNumberGenerator()
+        return String(decoding: (0..<n).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &g)] }, as: UTF8.self)
+    }
+}
+
+/// Hands datagrams to the server, which exists only once the channel is bound.
+final class HandlerBox: Sendable {
+    let server = Mutex<WebRTCServer?>(nil)
+}
+
+final class DatagramHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = AddressedEnvelope<ByteBuffer>
+    let box: HandlerBox
+    init(box: HandlerBox) { self.box = box }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let envelope = Self.unwrapInboundIn(data)
+        guard let server = box.server.withLock({ $0 }) else { return }
+        let bytes = Array(envelope.data.readableBytesView)
+        server.receive(bytes, from: envelope.remoteAddress)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // An ICMP port unreachable from a viewer that left: not the server's problem.
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import Logging
+import MediaCore
+import Mux
+import NIOCore
+import Relay
+import Synchronization
+import Wire
+
+/// One WHEP viewer: its ICE credentials, its DTLS association and SRTP keys once they exist,
+/// and the output (an `RTPFeed` of kind `webrtc`, with its own queue and freshness policy) its
+/// sender drains. What arrives for it on the shared UDP port is handed here by the server.
+final class WebRTCSession: @unchecked Sendable {
+    // Safety: mutable state is in `state`, under its lock; the rest is immutable.
+
+    /// How a negotiated track is sent: the payload type the offer chose and our SSRC.
+    struct Sending: Sendable {
+        let payloadType: UInt8
+        let ssrc: UInt32
+        let clockRate: Int
+    }
+
+    struct State {
+        var remote: SocketAddress?
+        var dtls: DTLSTransport
+        var outbound: SRTPSession?
+        var inbound: SRTPSession?
+        var lastCheck = ContinuousClock.now
+        var closed = false
+        /// The last packets sent per SSRC by sequence number, for NACKs (RFC 4585).
+        var history: [UInt32: [UInt16: [UInt8]]] = [:]
+        var historyOrder: [(UInt32, UInt16)] = []
+        var counters = Counters()
+    }
+
+    struct Counters: Sendable {
+        var packetsSent = 0
+        var bytesSent = 0
+        var nacks = 0
+        var retransmitted = 0
+        var plis = 0
+        var firs = 0
+        var unauthenticated = 0
+    }
+
+    static let historySize = 1024
+
+    let id: String
+    let stream: String
+    let localUfrag: String
+    let localPwd: String
+    let remoteUfrag: String
+    let tracks: [Int: Sending]
+    let feed: RTPFeed
+    let created = ContinuousClock.now
+    private let state: Mutex<State>
+    private let connected = AsyncStream<Void>.makeStream()
+    private let send: @Sendable (SocketAddress, [UInt8]) -> Void
+    private let logger: Logger
+
+    init(id: String, stream: String, localUfrag: String, localPwd: String, remoteUfrag: String, tracks: [Int: Sending],
+         feed: RTPFeed, dtls: DTLSTransport, logger: Logger, send: @escaping @Sendable (SocketAddress, [UInt8]) -> Void) {
+        self.id = id
+        self.stream = stream
+        self.localUfrag = localUfrag
+        self.localPwd = localPwd
+        self.remoteUfrag = remoteUfrag
+        self.tracks = tracks
+        self.feed = feed
+        self.logger = logger
+        self.send = send
+        state = Mutex(State(dtls: dtls))
+    }
+
+    var remote: SocketAddress? { state.withLock { $0.remote } }
+    var isClosed: Bool { state.withLock { $0.closed } }
+    var counters: Counters { state.withLock { $0.counters } }
+
+    /// An ICE check that authenticated from `address`; `nominated` when it carried USE-CANDIDATE.
+    /// Returns whether the selected address changed.
+    func checked(from address: SocketAddress, nominated: Bool) -> Bool {
+        state.withLock { s in
+            s.lastCheck = .now
+            guard nominated || s.remote == nil, s.remote != address else { return false }
+            s.remote = address
+            return true
+        }
+    }
+
+    /// A DTLS record from the selected address.
+    func dtls(_ bytes: [UInt8]) {
+        let result: Result<(send: [UInt8], keys: SRTPKeys?), WebRTCError> = state.withLock { s in
+            guard !s.closed else { return .success(([], nil)) }
+            do throws(WebRTCError) {
+                let r = try s.dtls.receive(bytes)
+                if let keys = r.keys {
+                    s.outbound = try SRTPSession(key: keys.local, outbound: true)
+                    s.inbound = try SRTPSession(key: keys.remote, outbound: false)
+                }
+                return .success(r)
+            } catch {
+                s.closed = true
+                return .failure(error)
+            }
+        }
+        switch result {
+        case .success(let r):
+            if !r.send.isEmpty, let to = remote { send(to, r.send) }
+            if r.keys != nil {
+                logger.info("webrtc: viewer connected", metadata: ["stream": "\(stream)", "session": "\(id)"])
+                connected.continuation.yield()
+                connected.continuation.finish()
+            }
+        case .failure(let e):
+            logger.notice("webrtc: viewer refused", metadata: ["stream": "\(stream)", "session": "\(id)", "error": "\(e)"])
+            close()
+        }
+    }
+
+    /// Timers: DTLS retransmission; whether the session should end (no consent for 30 s, or
+    /// not connected within 15 s).
+    func tick() -> Bool {
+        let (out, to, expired) = state.withLock { s -> ([UInt8], SocketAddress?, Bool) in
+            let now = ContinuousClock.now
+            let expired = s.closed || now - s.lastCheck > .seconds(30) || (s.outbound == nil && now - created > .seconds(15))
+            return (s.dtls.tick(), s.remote, expired)
+        }
+        if !out.isEmpty, let to { send(to, out) }
+        return expired
+    }
+
+    /// SRTCP from the viewer: receiver reports, NACKs, PLIs and FIRs.
+    func rtcp(_ bytes: [UInt8]) {
+        var resend: [[UInt8]] = []
+        let to: SocketAddress? = state.withLock { s -> SocketAddress? in
+            guard let inbound = s.inbound, let plain = inbound.unprotectRTCP(bytes) else {
+                s.counters.unauthenticated += 1
+                return nil
+            }
+            for fb in RTCPFeedback.parse(plain) {
+                switch fb {
+                case .nack(let ssrc, let seqs):
+                    s.counters.nacks += 1
+                    for q in seqs {
+                        if let p = s.history[ssrc]?[q], let out = s.outbound?.protect(p) {
+                            resend.append(out)
+                        }
+                    }
+                case .pli: s.counters.plis += 1
+                case .fir: s.counters.firs += 1
+                }
+            }
+            s.counters.retransmitted += resend.count
+            return s.remote
+        }
+        if let to { for p in resend { send(to, p) } }
+    }
+
+    /// Sends the feed's RTP until the session ends: waits for DTLS, then drains the output.
+    func run() async {
+        for await _ in connected.stream { break }
+        while !isClosed, let datagrams = await feed.next() {
+            var out: [[UInt8]] = []
+            let to: SocketAddress? = state.withLock { s -> SocketAddress? in
+                guard !s.closed, let srtp = s.outbound else { return nil }
+                for d in datagrams {
+                    guard let t = tracks[d.track] else { continue }
+                    var b = d.bytes
+                    if d.isRTCP {
+                        guard b.count >= 8 else { continue }
+                        Self.put(t.ssrc, into: &b, at: 4)
+                        if let p = srtp.protectRTCP(b) { out.append(p) }
+                    } else {
+                        guard b.count >= 12 else { continue }
+                        b[1] = (b[1] & 0x80) | (t.payloadType & 0x7F)
+                        Self.put(t.ssrc, into: &b, at: 8)
+                        let seq = UInt16(b[2]) << 8 | UInt16(b[3])
+                        s.history[t.ssrc, default: [:]][seq] = b
+                        s.historyOrder.append((t.ssrc, seq))
+                        if s.historyOrder.count > Self.historySize * 2 {
+                            for (ssrc, q) in s.historyOrder.prefix(Self.historySize) { s.history[ssrc]?[q] = nil }
+                            s.historyOrder.removeFirst(Self.historySize)
+                        }
+                        if let p = srtp.protect(b) {
+                            out.append(p)
+                            s.counters.packetsSent += 1
+                            s.counters.bytesSent += p.count
+                        }
+                    }
+                }
+                return s.remote
+            }
+            guard let to else { continue }
+            for p in out { send(to, p) }
+        }
+        close()
+    }
+
+    func close() {
+        let was = state.withLock { s in
+            defer { s.closed = true }
+            return s.closed
+        }
+        connected.continuation.finish()
+        if !was {
+            feed.handle.queue.close()
+            feed.handle.detach()
+        }
+    }
+
+    static func put(_ v: UInt32, into b: inout [UInt8], at i: Int) {
+        b[i] = UInt8(v >> 24)
+        b[i + 1] = UInt8((v >> 16) & 0xFF)
+        b[i + 2] = UInt8((v >> 8) & 0xFF)
+        b[i + 3] = UInt8(v & 0xFF)
+    }
+}

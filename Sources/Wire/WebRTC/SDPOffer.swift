@@ -1,0 +1,176 @@
+/// A WebRTC session description (RFC 8866 with JSEP's attributes, RFC 8829) as a WHEP player or
+/// a WHIP publisher offers it: its ICE credentials, DTLS fingerprint and, per media section, the
+/// payload formats. Text a peer controls: lines that do not parse are skipped, sizes are capped,
+/// nothing traps.
+public struct SDPOffer: Sendable, Equatable {
+    public struct Format: Sendable, Equatable {
+        public var payloadType: Int
+        /// Lowercased encoding name (`h264`, `opus`, `pcmu`, `rtx` …).
+        public var codec: String
+        public var clockRate: Int
+        public var channels: Int
+        /// `a=fmtp:` parameters, keys lowercased.
+        public var parameters: [String: String] = [:]
+        /// `a=rtcp-fb:` values (`nack`, `nack pli`, `ccm fir`, `transport-cc` …).
+        public var feedback: [String] = []
+    }
+
+    public struct Media: Sendable, Equatable {
+        /// `video`, `audio`, `application`.
+        public var kind: String
+        public var port: Int
+        public var proto: String
+        public var mid: String?
+        /// `sendrecv`, `sendonly`, `recvonly`, `inactive` (default sendrecv).
+        public var direction = "sendrecv"
+        public var formats: [Format] = []
+        public var iceUfrag: String?
+        public var icePwd: String?
+        public var fingerprint: String?
+        public var setup: String?
+        /// `a=ssrc:` values seen (a publisher's streams).
+        public var ssrcs: [UInt32] = []
+        public var rtcpMux = false
+        /// `a=extmap:` ids by URI.
+        public var extensions: [String: Int] = [:]
+    }
+
+    public var iceUfrag: String?
+    public var icePwd: String?
+    /// `sha-256 AB:CD:…` as written (hash name lowercased).
+    public var fingerprint: String?
+    public var setup: String?
+    public var media: [Media] = []
+
+    public static let maxBytes = 64 * 1024
+
+    /// Nil when the text is too large, is not an SDP (`v=0` first) or has no media section.
+    public init?(parsing text: String) {
+        guard text.utf8.count <= Self.maxBytes else { return nil }
+        var sawVersion = false
+        // By bytes: "\r\n" is one Character, which a split on "\n" would not see.
+        for raw in text.utf8.split(whereSeparator: { $0 == 0x0A || $0 == 0x0D }) {
+            let line = Substring(raw).trimmingASCIISpaces()
+            guard line.utf8.count >= 2, line.utf8.count <= 4096 else { continue }
+            let key = line.utf8.first!, rest = line.dropFirst(2)
+            guard line.utf8.dropFirst().first == UInt8(ascii: "=") else { continue }
+            if !sawVersion {
+                guard key == UInt8(ascii: "v"), rest == "0" else { return nil }
+                sawVersion = true
+                continue
+            }
+            switch key {
+            case UInt8(ascii: "m"):
+                let f = rest.split(separator: " ")
+                guard f.count >= 3, media.count < 16 else { continue }
+                var m = Media(kind: String(f[0].prefix(32)), port: Int(f[1].prefix(5)) ?? 0, proto: String(f[2].prefix(64)))
+                for pt in f.dropFirst(3).prefix(64) {
+                    if let n = Int(pt.prefix(3)), (0...127).contains(n) { m.formats.append(Format(payloadType: n, codec: "", clockRate: 0, channels: 1)) }
+                }
+                media.append(m)
+            case UInt8(ascii: "a"):
+                attribute(String(rest))
+            default:
+                continue
+            }
+        }
+        guard sawVersion, !media.isEmpty else { return nil }
+    }
+
+    private mutating func attribute(_ a: String) {
+        let kv = a.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        let name = kv[0].lowercasedASCII(), value = kv.count > 1 ? kv[1].trimmingASCIISpaces() : ""
+        let inMedia = !media.isEmpty
+        func setMedia(_ f: (inout Media) -> Void) {
+            guard inMedia else { return }
+            f(&media[media.count - 1])
+        }
+        switch name {
+        case "ice-ufrag":
+            let v = String(value.prefix(256))
+            if inMedia { setMedia { $0.iceUfrag = v } } else { iceUfrag = v }
+        case "ice-pwd":
+            let v = String(value.prefix(256))
+            if inMedia { setMedia { $0.icePwd = v } } else { icePwd = v }
+        case "fingerprint":
+            let p = value.split(separator: " ", maxSplits: 1)
+            guard p.count == 2 else { return }
+            let v = p[0].lowercasedASCII() + " " + String(p[1].prefix(200)).uppercasedASCII()
+            if inMedia { setMedia { $0.fingerprint = v } } else { fingerprint = v }
+        case "setup":
+            let v = value.lowercasedASCII()
+            if inMedia { setMedia { $0.setup = v } } else { setup = v }
+        case "mid": setMedia { $0.mid = String(value.prefix(32)) }
+        case "sendrecv", "sendonly", "recvonly", "inactive": setMedia { $0.direction = name }
+        case "rtcp-mux": setMedia { $0.rtcpMux = true }
+        case "rtpmap":
+            // `96 H264/90000`, `111 opus/48000/2`
+            let p = value.split(separator: " ", maxSplits: 1)
+            guard p.count == 2, let pt = Int(p[0].prefix(3)) else { return }
+            let enc = p[1].split(separator: "/")
+            guard let codec = enc.first else { return }
+            let rate = enc.count > 1 ? Int(enc[1].prefix(7)) ?? 0 : 0
+            let channels = enc.count > 2 ? max(1, min(8, Int(enc[2].prefix(2)) ?? 1)) : 1
+            setMedia { m in
+                guard let i = m.formats.firstIndex(where: { $0.payloadType == pt }) else { return }
+                m.formats[i].codec = codec.prefix(32).lowercasedASCII()
+                m.formats[i].clockRate = rate
+                m.formats[i].channels = channels
+            }
+        case "fmtp":
+            let p = value.split(separator: " ", maxSplits: 1)
+            guard p.count == 2, let pt = Int(p[0].prefix(3)) else { return }
+            var params: [String: String] = [:]
+            for kv in p[1].split(separator: ";").prefix(32) {
+                let e = kv.split(separator: "=", maxSplits: 1)
+                guard let k = e.first else { continue }
+                params[k.trimmingASCIISpaces().lowercasedASCII()] = e.count > 1 ? String(e[1].trimmingASCIISpaces().prefix(256)) : ""
+            }
+            setMedia { m in
+                guard let i = m.formats.firstIndex(where: { $0.payloadType == pt }) else { return }
+                m.formats[i].parameters = params
+            }
+        case "rtcp-fb":
+            let p = value.split(separator: " ", maxSplits: 1)
+            guard p.count == 2 else { return }
+            let fb = p[1].lowercasedASCII()
+            setMedia { m in
+                for i in m.formats.indices where p[0] == "*" || Int(p[0].prefix(3)) == m.formats[i].payloadType {
+                    if m.formats[i].feedback.count < 16 { m.formats[i].feedback.append(String(fb.prefix(64))) }
+                }
+            }
+        case "ssrc":
+            guard let id = value.split(separator: " ").first, let n = UInt32(id.prefix(10)) else { return }
+            setMedia { m in if !m.ssrcs.contains(n), m.ssrcs.count < 16 { m.ssrcs.append(n) } }
+        case "extmap":
+            let p = value.split(separator: " ")
+            guard p.count >= 2, let id = Int(p[0].split(separator: "/")[0].prefix(3)) else { return }
+            setMedia { m in if m.extensions.count < 32 { m.extensions[String(p[1].prefix(256))] = id } }
+        default:
+            return
+        }
+    }
+
+    /// ICE credentials of a media section, or the session's.
+    public func credentials(_ m: Media) -> (ufrag: String, pwd: String)? {
+        guard let u = m.iceUfrag ?? iceUfrag, let p = m.icePwd ?? icePwd, !u.isEmpty, !p.isEmpty else { return nil }
+        return (u, p)
+    }
+
+    /// The DTLS fingerprint of a media section, or the session's.
+    public func fingerprint(_ m: Media) -> String? { m.fingerprint ?? fingerprint }
+}
+
+extension Substring {
+    func lowercasedASCII() -> String {
+        String(decoding: utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }, as: UTF8.self)
+    }
+
+    func uppercasedASCII() -> String {
+        String(decoding: utf8.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }, as: UTF8.self)
+    }
+}
+
+extension String {
+    func uppercasedASCII() -> String { Substring(self).uppercasedASCII() }
+}

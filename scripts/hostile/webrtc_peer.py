@@ -1,0 +1,139 @@
+#!/usr/bin/python3
+"""A hostile peer on LiveRelay's WebRTC UDP port (every WHEP session shares it).
+
+First a correct ICE connectivity check (RFC 8445: a STUN Binding request with USERNAME,
+MESSAGE-INTEGRITY under the session's ice-pwd and FINGERPRINT), whose answer must carry the
+right XOR-MAPPED-ADDRESS and authenticate. Then `--count` datagrams mutated from a seed
+(random.Random(f"{seed}:{n}")): that check with bytes flipped, lengths that overrun, attributes
+cut or repeated, the wrong password, a wrong username; DTLS records, RTP and RTCP headers with
+noise; plain noise. The mutations go from a second socket (no session there) except the STUN
+ones, which are refused by integrity. Exit 0 when the correct check was answered correctly.
+
+    webrtc_peer.py --port P --ufrag U --pwd PW [--peer OFFER-UFRAG] [--seed 1] [--count 1000]
+"""
+import argparse, binascii, hashlib, hmac, os, random, socket, struct, sys
+
+COOKIE = 0x2112A442
+
+def attr(t, v):
+    pad = (4 - len(v) % 4) % 4
+    return struct.pack("!HH", t, len(v)) + v + b"\0" * pad
+
+def binding(username, pwd, tid, extra=b""):
+    body = attr(0x0006, username.encode()) + attr(0x0024, struct.pack("!I", 1853824767)) + attr(0x802A, os.urandom(8)) + extra
+    head = lambda n: struct.pack("!HHI", 0x0001, n, COOKIE) + tid
+    mi = hmac.new(pwd.encode(), head(len(body) + 24) + body, hashlib.sha1).digest()
+    body += attr(0x0008, mi)
+    crc = (binascii.crc32(head(len(body) + 8) + body) ^ 0x5354554E) & 0xFFFFFFFF
+    body += attr(0x8028, struct.pack("!I", crc))
+    return head(len(body)) + body
+
+def check_answer(data, tid, pwd, port, ip="127.0.0.1"):
+    if len(data) < 20 or struct.unpack("!H", data[:2])[0] != 0x0101 or data[8:20] != tid:
+        return "not a Binding success for our transaction"
+    i, mapped, mi_at = 20, None, None
+    while i + 4 <= len(data):
+        t, n = struct.unpack("!HH", data[i:i + 4])
+        v = data[i + 4:i + 4 + n]
+        if t == 0x0020:
+            xport = struct.unpack("!H", v[2:4])[0] ^ (COOKIE >> 16)
+            xip = struct.unpack("!I", v[4:8])[0] ^ COOKIE
+            mapped = (socket.inet_ntoa(struct.pack("!I", xip)), xport)
+        if t == 0x0008:
+            mi_at = i
+            expected = hmac.new(pwd.encode(), data[:2] + struct.pack("!H", i - 20 + 24) + data[4:i], hashlib.sha1).digest()
+            if v != expected:
+                return "MESSAGE-INTEGRITY does not verify"
+        i += 4 + n + (4 - n % 4) % 4
+    if mapped != (ip, port):
+        return f"XOR-MAPPED-ADDRESS {mapped}, expected {(ip, port)}"
+    if mi_at is None:
+        return "no MESSAGE-INTEGRITY"
+    return None
+
+def mutate(r, good, pwd, ufrag, peer):
+    k = r.randrange(10)
+    if k == 0:  # flip bytes of a correct check
+        b = bytearray(good)
+        for _ in range(r.randrange(1, 8)):
+            b[r.randrange(len(b))] ^= 1 << r.randrange(8)
+        return bytes(b)
+    if k == 1:  # a length that overruns (header or an attribute)
+        b = bytearray(good)
+        at = r.choice([2, 20 + 2])
+        b[at:at + 2] = struct.pack("!H", r.choice([0xFFFF, len(b), len(b) + 4, 3]))
+        return bytes(b)
+    if k == 2:  # the wrong password
+        return binding(f"{ufrag}:{peer}", "wrong-" + pwd, os.urandom(12))
+    if k == 3:  # a wrong or huge username
+        return binding(r.choice(["nobody:peer", ufrag, ":", "x" * 600 + ":" + ufrag, ufrag + ":" + "\xff" * 10]), pwd, os.urandom(12))
+    if k == 4:  # cut short
+        return good[:r.randrange(0, len(good))]
+    if k == 5:  # attributes repeated many times
+        return binding(f"{ufrag}:{peer}", pwd, os.urandom(12), extra=attr(0x0025, b"") * r.randrange(1, 200))
+    if k == 6:  # a DTLS record header with noise
+        return bytes([r.choice([20, 21, 22, 23])]) + b"\xfe\xfd" + os.urandom(r.randrange(0, 300))
+    if k == 7:  # RTCP (PLI, NACK) with noise
+        return bytes([0x81, r.choice([200, 201, 205, 206])]) + os.urandom(r.randrange(0, 200))
+    if k == 8:  # RTP with noise
+        return bytes([0x80, r.randrange(128)]) + os.urandom(r.randrange(0, 1400))
+    return os.urandom(r.randrange(0, 1500))
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--ufrag", required=True)
+    p.add_argument("--pwd", required=True)
+    p.add_argument("--peer", default="abcd", help="the ice-ufrag of the offer")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--count", type=int, default=1000)
+    a = p.parse_args()
+    checker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    checker.bind(("127.0.0.1", 0))
+    checker.settimeout(2)
+    tid = os.urandom(12)
+    good = binding(f"{a.ufrag}:{a.peer}", a.pwd, tid)
+    checker.sendto(good, ("127.0.0.1", a.port))
+    try:
+        data, _ = checker.recvfrom(2048)
+    except socket.timeout:
+        print("no answer to a correct connectivity check")
+        sys.exit(1)
+    problem = check_answer(data, tid, a.pwd, checker.getsockname()[1])
+    if problem:
+        print("answer to a correct check: " + problem)
+        sys.exit(1)
+    other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    other.bind(("127.0.0.1", 0))
+    answered = 0
+    checker.setblocking(False)
+    for n in range(a.count):
+        r = random.Random(f"{a.seed}:{n}")
+        m = mutate(r, good, a.pwd, a.ufrag, a.peer)
+        (checker if m[:1] and m[0] < 4 else other).sendto(m, ("127.0.0.1", a.port))
+        try:
+            while True:
+                checker.recvfrom(2048)
+                answered += 1
+        except (BlockingIOError, socket.error):
+            pass
+    # Still answering correct checks after all that.
+    checker.settimeout(2)
+    tid = os.urandom(12)
+    checker.sendto(binding(f"{a.ufrag}:{a.peer}", a.pwd, tid), ("127.0.0.1", a.port))
+    try:
+        while True:
+            data, _ = checker.recvfrom(2048)
+            if data[8:20] == tid:
+                break
+    except socket.timeout:
+        print("no answer to a correct check after the mutations")
+        sys.exit(1)
+    problem = check_answer(data, tid, a.pwd, checker.getsockname()[1])
+    if problem:
+        print("after the mutations: " + problem)
+        sys.exit(1)
+    print(f"{a.count} mutated datagrams sent; {answered} of them answered (they must have authenticated: flipped bits outside the checked bytes)")
+
+if __name__ == "__main__":
+    main()
