@@ -16,6 +16,8 @@ PACKAGES=(
   python3-gi gir1.2-gst-rtsp-server-1.0 gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-ugly
   gstreamer1.0-plugins-bad gstreamer1.0-libav
+  # a WHEP player that is not a browser: GStreamer's webrtcbin (libnice, Python bindings)
+  gstreamer1.0-nice gir1.2-gst-plugins-bad-1.0
   # real RTMP server (and HTTP origin) for tests
   nginx libnginx-mod-rtmp
   # the hostile JWKS endpoint signs its tokens (scripts/hostile/jwks_endpoint.py)

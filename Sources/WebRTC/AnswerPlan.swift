@@ -88,12 +88,18 @@ struct AnswerPlan {
         let mids = accepted.compactMap(\.media.mid)
         if !mids.isEmpty { l.append("a=group:BUNDLE " + mids.joined(separator: " ")) }
         l.append("a=msid-semantic: WMS liverelay")
+        // Also at the session level: some peers (GStreamer's webrtcbin) look for them in every
+        // section, rejected ones too.
+        l += ["a=ice-ufrag:\(ufrag)", "a=ice-pwd:\(pwd)", "a=fingerprint:\(fingerprint)"]
         for s in sections {
             guard let f = s.format else {
                 l.append("m=\(s.media.kind) 0 \(s.media.proto) \(s.media.formats.first?.payloadType ?? 0)")
                 l.append("c=IN IP4 0.0.0.0")
                 if let mid = s.media.mid { l.append("a=mid:\(mid)") }
-                l.append("a=inactive")
+                l += ["a=inactive", "a=setup:passive", "a=rtcp-mux"]
+                if let f = s.media.formats.first, !f.codec.isEmpty {
+                    l.append("a=rtpmap:\(f.payloadType) \(Self.encodingName(f.codec))/\(f.clockRate)\(f.channels > 1 ? "/\(f.channels)" : "")")
+                }
                 continue
             }
             l.append("m=\(s.media.kind) 9 UDP/TLS/RTP/SAVPF \(f.payloadType)")

@@ -205,19 +205,25 @@ public final class WebRTCServer: Sendable {
         }
     }
 
-    private func refuse() { refused.add(1, ordering: .relaxed) }
+    private func refuse(_ why: @autoclosure () -> String = "no session at this address") {
+        refused.add(1, ordering: .relaxed)
+        logger.debug("webrtc: datagram refused", metadata: ["why": "\(why())"])
+    }
 
     private func stun(_ bytes: [UInt8], from address: SocketAddress) {
-        guard let m = STUNMessage(parsing: bytes), m.type == STUNMessage.bindingRequest, m.fingerprintMatches(bytes),
-              let user = m.username else { return refuse() }
+        guard let m = STUNMessage(parsing: bytes) else { return refuse("not STUN") }
+        guard m.type == STUNMessage.bindingRequest, m.fingerprintMatches(bytes), let user = m.username else {
+            return refuse("not a Binding request with a good FINGERPRINT and a USERNAME")
+        }
         let parts = user.split(separator: ":", maxSplits: 1)
         guard parts.count == 2, let s = registry.withLock({ $0.byUfrag[String(parts[0])] }), String(parts[1]) == s.remoteUfrag,
               let covered = m.integrityInput(bytes), let mac = m.attribute(STUNMessage.Attribute.messageIntegrity), mac.count == 20 else {
-            return refuse()
+            return refuse("unknown ICE username")
         }
         let key = SymmetricKey(data: Array(s.localPwd.utf8))
-        guard HMAC<Insecure.SHA1>.isValidAuthenticationCode(mac, authenticating: covered, using: key) else { return refuse() }
+        guard HMAC<Insecure.SHA1>.isValidAuthenticationCode(mac, authenticating: covered, using: key) else { return refuse("MESSAGE-INTEGRITY does not verify") }
         let nominated = m.attribute(STUNMessage.Attribute.useCandidate) != nil
+        logger.debug("webrtc: ICE check", metadata: ["from": "\(address)", "nominated": "\(nominated)"])
         if s.checked(from: address, nominated: nominated) {
             registry.withLock { r in
                 for (a, v) in r.byAddress where v === s { r.byAddress[a] = nil }

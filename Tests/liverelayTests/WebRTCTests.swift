@@ -49,6 +49,42 @@ import TestSupport
         #expect(serve.stdout.contains("WebRTC (WHEP) on udp://127.0.0.1:"), "\(serve.stdout.prefix(600))")
     }
 
+    /// This machine's first global IPv4 address (libnice, under webrtcbin, leaves loopback out
+    /// of its candidates and cannot reach a server there).
+    static let globalAddress: String? = {
+        let r = try? ChildProcess.run("/usr/sbin/ip", ["-4", "-o", "addr", "show", "scope", "global"], timeout: 5)
+        return r?.stdout.split(separator: "\n").compactMap { line -> String? in
+            let f = line.split(separator: " ")
+            guard let i = f.firstIndex(of: "inet"), i + 1 < f.count else { return nil }
+            return f[i + 1].split(separator: "/").first.map(String.init)
+        }.first
+    }()
+
+    /// A second, independent WebRTC stack: GStreamer's webrtcbin (libnice, its own DTLS and
+    /// SRTP) plays over WHEP and decodes the pictures.
+    @Test(.enabled(if: globalAddress != nil, "needs a global IPv4 address"))
+    func gstreamersWebrtcbinPlaysOverWHEP() throws {
+        let address = try #require(Self.globalAddress)
+        // Beyond loopback needs an auth section: reading opened on purpose.
+        let (serve, port, dir) = try Servers.serve("""
+        auth:
+          anonymous: [read]
+        server:
+          webrtc: {listen: "\(address):0"}
+        streams:
+          cam: {source: "testsrc://?size=640x360&fps=30&gop=30", preview: false}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        usleep(1_500_000)
+        let r = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/whep_gst.py").path,
+                                                      "http://127.0.0.1:\(port)/streams/cam/whep", "--seconds", "5"], timeout: 60)
+        let line = r.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
+        let j = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(r.output.suffix(800))")
+        print("WebRTCTests: webrtcbin over WHEP: \(j)")
+        #expect(j["state"] as? String == "connected", "\(j)")
+        #expect((j["frames"] as? Int ?? 0) >= 60 && j["width"] as? Int == 640 && j["height"] as? Int == 360, "\(j)")
+    }
+
     /// An offer as a browser makes it: H.264 (packetization mode 1) and Opus, bundled.
     static func offer(ufrag: String = "abcd", fingerprint: String = "sha-256 " + Array(repeating: "AB", count: 32).joined(separator: ":")) -> String {
         [

@@ -87,9 +87,10 @@ def main():
     p.add_argument("--peer", default="abcd", help="the ice-ufrag of the offer")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--count", type=int, default=1000)
+    p.add_argument("--bind", default="127.0.0.1", help="the address to send the checks from")
     a = p.parse_args()
     checker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    checker.bind(("127.0.0.1", 0))
+    checker.bind((a.bind, 0))
     checker.settimeout(2)
     tid = os.urandom(12)
     good = binding(f"{a.ufrag}:{a.peer}", a.pwd, tid)
@@ -99,7 +100,7 @@ def main():
     except socket.timeout:
         print("no answer to a correct connectivity check")
         sys.exit(1)
-    problem = check_answer(data, tid, a.pwd, checker.getsockname()[1])
+    problem = check_answer(data, tid, a.pwd, checker.getsockname()[1], a.bind)
     if problem:
         print("answer to a correct check: " + problem)
         sys.exit(1)
@@ -129,7 +130,7 @@ def main():
     except socket.timeout:
         print("no answer to a correct check after the mutations")
         sys.exit(1)
-    problem = check_answer(data, tid, a.pwd, checker.getsockname()[1])
+    problem = check_answer(data, tid, a.pwd, checker.getsockname()[1], a.bind)
     if problem:
         print("after the mutations: " + problem)
         sys.exit(1)

@@ -144,7 +144,7 @@ public struct SDPOffer: Sendable, Equatable {
             setMedia { m in if !m.ssrcs.contains(n), m.ssrcs.count < 16 { m.ssrcs.append(n) } }
         case "extmap":
             let p = value.split(separator: " ")
-            guard p.count >= 2, let id = Int(p[0].split(separator: "/")[0].prefix(3)) else { return }
+            guard p.count >= 2, let first = p[0].split(separator: "/").first, let id = Int(first.prefix(3)) else { return }
             setMedia { m in if m.extensions.count < 32 { m.extensions[String(p[1].prefix(256))] = id } }
         default:
             return

@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+"""A WHEP player that is not a browser: GStreamer's webrtcbin (Debian's gstreamer1.0-plugins-bad
+with libnice), driven from Python. Posts its offer to a WHEP URL, sets the answer, decodes what
+arrives and counts the pictures. Prints one JSON line:
+
+    whep_gst.py URL [--seconds 5] [--user U --password P]
+    {"frames": 148, "width": 640, "height": 360, "codec": "video/x-h264", "state": "connected"}
+
+Exit 0 when pictures were decoded.
+"""
+import argparse, base64, json, sys, threading, time, urllib.request
+
+import gi
+gi.require_version("Gst", "1.0")
+gi.require_version("GstWebRTC", "1.0")
+gi.require_version("GstSdp", "1.0")
+from gi.repository import GLib, Gst, GstSdp, GstWebRTC
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("url")
+    ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--user")
+    ap.add_argument("--password")
+    a = ap.parse_args()
+    Gst.init(None)
+    pipe = Gst.Pipeline.new("whep")
+    webrtc = Gst.ElementFactory.make("webrtcbin", "w")
+    webrtc.set_property("bundle-policy", GstWebRTC.WebRTCBundlePolicy.MAX_BUNDLE)
+    pipe.add(webrtc)
+    out = {"frames": 0, "width": None, "height": None, "codec": None, "state": None}
+    loop = GLib.MainLoop()
+
+    def fail(msg):
+        out["error"] = msg
+        loop.quit()
+
+    def on_frame(sink):
+        sample = sink.emit("pull-sample")
+        if sample:
+            s = sample.get_caps().get_structure(0)
+            out["width"], out["height"] = s.get_value("width"), s.get_value("height")
+            out["frames"] += 1
+        return Gst.FlowReturn.OK
+
+    def on_decoded(_, pad):
+        caps = pad.get_current_caps() or pad.query_caps(None)
+        if not caps.get_structure(0).get_name().startswith("video/"):
+            return
+        conv = Gst.ElementFactory.make("videoconvert")
+        sink = Gst.ElementFactory.make("appsink")
+        sink.set_property("emit-signals", True)
+        sink.set_property("sync", False)
+        sink.connect("new-sample", on_frame)
+        for e in (conv, sink):
+            pipe.add(e)
+            e.sync_state_with_parent()
+        conv.link(sink)
+        pad.link(conv.get_static_pad("sink"))
+
+    def on_pad(_, pad):
+        if pad.direction != Gst.PadDirection.SRC:
+            return
+        caps = pad.get_current_caps()
+        enc = caps.get_structure(0).get_value("encoding-name") if caps else None
+        if enc:
+            out["codec"] = "video/x-" + enc.lower() if caps.get_structure(0).get_value("media") == "video" else out["codec"]
+        dec = Gst.ElementFactory.make("decodebin")
+        dec.connect("pad-added", on_decoded)
+        pipe.add(dec)
+        dec.sync_state_with_parent()
+        pad.link(dec.get_static_pad("sink"))
+
+    def on_answer(text):
+        ok, sdp = GstSdp.SDPMessage.new_from_text(text)
+        answer = GstWebRTC.WebRTCSessionDescription.new(GstWebRTC.WebRTCSDPType.ANSWER, sdp)
+        webrtc.emit("set-remote-description", answer, Gst.Promise.new())
+
+    def post(offer_text):
+        try:
+            req = urllib.request.Request(a.url, data=offer_text.encode(), method="POST", headers={"Content-Type": "application/sdp"})
+            if a.user:
+                req.add_header("Authorization", "Basic " + base64.b64encode(f"{a.user}:{a.password}".encode()).decode())
+            with urllib.request.urlopen(req, timeout=5) as r:
+                out["status"] = r.status
+                text = r.read().decode()
+            GLib.idle_add(lambda: (on_answer(text), False)[1])
+        except Exception as e:
+            GLib.idle_add(lambda: (fail(f"WHEP POST: {e}"), False)[1])
+
+    def on_offer(promise, _):
+        reply = promise.get_reply()
+        offer = reply.get_value("offer")
+        webrtc.emit("set-local-description", offer, Gst.Promise.new())
+        threading.Thread(target=post, args=(offer.sdp.as_text(),), daemon=True).start()
+
+    def on_negotiation(_):
+        # Once: a rejected section (a stream without audio) makes webrtcbin ask again.
+        if out.get("offered"):
+            return
+        out["offered"] = True
+        webrtc.emit("create-offer", None, Gst.Promise.new_with_change_func(on_offer, None))
+
+    def on_state(*_):
+        out["state"] = webrtc.get_property("connection-state").value_nick
+
+    for kind, caps in (("video", "application/x-rtp,media=video,encoding-name=H264,payload=102,clock-rate=90000,packetization-mode=(string)1,profile-level-id=(string)42e01f"),
+                       ("audio", "application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000")):
+        webrtc.emit("add-transceiver", GstWebRTC.WebRTCRTPTransceiverDirection.RECVONLY, Gst.Caps.from_string(caps))
+    webrtc.connect("on-negotiation-needed", on_negotiation)
+    webrtc.connect("pad-added", on_pad)
+    webrtc.connect("notify::connection-state", on_state)
+    pipe.set_state(Gst.State.PLAYING)
+    GLib.timeout_add(int(a.seconds * 1000), loop.quit)
+    loop.run()
+    pipe.set_state(Gst.State.NULL)
+    out.pop("offered", None)
+    print(json.dumps(out))
+    sys.exit(0 if out["frames"] > 0 else 1)
+
+if __name__ == "__main__":
+    main()
