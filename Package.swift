@@ -153,7 +153,7 @@ let package = Package(
         .target(
             name: "WebRTC",
             dependencies: [
-                "CWebRTC", "Relay", "Mux", "MediaCore", "Wire",
+                "CWebRTC", "Relay", "Mux", "Demux", "MediaCore", "Wire",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

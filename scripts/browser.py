@@ -39,6 +39,8 @@ def main():
     ap.add_argument("--stamps")
     ap.add_argument("--csv")
     ap.add_argument("--timeout", type=float, default=20)
+    ap.add_argument("--fake-camera", action="store_true", help="Chromium's fake camera and microphone, allowed without asking")
+    ap.add_argument("--hold", type=float, default=0, help="stay on the page this many seconds more at the end")
     a = ap.parse_args()
     w, h = (int(x) for x in a.size.lower().split("x"))
     opts = webdriver.ChromeOptions()
@@ -49,6 +51,9 @@ def main():
         opts.add_argument(arg)
     if a.insecure:
         opts.add_argument("--ignore-certificate-errors")
+    if a.fake_camera:
+        opts.add_argument("--use-fake-device-for-media-stream")
+        opts.add_argument("--use-fake-ui-for-media-stream")
     # Many MJPEG <img>s never finish loading: do not wait for the load event.
     opts.page_load_strategy = "eager"
     opts.binary_location = "/usr/bin/chromium"
@@ -100,6 +105,11 @@ def main():
             out.update(read_stamps(driver, a.stamps, a.seconds, deadline, a.csv))
         if not a.img and not a.video and not a.stamps and not a.all_imgs and not a.wait_text and not a.wall and not a.stamps_tile:
             time.sleep(a.seconds)
+        if a.hold > 0:
+            # Still on the page (a publisher keeps sending); said once it stays, for the caller.
+            print("holding", flush=True)
+            time.sleep(a.hold)
+            out["state_after_hold"] = driver.execute_script("return document.body.dataset.state || null")
         if a.screenshot:
             driver.save_screenshot(a.screenshot)
             out["screenshot"] = a.screenshot

@@ -39,10 +39,11 @@ struct AccessRequirement: Equatable {
         case "ingest": return AccessRequirement(action: .publish, stream: parts.count >= 2 ? parts[1] : nil)
         case "streams":
             let stream = parts.count >= 2 ? parts[1] : nil
-            // WHEP: a CORS preflight carries no credentials; the offer and its DELETE need read.
-            if parts.count >= 3, parts[2] == "whep" {
+            // WHEP and WHIP: a CORS preflight carries no credentials; the offer and its DELETE
+            // need read (WHEP) or publish (WHIP, and the page that publishes).
+            if parts.count >= 3, parts[2] == "whep" || parts[2] == "whip" || parts[2] == "publish" {
                 if method == .options { return AccessRequirement(action: nil) }
-                return AccessRequirement(action: .read, stream: stream, media: true, cors: true)
+                return AccessRequirement(action: parts[2] == "whep" ? .read : .publish, stream: stream, media: true, cors: true)
             }
             // The archive played or exported: a player fetches these without headers.
             if parts.count >= 3, ["recording.m3u8", "recording.mp4", "recording.json", "recording"].contains(parts[2]) {

@@ -26,6 +26,14 @@ enum PageRoutes {
             return HTTPResponses.html(ViewerPage.render(name: name, status: hub.currentStatus, meta: StreamMeta(engine: engine, name: name),
                                                         hlsjs: Assets.hlsjs != nil, host: request.head.authority, webrtc: engine.configuration.webrtc != nil))
         }
+        // A browser publishes its camera by WHIP (source: publish streams; publish permission).
+        router.get("/streams/:name/publish") { _, context in
+            let name = try context.parameters.require("name")
+            guard engine.publishPoints.streams.contains(name) else {
+                return try HTTPResponses.jsonError(.notFound, "no stream \"\(name.prefix(100))\" takes publishers (source: publish)")
+            }
+            return HTTPResponses.html(PublishPage.render(name: name))
+        }
         router.get("/streams/:name/watch") { request, context in
             let name = try context.parameters.require("name")
             guard let hub = engine.hubs[name] else { return try HTTPResponses.jsonError(.notFound, "unknown stream \"\(name)\"") }

@@ -5,10 +5,11 @@ import NIOCore
 import Relay
 import WebRTC
 
-/// WHEP (draft-ietf-wish-whep): `POST /streams/{name}/whep` with an SDP offer answers 201 with
+/// WHEP (draft-ietf-wish-whep) and WHIP (RFC 9725): `POST /streams/{name}/whep` with an SDP offer answers 201 with
 /// the SDP answer and the session's `Location`; `DELETE` there ends it. The server is ICE-lite
 /// and gathers nothing: a trickled candidate (`PATCH`) is not needed and is refused with 405.
-/// Needs `read` on the stream; a preflight (`OPTIONS`) is answered for players on other origins.
+/// `POST /streams/{name}/whip` takes a publisher's offer for a `source: publish` stream.
+/// WHEP needs `read` on the stream, WHIP `publish`; a preflight (`OPTIONS`) is answered for players on other origins.
 enum WHEPRoutes {
     static let maxOffer = 64 * 1024
 
@@ -26,34 +27,51 @@ enum WHEPRoutes {
             let offer = String(decoding: body.readableBytesView, as: UTF8.self)
             do throws(WebRTCServer.OfferError) {
                 let (id, answer) = try webrtc.whep(offer: offer, hub: hub, viewer: context.identity?.name ?? "anonymous")
-                var r = Response(status: .created, body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
-                r.headers[.contentType] = "application/sdp"
-                r.headers[.location] = "/streams/\(name)/whep/\(id)"
-                r.headers[.accessControlExposeHeaders] = "Location"
-                return r
+                return created(answer, location: "/streams/\(name)/whep/\(id)")
             } catch {
-                switch error {
-                case .badOffer: return try HTTPResponses.jsonError(.badRequest, error.description)
-                case .notLive:
-                    var r = try HTTPResponses.jsonError(.serviceUnavailable, error.description)
-                    r.headers[.retryAfter] = "1"
-                    return r
-                case .noCommonCodec: return try HTTPResponses.jsonError(.notAcceptable, error.description)
-                case .failed: return try HTTPResponses.jsonError(.internalServerError, error.description)
-                }
+                return try refusal(error)
             }
+        }
+        // WHIP (RFC 9725): a publisher's offer for a `source: publish` stream.
+        router.post("/streams/:name/whip") { request, context in
+            let name = try context.parameters.require("name")
+            guard engine.publishPoints.streams.contains(name) else {
+                return try HTTPResponses.jsonError(.notFound, "no stream \"\(name.prefix(100))\" takes publishers (source: publish)")
+            }
+            guard (request.headers[.contentType] ?? "").lowercased().hasPrefix("application/sdp") else {
+                return try HTTPResponses.jsonError(.unsupportedMediaType, "a WHIP offer is application/sdp")
+            }
+            let body = try await request.body.collect(upTo: maxOffer)
+            let offer = String(decoding: body.readableBytesView, as: UTF8.self)
+            do throws(WebRTCServer.OfferError) {
+                let (id, answer) = try webrtc.whip(offer: offer, stream: name, points: engine.publishPoints,
+                                                   publisher: context.identity?.name ?? "anonymous")
+                return created(answer, location: "/streams/\(name)/whip/\(id)")
+            } catch {
+                return try refusal(error)
+            }
+        }
+        router.delete("/streams/:name/whip/:session") { _, context in
+            let name = try context.parameters.require("name"), id = try context.parameters.require("session")
+            guard webrtc.end(id: id, stream: name) else { return try HTTPResponses.jsonError(.notFound, "no such WHIP session") }
+            return Response(status: .ok)
         }
         router.delete("/streams/:name/whep/:session") { _, context in
             let name = try context.parameters.require("name"), id = try context.parameters.require("session")
             guard webrtc.end(id: id, stream: name) else { return try HTTPResponses.jsonError(.notFound, "no such WHEP session") }
             return Response(status: .ok)
         }
+        router.patch("/streams/:name/whip/:session") { _, _ in
+            var r = try HTTPResponses.jsonError(.methodNotAllowed, "LiveRelay is ICE-lite: candidates are not trickled")
+            r.headers[.allow] = "DELETE"
+            return r
+        }
         router.patch("/streams/:name/whep/:session") { _, _ in
             var r = try HTTPResponses.jsonError(.methodNotAllowed, "LiveRelay is ICE-lite: candidates are not trickled")
             r.headers[.allow] = "DELETE"
             return r
         }
-        for path in ["/streams/:name/whep", "/streams/:name/whep/:session"] {
+        for path in ["/streams/:name/whep", "/streams/:name/whep/:session", "/streams/:name/whip", "/streams/:name/whip/:session"] {
             router.on(RouterPath(path), method: .options) { _, _ in
                 var r = Response(status: .noContent)
                 r.headers[.accessControlAllowOrigin] = "*"
@@ -63,6 +81,28 @@ enum WHEPRoutes {
                 r.headers[.accessControlMaxAge] = "600"
                 return r
             }
+        }
+    }
+
+    static func created(_ answer: String, location: String) -> Response {
+        var r = Response(status: .created, body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
+        r.headers[.contentType] = "application/sdp"
+        r.headers[.location] = location
+        r.headers[.accessControlExposeHeaders] = "Location"
+        return r
+    }
+
+    static func refusal(_ error: WebRTCServer.OfferError) throws -> Response {
+        switch error {
+        case .badOffer: return try HTTPResponses.jsonError(.badRequest, error.description)
+        case .notLive:
+            var r = try HTTPResponses.jsonError(.serviceUnavailable, error.description)
+            r.headers[.retryAfter] = "1"
+            return r
+        case .noCommonCodec: return try HTTPResponses.jsonError(.notAcceptable, error.description)
+        case .busy: return try HTTPResponses.jsonError(.conflict, error.description)
+        case .notPublishable: return try HTTPResponses.jsonError(.notFound, error.description)
+        case .failed: return try HTTPResponses.jsonError(.internalServerError, error.description)
         }
     }
 }

@@ -16,6 +16,8 @@ struct AnswerPlan {
     let sections: [Section]
     /// Feed track → how it is sent.
     let sending: [Int: WebRTCSession.Sending]
+    /// `sendonly` (WHEP: LiveRelay sends) or `recvonly` (WHIP: LiveRelay receives).
+    var direction = "sendonly"
 
     var summary: String {
         sections.map { s in s.format.map { "\(s.media.kind) \($0.codec)/\($0.payloadType)" } ?? "\(s.media.kind) rejected" }.joined(separator: ", ")
@@ -48,6 +50,42 @@ struct AnswerPlan {
             }
         }
         return AnswerPlan(sections: sections, sending: sending)
+    }
+
+    /// A publisher's offer (WHIP): its H.264 video (packetization mode 1, constrained baseline
+    /// preferred), its Opus or G.711 audio, received as they are.
+    static func receiving(offer: SDPOffer) -> AnswerPlan {
+        var sections: [Section] = []
+        var took = Set<String>()
+        for m in offer.media {
+            var chosen: SDPOffer.Format?
+            if (m.direction == "sendonly" || m.direction == "sendrecv"), m.port != 0, !took.contains(m.kind) {
+                switch m.kind {
+                case "video": chosen = pick("h264", in: m.formats, profile: 0x42)
+                case "audio": chosen = pick("opus", in: m.formats, profile: nil) ?? pick("pcm_mulaw", in: m.formats, profile: nil) ?? pick("pcm_alaw", in: m.formats, profile: nil)
+                default: break
+                }
+            }
+            if chosen != nil { took.insert(m.kind) }
+            sections.append(Section(media: m, format: chosen, track: nil, ssrc: UInt32.random(in: 1...UInt32.max)))
+        }
+        var plan = AnswerPlan(sections: sections, sending: [:])
+        plan.direction = "recvonly"
+        return plan
+    }
+
+    /// The accepted sections as the description `RTPPushSource` reads (one payload type each).
+    var receivedDescription: String {
+        var l = ["v=0", "o=- 0 0 IN IP4 127.0.0.1", "s=WHIP", "t=0 0"]
+        for s in sections {
+            guard let f = s.format else { continue }
+            l.append("m=\(s.media.kind) 9 RTP/AVP \(f.payloadType)")
+            l.append("a=rtpmap:\(f.payloadType) \(Self.encodingName(f.codec))/\(f.clockRate)\(f.channels > 1 ? "/\(f.channels)" : "")")
+            if !f.parameters.isEmpty {
+                l.append("a=fmtp:\(f.payloadType) " + f.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";"))
+            }
+        }
+        return l.joined(separator: "\r\n") + "\r\n"
     }
 
     static func pick(_ codec: String, in formats: [SDPOffer.Format], profile: UInt8?) -> SDPOffer.Format? {
@@ -106,7 +144,7 @@ struct AnswerPlan {
             l.append("c=IN IP4 0.0.0.0")
             if let mid = s.media.mid { l.append("a=mid:\(mid)") }
             l += ["a=ice-ufrag:\(ufrag)", "a=ice-pwd:\(pwd)", "a=fingerprint:\(fingerprint)", "a=setup:passive",
-                  "a=sendonly", "a=rtcp-mux", "a=rtcp-rsize"]
+                  "a=\(direction)", "a=rtcp-mux", "a=rtcp-rsize"]
             let channels = s.media.kind == "audio" && f.channels > 1 ? "/\(f.channels)" : ""
             l.append("a=rtpmap:\(f.payloadType) \(Self.encodingName(f.codec))/\(f.clockRate)\(channels)")
             if !f.parameters.isEmpty {
@@ -115,8 +153,10 @@ struct AnswerPlan {
             if s.media.kind == "video" {
                 l += ["a=rtcp-fb:\(f.payloadType) nack", "a=rtcp-fb:\(f.payloadType) nack pli", "a=rtcp-fb:\(f.payloadType) ccm fir"]
             }
-            let track = "\(s.media.kind)\(s.track ?? 0)"
-            l += ["a=msid:liverelay \(track)", "a=ssrc:\(s.ssrc) cname:liverelay", "a=ssrc:\(s.ssrc) msid:liverelay \(track)"]
+            if direction == "sendonly" {
+                let track = "\(s.media.kind)\(s.track ?? 0)"
+                l += ["a=msid:liverelay \(track)", "a=ssrc:\(s.ssrc) cname:liverelay", "a=ssrc:\(s.ssrc) msid:liverelay \(track)"]
+            }
             for (i, c) in candidates.enumerated() {
                 l.append("a=candidate:\(i + 1) 1 udp \(2_130_706_431 - i) \(c) \(port) typ host")
             }

@@ -1,4 +1,5 @@
 import Crypto
+import Demux
 import Foundation
 public import Logging
 import MediaCore
@@ -37,6 +38,10 @@ public final class WebRTCServer: Sendable {
         case notLive
         case noCommonCodec(String)
         case failed(String)
+        /// WHIP: the stream has a publisher already.
+        case busy
+        /// WHIP: the stream does not take publishers.
+        case notPublishable
 
         public var description: String {
             switch self {
@@ -44,6 +49,8 @@ public final class WebRTCServer: Sendable {
             case .notLive: "the stream has not connected yet"
             case .noCommonCodec(let s): s
             case .failed(let s): s
+            case .busy: "the stream already has a publisher"
+            case .notPublishable: "the stream does not take publishers (source: publish)"
             }
         }
     }
@@ -162,6 +169,58 @@ public final class WebRTCServer: Sendable {
         return (id, answer)
     }
 
+    /// A WHIP offer for `stream` (a `source: publish` stream): the SDP answer and the session's
+    /// id. The publisher's media becomes the stream's source once DTLS is up.
+    public func whip(offer text: String, stream: String, points: PublishPoints, publisher: String) throws(OfferError) -> (id: String, answer: String) {
+        guard let offer = SDPOffer(parsing: text) else { throw .badOffer("not a session description with media") }
+        guard let m0 = offer.media.first, let creds = offer.credentials(m0) else { throw .badOffer("no ICE credentials (a=ice-ufrag, a=ice-pwd)") }
+        guard let fp = offer.fingerprint(m0), fp.hasPrefix("sha-256 ") else { throw .badOffer("no sha-256 DTLS fingerprint") }
+        let plan = AnswerPlan.receiving(offer: offer)
+        guard plan.sections.contains(where: { $0.media.kind == "video" && $0.format != nil }) else {
+            throw .noCommonCodec("the offer sends no H.264 video (packetization mode 1) LiveRelay takes")
+        }
+        let id = Self.token(16)
+        let source: RTPPushSource
+        do {
+            source = try RTPPushSource(sdp: plan.receivedDescription, url: "whip://\(stream)", interruptHandle: InterruptHandle())
+        } catch {
+            throw .failed("\(error)")
+        }
+        switch points.beginRTP(stream, source: source) {
+        case .success: break
+        case .failure(.alreadyPublishing): throw .busy
+        case .failure(.unknownStream): throw .notPublishable
+        case .failure(let f): throw .failed("\(f)")
+        }
+        let dtls: DTLSTransport
+        do {
+            dtls = try DTLSTransport(identity: identity, peerFingerprint: fp)
+        } catch {
+            source.finish()
+            points.end(stream)
+            throw .failed("\(error)")
+        }
+        let ufrag = Self.token(8), pwd = Self.token(24)
+        let channel = self.channel
+        let session = WebRTCSession(id: id, stream: stream, localUfrag: ufrag, localPwd: pwd, remoteUfrag: creds.ufrag,
+                                    tracks: [:], feed: nil, publisher: source,
+                                    publisherVideoPayloadType: plan.sections.first { $0.media.kind == "video" }?.format?.payloadType ?? -1,
+                                    dtls: dtls, logger: logger,
+                                    onClose: { points.end(stream) }) { to, bytes in
+            var buf = channel.allocator.buffer(capacity: bytes.count)
+            buf.writeBytes(bytes)
+            channel.writeAndFlush(AddressedEnvelope(remoteAddress: to, data: buf), promise: nil)
+        }
+        registry.withLock { r in
+            r.byUfrag[ufrag] = session
+            r.byID[id] = session
+        }
+        Task { await session.run() }
+        logger.info("webrtc: WHIP offer answered", metadata: ["stream": "\(stream)", "session": "\(id)", "publisher": "\(publisher)",
+                                                              "tracks": "\(plan.summary)"])
+        return (id, plan.answer(ufrag: ufrag, pwd: pwd, fingerprint: identity.fingerprint, candidates: candidates, port: port))
+    }
+
     /// Ends a session (`DELETE` on its `Location`); false when there is none for that stream.
     public func end(id: String, stream: String) -> Bool {
         guard let s = registry.withLock({ r -> WebRTCSession? in
@@ -199,7 +258,7 @@ public final class WebRTCServer: Sendable {
             s.dtls(bytes)
         case 128...191:
             guard let s = registry.withLock({ $0.byAddress[address] }) else { return refuse() }
-            if RTCPFeedback.isRTCP(bytes) { s.rtcp(bytes) }
+            if RTCPFeedback.isRTCP(bytes) { s.rtcp(bytes) } else { s.rtp(bytes) }
         default:
             refuse()
         }

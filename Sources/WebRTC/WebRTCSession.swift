@@ -1,4 +1,5 @@
 import Foundation
+import Demux
 import Logging
 import MediaCore
 import Mux
@@ -29,16 +30,21 @@ final class WebRTCSession: @unchecked Sendable {
         var closed = false
         /// The last packets sent per SSRC by sequence number, for NACKs (RFC 4585).
         var history: [UInt32: [UInt16: [UInt8]]] = [:]
+        /// WHIP: the publisher's video SSRC (from its packets), and when a keyframe was last asked.
+        var publisherVideoSSRC: UInt32?
+        var lastKeyframeRequest = ContinuousClock.now
         var historyOrder: [(UInt32, UInt16)] = []
         var counters = Counters()
     }
 
     struct Counters: Sendable {
         var packetsSent = 0
+        var packetsReceived = 0
         var bytesSent = 0
         var nacks = 0
         var retransmitted = 0
         var plis = 0
+        var keyframeRequests = 0
         var firs = 0
         var unauthenticated = 0
     }
@@ -51,7 +57,13 @@ final class WebRTCSession: @unchecked Sendable {
     let localPwd: String
     let remoteUfrag: String
     let tracks: [Int: Sending]
-    let feed: RTPFeed
+    /// WHEP: the viewer's output, which the sender drains.
+    let feed: RTPFeed?
+    /// WHIP: where the publisher's media goes, and what to do when it leaves.
+    let publisher: RTPPushSource?
+    /// WHIP: the payload type of the publisher's video.
+    let publisherVideoPayloadType: Int
+    private let onClose: @Sendable () -> Void
     let created = ContinuousClock.now
     private let state: Mutex<State>
     private let connected = AsyncStream<Void>.makeStream()
@@ -59,7 +71,11 @@ final class WebRTCSession: @unchecked Sendable {
     private let logger: Logger
 
     init(id: String, stream: String, localUfrag: String, localPwd: String, remoteUfrag: String, tracks: [Int: Sending],
-         feed: RTPFeed, dtls: DTLSTransport, logger: Logger, send: @escaping @Sendable (SocketAddress, [UInt8]) -> Void) {
+         feed: RTPFeed?, publisher: RTPPushSource? = nil, publisherVideoPayloadType: Int = -1, dtls: DTLSTransport, logger: Logger,
+         onClose: @escaping @Sendable () -> Void = {}, send: @escaping @Sendable (SocketAddress, [UInt8]) -> Void) {
+        self.publisher = publisher
+        self.publisherVideoPayloadType = publisherVideoPayloadType
+        self.onClose = onClose
         self.id = id
         self.stream = stream
         self.localUfrag = localUfrag
@@ -107,7 +123,7 @@ final class WebRTCSession: @unchecked Sendable {
         case .success(let r):
             if !r.send.isEmpty, let to = remote { send(to, r.send) }
             if r.keys != nil {
-                logger.info("webrtc: viewer connected", metadata: ["stream": "\(stream)", "session": "\(id)"])
+                logger.info(publisher == nil ? "webrtc: viewer connected" : "webrtc: publisher connected", metadata: ["stream": "\(stream)", "session": "\(id)"])
                 connected.continuation.yield()
                 connected.continuation.finish()
             }
@@ -120,14 +136,32 @@ final class WebRTCSession: @unchecked Sendable {
     /// Timers: DTLS retransmission; whether the session should end (no consent for 30 s, or
     /// not connected within 15 s).
     func tick() -> Bool {
-        let (out, to, expired) = state.withLock { s -> ([UInt8], SocketAddress?, Bool) in
+        let finished = publisher?.isFinished ?? false
+        let (out, pli, to, expired) = state.withLock { s -> ([UInt8], [UInt8]?, SocketAddress?, Bool) in
             let now = ContinuousClock.now
-            let expired = s.closed || now - s.lastCheck > .seconds(30) || (s.outbound == nil && now - created > .seconds(15))
-            return (s.dtls.tick(), s.remote, expired)
+            let expired = s.closed || finished || now - s.lastCheck > .seconds(30) || (s.outbound == nil && now - created > .seconds(15))
+            // A browser sends a keyframe only when asked: asked every second, so that a viewer
+            // who joins, HLS segments and recordings each start within a second.
+            var pli: [UInt8]?
+            if let media = s.publisherVideoSSRC, let srtp = s.outbound, now - s.lastKeyframeRequest >= .seconds(1) {
+                s.lastKeyframeRequest = now
+                s.counters.keyframeRequests += 1
+                var b: [UInt8] = [0x81, 206, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0]
+                Self.put(Self.ownSSRC, into: &b, at: 4)
+                Self.put(media, into: &b, at: 8)
+                pli = srtp.protectRTCP(b)
+            }
+            return (s.dtls.tick(), pli, s.remote, expired)
         }
-        if !out.isEmpty, let to { send(to, out) }
+        if let to {
+            if !out.isEmpty { send(to, out) }
+            if let pli { send(to, pli) }
+        }
         return expired
     }
+
+    /// The SSRC LiveRelay's own RTCP (keyframe requests) is sent from.
+    static let ownSSRC: UInt32 = 0x4C52_4C59
 
     /// SRTCP from the viewer: receiver reports, NACKs, PLIs and FIRs.
     func rtcp(_ bytes: [UInt8]) {
@@ -156,9 +190,28 @@ final class WebRTCSession: @unchecked Sendable {
         if let to { for p in resend { send(to, p) } }
     }
 
+    /// SRTP from a publisher: decrypted and handed to the stream's source.
+    func rtp(_ bytes: [UInt8]) {
+        guard let publisher else { return }
+        let plain: [UInt8]? = state.withLock { s in
+            guard let p = s.inbound?.unprotect(bytes) else {
+                s.counters.unauthenticated += 1
+                return nil
+            }
+            s.counters.packetsReceived += 1
+            if p.count >= 12, Int(p[1] & 0x7F) == publisherVideoPayloadType {
+                s.publisherVideoSSRC = UInt32(p[8]) << 24 | UInt32(p[9]) << 16 | UInt32(p[10]) << 8 | UInt32(p[11])
+            }
+            return p
+        }
+        if let plain { publisher.push(plain, arrival: DispatchTime.now().uptimeNanoseconds) }
+    }
+
     /// Sends the feed's RTP until the session ends: waits for DTLS, then drains the output.
+    /// A publisher's session has nothing to send: it waits for its end.
     func run() async {
         for await _ in connected.stream { break }
+        guard let feed else { return }
         while !isClosed, let datagrams = await feed.next() {
             var out: [[UInt8]] = []
             let to: SocketAddress? = state.withLock { s -> SocketAddress? in
@@ -203,8 +256,12 @@ final class WebRTCSession: @unchecked Sendable {
         }
         connected.continuation.finish()
         if !was {
-            feed.handle.queue.close()
-            feed.handle.detach()
+            if let feed {
+                feed.handle.queue.close()
+                feed.handle.detach()
+            }
+            publisher?.finish()
+            onClose()
         }
     }
 

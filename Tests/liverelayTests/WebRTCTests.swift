@@ -49,6 +49,38 @@ import TestSupport
         #expect(serve.stdout.contains("WebRTC (WHEP) on udp://127.0.0.1:"), "\(serve.stdout.prefix(600))")
     }
 
+    /// A phone's browser becomes a camera: Chromium's fake camera and microphone on the publish
+    /// page go out by WHIP, and the stream is a source like any other: ffmpeg reads H.264 and
+    /// Opus from LiveRelay's RTSP output and pictures from its HLS.
+    @Test func chromiumPublishesOverWHIPAndFFmpegReadsItFromRTSPAndHLS() throws {
+        let rtsp = FreePort.tcp()
+        let (serve, port, dir) = try Servers.serve("""
+        server:
+          rtsp: {listen: "127.0.0.1:\(rtsp)"}
+        streams:
+          phone: {source: publish, preview: false, hls: {variant: mpegts, segment_duration: 1s}}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let publisher = try ChildProcess(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path,
+                                                           "http://127.0.0.1:\(port)/streams/phone/publish?auto", "--fake-camera",
+                                                           "--wait-text", "#state=connected", "--seconds", "20", "--hold", "15", "--timeout", "30"])
+        defer { publisher.stop() }
+        try #require(publisher.waitFor("holding", timeout: 45), "\(publisher.stdout.suffix(300)) \(publisher.stderr.suffix(300)) \(serve.stdout.suffix(600))")
+        #expect(publisher.stdout.contains("watching"))
+        let probe = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-rtsp_transport", "tcp", "-show_entries", "stream=codec_name,width,height",
+                                                             "-of", "csv=p=0", "rtsp://127.0.0.1:\(rtsp)/phone"], timeout: 30)
+        let lines = Set(probe.stdout.split(separator: "\n").map(String.init))
+        #expect(lines.contains { $0.hasPrefix("h264,") } && lines.contains("opus"), "\(probe.output)")
+        let read = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-rtsp_transport", "tcp", "-i", "rtsp://127.0.0.1:\(rtsp)/phone",
+                                                           "-frames:v", "30", "-f", "null", "-"], timeout: 30)
+        #expect(read.status == 0, "\(read.stderr.suffix(400))")
+        let hls = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-i", "http://127.0.0.1:\(port)/streams/phone/hls/index.m3u8",
+                                                          "-frames:v", "20", "-f", "null", "-"], timeout: 30)
+        #expect(hls.status == 0, "\(hls.stderr.suffix(400))")
+        let stream = Self.json(port, "/api/streams/phone")["stream"] as? [String: Any] ?? [:]
+        #expect(stream["state"] as? String == "live", "\(stream) \(serve.stdout.suffix(1500)) \(serve.stderr.suffix(1500))")
+    }
+
     /// This machine's first global IPv4 address (libnice, under webrtcbin, leaves loopback out
     /// of its candidates and cannot reach a server there).
     static let globalAddress: String? = {
@@ -119,6 +151,7 @@ import TestSupport
         streams:
           cam: {source: "testsrc://?size=320x180&fps=30&gop=30", preview: false}
           elsewhere: {source: "testsrc://?size=320x180&fps=15&gop=15", preview: false}
+          pub: {source: publish, preview: false}
         """)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         usleep(1_500_000)
@@ -128,6 +161,10 @@ import TestSupport
         #expect(try post(port, "cam", Self.offer(), ["-u", "viewer:wrongPW"]).status == 401)
         #expect(try post(port, "cam", Self.offer(), ["-u", "other:viewerPW1"]).status == 403)
         #expect(Self.webrtcSinks(port, good).isEmpty)
+        // Publishing by WHIP needs the publish permission, which reading does not give.
+        let whip = try ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-u", "viewer:viewerPW1", "-X", "POST",
+                                                          "-H", "Content-Type: application/sdp", "--data", "v=0", "http://127.0.0.1:\(port)/streams/pub/whip"], timeout: 10)
+        #expect(whip.stdout == "403")
         // Bad offers: one line each, no session.
         #expect(try post(port, "cam", "hello", good).status == 400)
         #expect(try post(port, "cam", "v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\n", good).status == 400, "no ICE credentials")

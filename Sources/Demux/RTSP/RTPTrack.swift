@@ -17,6 +17,8 @@ enum RTPDepayloadFormat: Equatable {
     case h264
     case aac(sizeLength: Int, indexLength: Int, indexDeltaLength: Int)
     case g711
+    /// RFC 7587: one Opus packet per RTP packet (WebRTC).
+    case opus
 }
 
 /// One RTP track of an RTSP session: puts its packets back in sequence order (within a bounded
@@ -186,7 +188,7 @@ final class RTPTrack {
         switch format {
         case .h264: h264(payload, ts: ts, marker: marker, arrival: arrival)
         case .aac(let s, let i, let d): aac(payload, ts: ts, marker: marker, arrival: arrival, sizeLength: s, indexLength: i, indexDeltaLength: d)
-        case .g711:
+        case .g711, .opus:
             guard !payload.isEmpty else { return }
             emit(Array(payload), ts: ts, key: true, arrival: arrival)
         }

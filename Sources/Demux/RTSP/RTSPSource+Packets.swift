@@ -110,7 +110,7 @@ extension RTSPSource {
         switch t.format {
         case .aac: scratch.pointee.duration = 1024
         case .g711: scratch.pointee.duration = Int64(count)
-        case .h264: break
+        case .h264, .opus: break
         }
         guard let p = try? Packet(movingFrom: scratch, timeBase: timeBases[i], mediaType: kind, arrivalNanos: f.arrivalNanos) else {
             av_packet_unref(scratch)

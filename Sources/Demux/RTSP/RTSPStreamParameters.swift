@@ -57,6 +57,17 @@ enum RTSPStreamParameters {
         case .g711:
             p.pointee.codec_id = m.encoding == "PCMU" ? AV_CODEC_ID_PCM_MULAW : AV_CODEC_ID_PCM_ALAW
             p.pointee.bits_per_coded_sample = 8
+        case .opus:
+            // RFC 7587 always says 48000/2; the OpusHead (RFC 7845) tells muxers the channels.
+            p.pointee.codec_id = AV_CODEC_ID_OPUS
+            p.pointee.sample_rate = 48000
+            channels = 2
+            let head: [UInt8] = Array("OpusHead".utf8) + [1, 2, 0x38, 0x01, 0x80, 0xBB, 0, 0, 0, 0, 0]
+            if let buf = av_mallocz(head.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) {
+                head.withUnsafeBytes { _ = memcpy(buf, $0.baseAddress!, head.count) }
+                p.pointee.extradata = buf.assumingMemoryBound(to: UInt8.self)
+                p.pointee.extradata_size = Int32(head.count)
+            }
         default:
             p.pointee.codec_id = AV_CODEC_ID_AAC
             let config = Self.hex(m.fmtp["config"] ?? "")

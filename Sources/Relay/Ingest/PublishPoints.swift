@@ -27,11 +27,13 @@ public final class PublishPoints: Sendable {
     private enum Handoff {
         case pipe(Int32)
         case feed(FLVFeed)
+        case rtp(RTPPushSource)
 
         func discard() {
             switch self {
             case .pipe(let fd): close(fd)
             case .feed(let f): f.abandon()
+            case .rtp(let s): s.finish()
             }
         }
     }
@@ -85,6 +87,13 @@ public final class PublishPoints: Sendable {
         }
     }
 
+    /// A publisher of RTP (WebRTC's WHIP) for `stream` was accepted: its packets go to
+    /// `source`, which the stream's ingest thread reads (the caller finishes it when the
+    /// publisher leaves, then calls `end`).
+    public func beginRTP(_ stream: String, source: RTPPushSource) -> Result<Void, Refusal> {
+        begin(stream) { () -> Result<(Handoff, Void), Refusal> in .success((.rtp(source), ())) }
+    }
+
     private func begin<T>(_ stream: String, _ make: () -> Result<(Handoff, T), Refusal>) -> Result<T, Refusal> {
         guard names.withLock({ $0.contains(stream) }) else { return .failure(.unknownStream) }
         let result: Result<T, Refusal> = state.withLock { s in
@@ -117,6 +126,10 @@ public final class PublishPoints: Sendable {
             switch state.withLock({ $0.ready.removeValue(forKey: stream) }) {
             case .feed(let feed):
                 return try FLVFeedSource(feed: feed, url: url, options: options, interruptHandle: interrupt)
+            case .rtp(let source):
+                source.adopt(interrupt)
+                try source.probe(timeout: options.openTimeout)
+                return source
             case .pipe(let fd):
                 var o = options
                 o.listen = false

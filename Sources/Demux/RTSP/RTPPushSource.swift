@@ -1,0 +1,189 @@
+internal import CFFmpeg
+import Foundation
+public import MediaCore
+import Wire
+
+/// A source fed RTP packets by a session layer that received them (WebRTC's WHIP: decrypted
+/// SRTP), described by the session description that session agreed: H.264 (RFC 6184), Opus
+/// (RFC 7587) and G.711 are rebuilt into packets with the same depacketizer as LiveRelay's RTSP
+/// client (`RTPTrack`), one timeline per track from its RTP clock, lined up by arrival. The
+/// session layer pushes from its own thread; the stream's ingest thread reads.
+public final class RTPPushSource: PacketSource, @unchecked Sendable {
+    // Safety: everything mutable is under `condition`.
+    public private(set) var streams: [StreamInfo] = []
+    public let formatName = "rtp"
+    public private(set) var interruptHandle: InterruptHandle
+    public let url: String
+
+    private let condition = NSCondition()
+    private let tracks: [RTPTrack]
+    private let kinds: [MediaType]
+    private let media: [SDP.Media]
+    private var ready: [Packet] = []
+    private var ended = false
+    private var keyframe: RTPFrame?
+    private struct Timeline { var last: UInt32; var ext: Int64; var offset: Int64 }
+    private var timelines: [Int: Timeline] = [:]
+    private var origin: UInt64?
+    private let scratch: UnsafeMutablePointer<AVPacket>
+    private let readTimeout: Double
+
+    /// Why a description cannot be taken.
+    public struct Unsupported: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// `sdp`: one media section per track, each with the one payload type agreed.
+    public init(sdp text: String, url: String, readTimeout: Double = 10, interruptHandle: InterruptHandle) throws(Unsupported) {
+        let sdp = SDP(text)
+        var tracks: [RTPTrack] = [], kinds: [MediaType] = [], media: [SDP.Media] = []
+        for m in sdp.media {
+            let format: RTPDepayloadFormat
+            switch (m.kind, m.encoding) {
+            case ("video", "H264"): format = .h264
+            case ("audio", "OPUS"): format = .opus
+            case ("audio", "PCMU"), ("audio", "PCMA"): format = .g711
+            default: continue
+            }
+            tracks.append(RTPTrack(streamIndex: tracks.count, format: format, payloadType: m.payloadType, clockRate: max(1, m.clockRate),
+                                   queueSize: 64, maxDelay: 0.1))
+            kinds.append(m.kind == "video" ? .video : .audio)
+            media.append(m)
+        }
+        guard kinds.contains(.video) else { throw Unsupported(description: "no H.264 video in the session") }
+        guard let pkt = av_packet_alloc() else { throw Unsupported(description: "out of memory") }
+        scratch = pkt
+        self.tracks = tracks
+        self.kinds = kinds
+        self.media = media
+        self.url = url
+        self.readTimeout = readTimeout
+        self.interruptHandle = interruptHandle
+    }
+
+    deinit {
+        var p: UnsafeMutablePointer<AVPacket>? = scratch
+        av_packet_free(&p)
+    }
+
+    /// One RTP packet as received (any payload type of the session's; others are ignored).
+    public func push(_ rtp: [UInt8], arrival: UInt64) {
+        guard rtp.count >= 12 else { return }
+        condition.lock()
+        defer { condition.unlock() }
+        guard !ended else { return }
+        let pt = Int(rtp[1] & 0x7F)
+        guard let i = tracks.firstIndex(where: { $0.payloadType == pt }) else { return }
+        let t = tracks[i]
+        rtp.withUnsafeBytes { t.receive($0, arrival: arrival) }
+        t.releaseDue(now: arrival)
+        let frames = t.frames
+        t.frames.removeAll(keepingCapacity: true)
+        for f in frames { packet(of: f, track: i) }
+        if !ready.isEmpty || keyframe != nil { condition.broadcast() }
+    }
+
+    /// The reading thread's handle: stopping the stream interrupts the probe and reads.
+    public func adopt(_ handle: InterruptHandle) {
+        condition.lock()
+        interruptHandle = handle
+        condition.unlock()
+    }
+
+    /// Whether the sender left.
+    public var isFinished: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return ended
+    }
+
+    /// The sender left: reads end once what arrived is taken.
+    public func finish() {
+        condition.lock()
+        ended = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits for the first keyframe (with its parameter sets) and takes the streams from it.
+    public func probe(timeout: Double) throws(IngestError) {
+        let until = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while keyframe == nil {
+            if ended || interruptHandle.isInterrupted { throw IngestError(.failed, source: url, stage: RTSPSource.probingStage, detail: "the publisher left") }
+            if Date() >= until { throw IngestError(.timedOut, source: url, stage: RTSPSource.probingStage, detail: "no keyframe within \(Int(timeout)) s") }
+            _ = condition.wait(until: min(until, Date().addingTimeInterval(0.2)))
+        }
+        var found: [StreamInfo] = []
+        for (i, t) in tracks.enumerated() {
+            let tb = TimeBase(1, Int32(clamping: t.clockRate))
+            if kinds[i] == .video {
+                var extradata: [UInt8] = []
+                if let sps = t.inBandSPS, let pps = t.inBandPPS { extradata = [0, 0, 0, 1] + sps + [0, 0, 0, 1] + pps }
+                let v = try RTSPStreamParameters.video(keyframe: keyframe!.data, extradata: extradata, source: url)
+                found.append(StreamInfo(index: i, timeBase: tb, frameRate: v.frameRate, parameters: v.parameters))
+            } else {
+                found.append(StreamInfo(index: i, timeBase: tb, frameRate: nil, parameters: try RTSPStreamParameters.audio(media[i], format: t.format, source: url)))
+            }
+        }
+        streams = found
+        // Pictures before the first keyframe cannot be decoded: the stream starts there.
+        ready.removeAll { $0.mediaType == .video && $0.arrivalNanos < keyframe!.arrivalNanos }
+    }
+
+    public func readPacket() throws -> Packet? {
+        let until = Date().addingTimeInterval(readTimeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while ready.isEmpty {
+            if ended { return nil }
+            if interruptHandle.isInterrupted { throw IngestError(.stopped, source: url, stage: "reading", detail: "stopped") }
+            if Date() >= until {
+                // The publisher is gone for this stream: its session ends too.
+                ended = true
+                throw IngestError(.timedOut, source: url, stage: "reading", detail: "no media from the publisher for \(Int(readTimeout)) s")
+            }
+            _ = condition.wait(until: min(until, Date().addingTimeInterval(0.2)))
+        }
+        return ready.removeFirst()
+    }
+
+    private func packet(of f: RTPFrame, track i: Int) {
+        let t = tracks[i], kind = kinds[i]
+        let pts: Int64
+        if var tl = timelines[i] {
+            tl.ext += Int64(Int32(bitPattern: f.timestamp &- tl.last))
+            tl.last = f.timestamp
+            timelines[i] = tl
+            pts = tl.ext + tl.offset
+        } else {
+            let o = origin ?? f.arrivalNanos
+            origin = o
+            let offset = Int64(saturating: Double(f.arrivalNanos &- min(o, f.arrivalNanos)) * Double(t.clockRate) / 1e9)
+            timelines[i] = Timeline(last: f.timestamp, ext: 0, offset: offset)
+            pts = offset
+        }
+        if kind == .video && keyframe == nil {
+            guard f.isKey else { return }
+            keyframe = f
+        }
+        let count = f.data.count
+        guard count > 0, av_new_packet(scratch, Int32(count)) >= 0 else { return }
+        f.data.withUnsafeBytes { _ = memcpy(scratch.pointee.data, $0.baseAddress!, count) }
+        scratch.pointee.pts = pts
+        scratch.pointee.dts = pts
+        scratch.pointee.stream_index = Int32(i)
+        if f.isKey { scratch.pointee.flags = AV_PKT_FLAG_KEY }
+        if t.format == .opus { scratch.pointee.duration = 960 }
+        if t.format == .g711 { scratch.pointee.duration = Int64(count) }
+        guard let p = try? Packet(movingFrom: scratch, timeBase: TimeBase(1, Int32(clamping: t.clockRate)), mediaType: kind, arrivalNanos: f.arrivalNanos) else {
+            av_packet_unref(scratch)
+            return
+        }
+        if f.lostBefore > 0 { p.lostBefore = f.lostBefore }
+        // At most a few seconds held for a reader that stalled.
+        if ready.count > 2048 { ready.removeFirst(ready.count - 2048) }
+        ready.append(p)
+    }
+}
