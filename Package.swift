@@ -223,7 +223,7 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "WireTests", dependencies: ["Wire"], swiftSettings: swiftSettings),
+        .testTarget(name: "WireTests", dependencies: ["Wire", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: swiftSettings),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "Relay", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Relay", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "RTSPServerTests", dependencies: ["RTSPServer", "Wire", .product(name: "NIOCore", package: "swift-nio"),

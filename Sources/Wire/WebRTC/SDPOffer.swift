@@ -109,7 +109,8 @@ public struct SDPOffer: Sendable, Equatable {
             guard p.count == 2, let pt = Int(p[0].prefix(3)) else { return }
             let enc = p[1].split(separator: "/")
             guard let codec = enc.first else { return }
-            let rate = enc.count > 1 ? Int(enc[1].prefix(7)) ?? 0 : 0
+            // A clock rate that does not fit (over 1 MHz, or not a number) is none.
+            let rate = enc.count > 1 ? Int(enc[1].prefix(8)).flatMap { (1...1_000_000).contains($0) ? $0 : nil } ?? 0 : 0
             let channels = enc.count > 2 ? max(1, min(8, Int(enc[2].prefix(2)) ?? 1)) : 1
             setMedia { m in
                 guard let i = m.formats.firstIndex(where: { $0.payloadType == pt }) else { return }
