@@ -9,7 +9,7 @@ import Wire
 /// What the fuzzers feed: input from a config file or the network that must never crash the
 /// process. Each target takes arbitrary bytes.
 enum FuzzTargets {
-    static let names = ["config", "url", "hls", "timeline", "rtmp", "demux", "flvfeed", "rtsp", "mp4"]
+    static let names = ["config", "url", "hls", "timeline", "rtmp", "demux", "flvfeed", "rtsp", "mp4", "webrtc"]
 
     static func run(_ target: String, _ bytes: [UInt8]) {
         _ = silenced
@@ -45,12 +45,44 @@ enum FuzzTargets {
             RTSPCamera.serve(bytes)
         case "mp4":
             mp4(bytes)
+        case "webrtc":
+            webrtc(bytes)
         default:
             break
         }
     }
 
     static let silenced: Void = FFmpegLog.silence()
+
+    /// What a WebRTC peer sends: the WHEP/WHIP offer (SDP text), STUN checks and RTCP on the
+    /// shared UDP port, and a WHIP publisher's RTP, rebuilt into packets by the same
+    /// `RTPPushSource` the ingest reads (H.264 and Opus; datagrams framed by 2-byte lengths).
+    static func webrtc(_ bytes: [UInt8]) {
+        if let m = STUNMessage(parsing: bytes) {
+            _ = m.fingerprintMatches(bytes)
+            _ = m.integrityInput(bytes)
+            _ = m.username
+            _ = m.serialized(integrity: { _ in [UInt8](repeating: 0, count: 20) })
+        }
+        _ = RTCPFeedback.parse(bytes)
+        if let offer = SDPOffer(parsing: String(decoding: bytes, as: UTF8.self)) {
+            for m in offer.media { _ = (offer.credentials(m), offer.fingerprint(m)) }
+        }
+        let sdp = "v=0\r\nm=video 9 RTP/AVP 102\r\na=rtpmap:102 H264/90000\r\nm=audio 9 RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\n"
+        guard let source = try? RTPPushSource(sdp: sdp, url: "whip://fuzz", readTimeout: 0, interruptHandle: InterruptHandle()) else { return }
+        var i = 0, arrival: UInt64 = 1_000_000_000
+        while i + 2 <= bytes.count {
+            let n = Int(bytes[i]) << 8 | Int(bytes[i + 1])
+            let end = min(bytes.count, i + 2 + n)
+            source.push(Array(bytes[(i + 2)..<end]), arrival: arrival)
+            arrival &+= 10_000_000
+            i = end
+        }
+        source.finish()
+        if (try? source.probe(timeout: 0)) != nil {
+            while let p = try? source.readPacket() { _ = p.size }
+        }
+    }
 
     /// A recording file as the archive reads it back (a file altered on disk, a reindex of
     /// anything in a record directory): its index, each fragment's decode times moved as an
