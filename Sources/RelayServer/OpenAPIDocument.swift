@@ -29,6 +29,9 @@ enum OpenAPIDocument {
   },
   {
    "name": "meta"
+  },
+  {
+   "name": "webrtc"
   }
  ],
  "components": {
@@ -3282,7 +3285,7 @@ enum OpenAPIDocument {
   },
   "/streams/{name}/watch": {
    "get": {
-    "summary": "The public page: HLS in a video element (hls.js where set up), title, description, embed snippet",
+    "summary": "The public page: WebRTC (WHEP) where the browser and server have it, else HLS in a video element (hls.js where set up); title, description, embed snippet",
     "operationId": "watchPage",
     "responses": {
      "200": {
@@ -3341,6 +3344,667 @@ enum OpenAPIDocument {
      "pages"
     ],
     "x-liverelay-permission": "read"
+   }
+  },
+  "/streams/{name}/whep": {
+   "post": {
+    "summary": "WHEP: a player's SDP offer for the stream; WebRTC on the server's one UDP port (server.webrtc)",
+    "operationId": "whepOffer",
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/sdp": {
+       "schema": {
+        "type": "string"
+       }
+      }
+     }
+    },
+    "responses": {
+     "201": {
+      "description": "The SDP answer (ICE-lite, its candidates in it); Location: the session",
+      "headers": {
+       "Location": {
+        "schema": {
+         "type": "string"
+        },
+        "description": "The session's URL, for DELETE"
+       }
+      },
+      "content": {
+       "application/sdp": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "Not an SDP offer with ICE credentials and a sha-256 fingerprint",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "No such stream",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "406": {
+      "description": "No format in common (H.264 packetization mode 1, Opus, G.711)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "415": {
+      "description": "Not application/sdp",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "503": {
+      "description": "The stream has not connected yet (Retry-After: 1)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "No or wrong credentials (where auth is on)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "Credentials without the permission",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    },
+    "parameters": [
+     {
+      "name": "name",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The stream's name",
+      "required": true
+     }
+    ],
+    "tags": [
+     "webrtc"
+    ],
+    "x-liverelay-permission": "read"
+   },
+   "options": {
+    "summary": "CORS preflight for players and publishers on other origins (no credentials needed)",
+    "operationId": "preflightWhep",
+    "responses": {
+     "204": {
+      "description": "Access-Control-Allow-Methods POST, DELETE, OPTIONS; Allow-Headers Authorization, Content-Type; Expose-Headers Location"
+     }
+    },
+    "parameters": [
+     {
+      "name": "name",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The stream's name",
+      "required": true
+     }
+    ],
+    "tags": [
+     "webrtc"
+    ]
+   }
+  },
+  "/streams/{name}/whep/{session}": {
+   "delete": {
+    "summary": "Ends a WHEP session",
+    "operationId": "whepEnd",
+    "responses": {
+     "200": {
+      "description": "Ended"
+     },
+     "404": {
+      "description": "No such session for this stream",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "No or wrong credentials (where auth is on)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "Credentials without the permission",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    },
+    "parameters": [
+     {
+      "name": "name",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The stream's name",
+      "required": true
+     },
+     {
+      "name": "session",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The session's id, from the Location of its 201",
+      "required": true
+     }
+    ],
+    "tags": [
+     "webrtc"
+    ],
+    "x-liverelay-permission": "read"
+   },
+   "patch": {
+    "summary": "Trickle ICE: not taken (LiveRelay is ICE-lite and gathers nothing)",
+    "operationId": "whepPatch",
+    "responses": {
+     "405": {
+      "description": "Not allowed (Allow: DELETE)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "No or wrong credentials (where auth is on)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "Credentials without the permission",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    },
+    "parameters": [
+     {
+      "name": "name",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The stream's name",
+      "required": true
+     },
+     {
+      "name": "session",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The session's id, from the Location of its 201",
+      "required": true
+     }
+    ],
+    "tags": [
+     "webrtc"
+    ],
+    "x-liverelay-permission": "read"
+   },
+   "options": {
+    "summary": "CORS preflight for players and publishers on other origins (no credentials needed)",
+    "operationId": "preflightWhepSession",
+    "responses": {
+     "204": {
+      "description": "Access-Control-Allow-Methods POST, DELETE, OPTIONS; Allow-Headers Authorization, Content-Type; Expose-Headers Location"
+     }
+    },
+    "parameters": [
+     {
+      "name": "name",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The stream's name",
+      "required": true
+     },
+     {
+      "name": "session",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The session's id",
+      "required": true
+     }
+    ],
+    "tags": [
+     "webrtc"
+    ]
+   }
+  },
+  "/streams/{name}/whip": {
+   "post": {
+    "summary": "WHIP (RFC 9725): a publisher's SDP offer for a source: publish stream; its H.264 and Opus become the stream's source",
+    "operationId": "whipOffer",
+    "requestBody": {
+     "required": true,
+     "content": {
+      "application/sdp": {
+       "schema": {
+        "type": "string"
+       }
+      }
+     }
+    },
+    "responses": {
+     "201": {
+      "description": "The SDP answer (ICE-lite, its candidates in it); Location: the session",
+      "headers": {
+       "Location": {
+        "schema": {
+         "type": "string"
+        },
+        "description": "The session's URL, for DELETE"
+       }
+      },
+      "content": {
+       "application/sdp": {
+        "schema": {
+         "type": "string"
+        }
+       }
+      }
+     },
+     "400": {
+      "description": "Not an SDP offer with ICE credentials and a sha-256 fingerprint",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "404": {
+      "description": "No such stream that takes publishers (source: publish)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "406": {
+      "description": "No format in common (H.264 packetization mode 1, Opus, G.711)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "415": {
+      "description": "Not application/sdp",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "409": {
+      "description": "The stream has a publisher already",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "No or wrong credentials (where auth is on)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "Credentials without the permission",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    },
+    "parameters": [
+     {
+      "name": "name",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The stream's name",
+      "required": true
+     }
+    ],
+    "tags": [
+     "webrtc"
+    ],
+    "x-liverelay-permission": "publish"
+   },
+   "options": {
+    "summary": "CORS preflight for players and publishers on other origins (no credentials needed)",
+    "operationId": "preflightWhip",
+    "responses": {
+     "204": {
+      "description": "Access-Control-Allow-Methods POST, DELETE, OPTIONS; Allow-Headers Authorization, Content-Type; Expose-Headers Location"
+     }
+    },
+    "parameters": [
+     {
+      "name": "name",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The stream's name",
+      "required": true
+     }
+    ],
+    "tags": [
+     "webrtc"
+    ]
+   }
+  },
+  "/streams/{name}/whip/{session}": {
+   "delete": {
+    "summary": "Ends a WHIP session",
+    "operationId": "whipEnd",
+    "responses": {
+     "200": {
+      "description": "Ended"
+     },
+     "404": {
+      "description": "No such session for this stream",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "No or wrong credentials (where auth is on)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "Credentials without the permission",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    },
+    "parameters": [
+     {
+      "name": "name",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The stream's name",
+      "required": true
+     },
+     {
+      "name": "session",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The session's id, from the Location of its 201",
+      "required": true
+     }
+    ],
+    "tags": [
+     "webrtc"
+    ],
+    "x-liverelay-permission": "publish"
+   },
+   "patch": {
+    "summary": "Trickle ICE: not taken (LiveRelay is ICE-lite and gathers nothing)",
+    "operationId": "whipPatch",
+    "responses": {
+     "405": {
+      "description": "Not allowed (Allow: DELETE)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "No or wrong credentials (where auth is on)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "Credentials without the permission",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    },
+    "parameters": [
+     {
+      "name": "name",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The stream's name",
+      "required": true
+     },
+     {
+      "name": "session",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The session's id, from the Location of its 201",
+      "required": true
+     }
+    ],
+    "tags": [
+     "webrtc"
+    ],
+    "x-liverelay-permission": "publish"
+   },
+   "options": {
+    "summary": "CORS preflight for players and publishers on other origins (no credentials needed)",
+    "operationId": "preflightWhipSession",
+    "responses": {
+     "204": {
+      "description": "Access-Control-Allow-Methods POST, DELETE, OPTIONS; Allow-Headers Authorization, Content-Type; Expose-Headers Location"
+     }
+    },
+    "parameters": [
+     {
+      "name": "name",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The stream's name",
+      "required": true
+     },
+     {
+      "name": "session",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The session's id",
+      "required": true
+     }
+    ],
+    "tags": [
+     "webrtc"
+    ]
+   }
+  },
+  "/streams/{name}/publish": {
+   "get": {
+    "summary": "The publish page: a browser's camera and microphone sent to the stream by WHIP (no app)",
+    "operationId": "publishPage",
+    "responses": {
+     "200": {
+      "description": "The page",
+      "content": {
+       "text/html": {}
+      }
+     },
+     "404": {
+      "description": "No such stream that takes publishers",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "401": {
+      "description": "No or wrong credentials (where auth is on)",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "403": {
+      "description": "Credentials without the permission",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     }
+    },
+    "parameters": [
+     {
+      "name": "name",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The stream's name",
+      "required": true
+     }
+    ],
+    "tags": [
+     "pages"
+    ],
+    "x-liverelay-permission": "publish"
    }
   }
  }

@@ -6,6 +6,7 @@ import Relay
 import Access
 import Hummingbird
 import HTTPTypes
+import WebRTC
 
 /// The OpenAPI document against the routers the server builds: every route documented, every
 /// documented operation a route, and each operation's permission the one the access check asks.
@@ -19,14 +20,17 @@ import HTTPTypes
         let logger = Logger(label: "test")
         let authorizer = try await Authorizer(auth: nil, allowedHosts: ["localhost"], logger: logger)
         let engine = RelayEngine(configuration: Configuration(), logger: logger)
-        let (http, ws) = RelayHTTP.routers(engine: engine, metrics: RelayMetrics(authorizer: authorizer), authorizer: authorizer)
+        // With WebRTC on (its routes exist only then): a real UDP port, closed at the end.
+        let webrtc = try await WebRTCServer.start(.init(host: "127.0.0.1"), logger: logger)
+        defer { Task { await webrtc.stop() } }
+        let (http, ws) = RelayHTTP.routers(engine: engine, metrics: RelayMetrics(authorizer: authorizer), authorizer: authorizer, webrtc: webrtc)
         let routes = Set((http.routes + ws.routes).map { "\($0.method.rawValue) \($0.path.description)" })
         let doc = try Self.document()
         #expect((doc["openapi"] as? String)?.hasPrefix("3.1") == true)
         let paths = try #require(doc["paths"] as? [String: [String: Any]])
         var documented = Set<String>()
         for (path, item) in paths {
-            for method in item.keys where ["get", "put", "post", "delete", "patch"].contains(method) { documented.insert("\(method.uppercased()) \(path)") }
+            for method in item.keys where ["get", "put", "post", "delete", "patch", "options"].contains(method) { documented.insert("\(method.uppercased()) \(path)") }
         }
         #expect(routes.count > 25)
         #expect(routes.subtracting(documented).isEmpty, "routes not documented: \(routes.subtracting(documented).sorted())")
@@ -39,6 +43,7 @@ import HTTPTypes
             // Sample values for the path's parameters.
             let concrete = path.replacingOccurrences(of: "{name}", with: "cam").replacingOccurrences(of: "{stream}", with: "cam")
                 .replacingOccurrences(of: "{file}", with: "index.m3u8").replacingOccurrences(of: "{sink}", with: "preview").replacingOccurrences(of: "{id}", with: "1")
+                .replacingOccurrences(of: "{session}", with: "s1")
             for (method, op) in item {
                 let documented = op["x-liverelay-permission"] as? String
                 let asked = AccessRequirement.of(method: .init(method.uppercased())!, path: concrete).action
