@@ -3,7 +3,7 @@
 with libnice), driven from Python. Posts its offer to a WHEP URL, sets the answer, decodes what
 arrives and counts the pictures. Prints one JSON line:
 
-    whep_gst.py URL [--seconds 5] [--user U --password P]
+    whep_gst.py URL [--seconds 5] [--user U --password P] [--no-decode]
     {"frames": 148, "width": 640, "height": 360, "codec": "video/x-h264", "state": "connected"}
 
 Exit 0 when pictures were decoded.
@@ -22,6 +22,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--user")
     ap.add_argument("--password")
+    ap.add_argument("--no-decode", action="store_true", help="count RTP buffers and drop them (a load client: decrypts, does not decode)")
     a = ap.parse_args()
     Gst.init(None)
     pipe = Gst.Pipeline.new("whep")
@@ -65,6 +66,17 @@ def main():
         enc = caps.get_structure(0).get_value("encoding-name") if caps else None
         if enc:
             out["codec"] = "video/x-" + enc.lower() if caps.get_structure(0).get_value("media") == "video" else out["codec"]
+        if a.no_decode:
+            sink = Gst.ElementFactory.make("fakesink")
+            sink.set_property("signal-handoffs", True)
+            sink.set_property("sync", False)
+            def count(*_):
+                out["frames"] += 1
+            sink.connect("handoff", count)
+            pipe.add(sink)
+            sink.sync_state_with_parent()
+            pad.link(sink.get_static_pad("sink"))
+            return
         dec = Gst.ElementFactory.make("decodebin")
         dec.connect("pad-added", on_decoded)
         pipe.add(dec)

@@ -5,7 +5,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure LiveRelay against peers in the same run.",
-        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, FaultsBench.self, RecordingsBench.self, EdgeBench.self, FleetBench.self, RenditionsBench.self]
+        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, FaultsBench.self, RecordingsBench.self, EdgeBench.self, FleetBench.self, RenditionsBench.self, WebRTCBench.self]
     )
 }
 
@@ -250,6 +250,34 @@ struct WallBench: ParsableCommand {
         b.streams = streams
         b.seconds = seconds
         b.bitrate = bitrate
+        b.out = out
+        do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
+    }
+}
+
+struct WebRTCBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "webrtc",
+        abstract: "WHEP capture → screen in Chromium against the ops wall's tile and ffmpeg's direct read (same run); server CPU per WHEP viewer."
+    )
+
+    @Option(help: "Rounds of each reader, taking turns.")
+    var rounds = 3
+
+    @Option(help: "Seconds per reader and per cost phase.")
+    var seconds = 8.0
+
+    @Option(help: "WHEP viewers (GStreamer webrtcbin, no decoding) for the cost phase.")
+    var viewers = 20
+
+    @Option(help: "Where results go.")
+    var out = "./bench-results"
+
+    func run() throws {
+        var b = WebRTCBenchmark()
+        b.rounds = rounds
+        b.seconds = seconds
+        b.viewers = viewers
         b.out = out
         do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
     }
