@@ -43,7 +43,10 @@ struct AnswerPlan {
             }
             if let (f, i) = chosen {
                 used.insert(i)
-                sending[i] = WebRTCSession.Sending(payloadType: UInt8(f.payloadType & 0x7F), ssrc: ssrc, clockRate: f.clockRate)
+                // Chromium's playout-delay extension, at 0: pictures are shown as they arrive,
+                // not held in a jitter buffer sized for calls.
+                let delay = m.kind == "video" ? m.extensions[Self.playoutDelay].flatMap { (1...14).contains($0) ? UInt8($0) : nil } : nil
+                sending[i] = WebRTCSession.Sending(payloadType: UInt8(f.payloadType & 0x7F), ssrc: ssrc, clockRate: f.clockRate, playoutDelayID: delay)
                 sections.append(Section(media: m, format: f, track: i, ssrc: ssrc))
             } else {
                 sections.append(Section(media: m, format: nil, track: nil, ssrc: ssrc))
@@ -87,6 +90,8 @@ struct AnswerPlan {
         }
         return l.joined(separator: "\r\n") + "\r\n"
     }
+
+    static let playoutDelay = "http://www.webrtc.org/experiments/rtp-hdrext/playout-delay"
 
     static func pick(_ codec: String, in formats: [SDPOffer.Format], profile: UInt8?) -> SDPOffer.Format? {
         switch codec {
@@ -149,6 +154,9 @@ struct AnswerPlan {
             l.append("a=rtpmap:\(f.payloadType) \(Self.encodingName(f.codec))/\(f.clockRate)\(channels)")
             if !f.parameters.isEmpty {
                 l.append("a=fmtp:\(f.payloadType) " + f.parameters.sorted { $0.key < $1.key }.map { $0.value.isEmpty ? $0.key : "\($0.key)=\($0.value)" }.joined(separator: ";"))
+            }
+            if let t = s.track, let id = sending[t]?.playoutDelayID {
+                l.append("a=extmap:\(id) \(Self.playoutDelay)")
             }
             if s.media.kind == "video" {
                 l += ["a=rtcp-fb:\(f.payloadType) nack", "a=rtcp-fb:\(f.payloadType) nack pli", "a=rtcp-fb:\(f.payloadType) ccm fir"]

@@ -19,6 +19,8 @@ final class WebRTCSession: @unchecked Sendable {
         let payloadType: UInt8
         let ssrc: UInt32
         let clockRate: Int
+        /// The id the offer gave the playout-delay header extension, when it is sent (at 0).
+        var playoutDelayID: UInt8? = nil
     }
 
     struct State {
@@ -225,6 +227,11 @@ final class WebRTCSession: @unchecked Sendable {
                         if let p = srtp.protectRTCP(b) { out.append(p) }
                     } else {
                         guard b.count >= 12 else { continue }
+                        if let id = t.playoutDelayID, b[0] & 0x1F == 0 {
+                            // One-byte header extension (RFC 8285): playout delay min 0, max 0.
+                            b[0] |= 0x10
+                            b.insert(contentsOf: [0xBE, 0xDE, 0x00, 0x01, id << 4 | 2, 0, 0, 0], at: 12)
+                        }
                         b[1] = (b[1] & 0x80) | (t.payloadType & 0x7F)
                         Self.put(t.ssrc, into: &b, at: 8)
                         let seq = UInt16(b[2]) << 8 | UInt16(b[3])
