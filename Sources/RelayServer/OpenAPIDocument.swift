@@ -3448,6 +3448,16 @@ enum OpenAPIDocument {
         }
        }
       }
+     },
+     "429": {
+      "description": "This address holds server.limits.per_client.viewers WebRTC sessions already",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
      }
     },
     "parameters": [
@@ -3742,6 +3752,16 @@ enum OpenAPIDocument {
      },
      "403": {
       "description": "Credentials without the permission",
+      "content": {
+       "application/json": {
+        "schema": {
+         "$ref": "#/components/schemas/Error"
+        }
+       }
+      }
+     },
+     "429": {
+      "description": "This address holds server.limits.per_client.viewers WebRTC sessions already",
       "content": {
        "application/json": {
         "schema": {

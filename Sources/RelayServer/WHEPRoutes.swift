@@ -26,7 +26,8 @@ enum WHEPRoutes {
             let body = try await request.body.collect(upTo: maxOffer)
             let offer = String(decoding: body.readableBytesView, as: UTF8.self)
             do throws(WebRTCServer.OfferError) {
-                let (id, answer) = try webrtc.whep(offer: offer, hub: hub, viewer: context.identity?.name ?? "anonymous")
+                let (id, answer) = try webrtc.whep(offer: offer, hub: hub, viewer: context.identity?.name ?? "anonymous",
+                                                   client: AccessMiddleware.clientKey(context.remoteAddress))
                 return created(answer, location: "/streams/\(name)/whep/\(id)")
             } catch {
                 return try refusal(error)
@@ -45,7 +46,8 @@ enum WHEPRoutes {
             let offer = String(decoding: body.readableBytesView, as: UTF8.self)
             do throws(WebRTCServer.OfferError) {
                 let (id, answer) = try webrtc.whip(offer: offer, stream: name, points: engine.publishPoints,
-                                                   publisher: context.identity?.name ?? "anonymous")
+                                                   publisher: context.identity?.name ?? "anonymous",
+                                                   client: AccessMiddleware.clientKey(context.remoteAddress))
                 return created(answer, location: "/streams/\(name)/whip/\(id)")
             } catch {
                 return try refusal(error)
@@ -102,6 +104,7 @@ enum WHEPRoutes {
         case .noCommonCodec: return try HTTPResponses.jsonError(.notAcceptable, error.description)
         case .busy: return try HTTPResponses.jsonError(.conflict, error.description)
         case .notPublishable: return try HTTPResponses.jsonError(.notFound, error.description)
+        case .tooMany: return try HTTPResponses.jsonError(.tooManyRequests, error.description)
         case .failed: return try HTTPResponses.jsonError(.internalServerError, error.description)
         }
     }

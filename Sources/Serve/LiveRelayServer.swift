@@ -167,7 +167,8 @@ public enum LiveRelayServer {
         // WebRTC's UDP port is bound before HTTP takes offers for it.
         var webrtc: WebRTCServer?
         if let w = configuration.webrtc {
-            let server = try await WebRTCServer.start(.init(host: w.host ?? configuration.listenHost, port: w.port, hosts: configuration.webrtcHosts),
+            let server = try await WebRTCServer.start(.init(host: w.host ?? configuration.listenHost, port: w.port, hosts: configuration.webrtcHosts,
+                                                            sessionsPerClient: limits.viewersPerClient),
                                                       logger: logger)
             webrtc = server
             services.append(.init(service: WebRTCService(server: server)))

@@ -23,12 +23,16 @@ public final class WebRTCServer: Sendable {
         public var hosts: [String]
         /// Each viewer's output policy.
         public var policy: SinkPolicy
+        /// Sessions one client address may hold at once (`server.limits.per_client.viewers`).
+        public var sessionsPerClient: Int
         public init(host: String, port: Int = 0, hosts: [String] = [],
-                    policy: SinkPolicy = SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 500))) {
+                    policy: SinkPolicy = SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 500)),
+                    sessionsPerClient: Int = 32) {
             self.host = host
             self.port = port
             self.hosts = hosts
             self.policy = policy
+            self.sessionsPerClient = sessionsPerClient
         }
     }
 
@@ -42,6 +46,8 @@ public final class WebRTCServer: Sendable {
         case busy
         /// WHIP: the stream does not take publishers.
         case notPublishable
+        /// The client holds `server.limits.per_client.viewers` sessions already.
+        case tooMany
 
         public var description: String {
             switch self {
@@ -51,6 +57,7 @@ public final class WebRTCServer: Sendable {
             case .failed(let s): s
             case .busy: "the stream already has a publisher"
             case .notPublishable: "the stream does not take publishers (source: publish)"
+            case .tooMany: "too many WebRTC sessions from this address (server.limits.per_client.viewers)"
             }
         }
     }
@@ -59,6 +66,22 @@ public final class WebRTCServer: Sendable {
         var byUfrag: [String: WebRTCSession] = [:]
         var byAddress: [SocketAddress: WebRTCSession] = [:]
         var byID: [String: WebRTCSession] = [:]
+        /// Sessions per client address, and each session's client.
+        var perClient: [String: Int] = [:]
+        var clientOf: [String: String] = [:]
+
+        /// Counts a new session of `client`; false when it holds its limit already.
+        mutating func admit(_ client: String, limit: Int) -> Bool {
+            let n = perClient[client] ?? 0
+            guard n < limit else { return false }
+            perClient[client] = n + 1
+            return true
+        }
+
+        mutating func release(_ client: String) {
+            let n = (perClient[client] ?? 1) - 1
+            perClient[client] = n > 0 ? n : nil
+        }
     }
 
     public let settings: Settings
@@ -124,11 +147,14 @@ public final class WebRTCServer: Sendable {
     public var refusedDatagrams: Int { refused.load(ordering: .relaxed) }
 
     /// A WHEP offer for `hub`: the SDP answer and the session's id (for the `Location`).
-    public func whep(offer text: String, hub: StreamHub, viewer: String) throws(OfferError) -> (id: String, answer: String) {
+    public func whep(offer text: String, hub: StreamHub, viewer: String, client: String = "-") throws(OfferError) -> (id: String, answer: String) {
         guard let offer = SDPOffer(parsing: text) else { throw .badOffer("not a session description with media") }
         guard let m0 = offer.media.first, let creds = offer.credentials(m0) else { throw .badOffer("no ICE credentials (a=ice-ufrag, a=ice-pwd)") }
         guard let fp = offer.fingerprint(m0), fp.hasPrefix("sha-256 ") else { throw .badOffer("no sha-256 DTLS fingerprint") }
         guard hub.latestEpoch != nil else { throw .notLive }
+        guard registry.withLock({ $0.admit(client, limit: settings.sessionsPerClient) }) else { throw .tooMany }
+        var admitted = true
+        defer { if admitted { registry.withLock { $0.release(client) } } }
         let id = Self.token(16)
         let feed: RTPFeed?
         do {
@@ -161,7 +187,9 @@ public final class WebRTCServer: Sendable {
         registry.withLock { r in
             r.byUfrag[ufrag] = session
             r.byID[id] = session
+            r.clientOf[id] = client
         }
+        admitted = false
         Task { await session.run() }
         let answer = plan.answer(ufrag: ufrag, pwd: pwd, fingerprint: identity.fingerprint, candidates: candidates, port: port)
         logger.info("webrtc: WHEP offer answered", metadata: ["stream": "\(hub.name)", "session": "\(id)", "viewer": "\(viewer)",
@@ -171,7 +199,7 @@ public final class WebRTCServer: Sendable {
 
     /// A WHIP offer for `stream` (a `source: publish` stream): the SDP answer and the session's
     /// id. The publisher's media becomes the stream's source once DTLS is up.
-    public func whip(offer text: String, stream: String, points: PublishPoints, publisher: String) throws(OfferError) -> (id: String, answer: String) {
+    public func whip(offer text: String, stream: String, points: PublishPoints, publisher: String, client: String = "-") throws(OfferError) -> (id: String, answer: String) {
         guard let offer = SDPOffer(parsing: text) else { throw .badOffer("not a session description with media") }
         guard let m0 = offer.media.first, let creds = offer.credentials(m0) else { throw .badOffer("no ICE credentials (a=ice-ufrag, a=ice-pwd)") }
         guard let fp = offer.fingerprint(m0), fp.hasPrefix("sha-256 ") else { throw .badOffer("no sha-256 DTLS fingerprint") }
@@ -179,6 +207,9 @@ public final class WebRTCServer: Sendable {
         guard plan.sections.contains(where: { $0.media.kind == "video" && $0.format != nil }) else {
             throw .noCommonCodec("the offer sends no H.264 video (packetization mode 1) LiveRelay takes")
         }
+        guard registry.withLock({ $0.admit(client, limit: settings.sessionsPerClient) }) else { throw .tooMany }
+        var admitted = true
+        defer { if admitted { registry.withLock { $0.release(client) } } }
         let id = Self.token(16)
         let source: RTPPushSource
         do {
@@ -214,7 +245,9 @@ public final class WebRTCServer: Sendable {
         registry.withLock { r in
             r.byUfrag[ufrag] = session
             r.byID[id] = session
+            r.clientOf[id] = client
         }
+        admitted = false
         Task { await session.run() }
         logger.info("webrtc: WHIP offer answered", metadata: ["stream": "\(stream)", "session": "\(id)", "publisher": "\(publisher)",
                                                               "tracks": "\(plan.summary)"])
@@ -233,6 +266,8 @@ public final class WebRTCServer: Sendable {
     }
 
     private static func remove(_ s: WebRTCSession, from r: inout Registry) {
+        guard r.byID[s.id] != nil else { return }
+        if let c = r.clientOf.removeValue(forKey: s.id) { r.release(c) }
         r.byID[s.id] = nil
         r.byUfrag[s.localUfrag] = nil
         for (a, v) in r.byAddress where v === s { r.byAddress[a] = nil }

@@ -11,7 +11,7 @@ ones, which are refused by integrity. Exit 0 when the correct check was answered
 
     webrtc_peer.py --port P --ufrag U --pwd PW [--peer OFFER-UFRAG] [--seed 1] [--count 1000]
 """
-import argparse, binascii, hashlib, hmac, os, random, socket, struct, sys
+import argparse, base64, binascii, hashlib, hmac, os, random, socket, struct, sys, urllib.error, urllib.request
 
 COOKIE = 0x2112A442
 
@@ -79,6 +79,52 @@ def mutate(r, good, pwd, ufrag, peer):
         return bytes([0x80, r.randrange(128)]) + os.urandom(r.randrange(0, 1400))
     return os.urandom(r.randrange(0, 1500))
 
+OFFER = "\r\n".join([
+    "v=0", "o=- 1 2 IN IP4 127.0.0.1", "s=-", "t=0 0", "a=group:BUNDLE 0 1",
+    "m=video 9 UDP/TLS/RTP/SAVPF 96 102", "c=IN IP4 0.0.0.0", "a=mid:0", "a=ice-ufrag:abcd", "a=ice-pwd:0123456789012345678901",
+    "a=fingerprint:sha-256 " + ":".join(["AB"] * 32), "a=setup:actpass", "a=recvonly", "a=rtcp-mux",
+    "a=rtpmap:96 VP8/90000", "a=rtpmap:102 H264/90000", "a=fmtp:102 level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=42e01f",
+    "a=rtcp-fb:102 nack", "a=extmap:5 http://www.webrtc.org/experiments/rtp-hdrext/playout-delay",
+    "m=audio 9 UDP/TLS/RTP/SAVPF 111", "c=IN IP4 0.0.0.0", "a=mid:1", "a=recvonly", "a=rtpmap:111 opus/48000/2", ""])
+
+def mutate_offer(r):
+    b = bytearray(OFFER.encode())
+    k = r.randrange(6)
+    if k == 0:
+        for _ in range(r.randrange(1, 20)): b[r.randrange(len(b))] = r.randrange(256)
+    elif k == 1:
+        b = b[:r.randrange(len(b))]
+    elif k == 2:  # a line repeated many times
+        lines = bytes(b).split(b"\r\n"); line = r.choice(lines)
+        b = bytearray(b"\r\n".join(lines + [line] * r.randrange(1, 3000)))
+    elif k == 3:  # numbers at their extremes
+        for old in (b"102", b"90000", b"48000", b" 9 "):
+            b = b.replace(old, r.choice([b"-1", b"99999999999999999999", b"0", b"128", b"nan"]), 1)
+    elif k == 4:  # huge values
+        b = b.replace(b"a=ice-ufrag:abcd", b"a=ice-ufrag:" + b"x" * r.randrange(100, 70000), 1)
+    else:  # noise
+        b = bytearray(os.urandom(r.randrange(0, 3000)))
+    return bytes(b)
+
+def post_offers(url, user, seed, count):
+    statuses = {}
+    for n in range(count):
+        r = random.Random(f"offer:{seed}:{n}")
+        body = mutate_offer(r) if n % 10 else OFFER.encode()
+        req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/sdp"})
+        if user:
+            req.add_header("Authorization", "Basic " + base64.b64encode(user.encode()).decode())
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                code = resp.status
+        except urllib.error.HTTPError as e:
+            code = e.code
+        statuses[code] = statuses.get(code, 0) + 1
+        if code >= 500:
+            print(f"offer {n} answered {code}")
+            sys.exit(1)
+    print("offers answered: " + ", ".join(f"{k}: {v}" for k, v in sorted(statuses.items())))
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--port", type=int, required=True)
@@ -88,7 +134,12 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--count", type=int, default=1000)
     p.add_argument("--bind", default="127.0.0.1", help="the address to send the checks from")
+    p.add_argument("--offers", help="also POST mutated offers to this WHEP or WHIP URL")
+    p.add_argument("--user", help="user:password for the offers")
+    p.add_argument("--offer-count", type=int, default=200)
     a = p.parse_args()
+    if a.offers:
+        post_offers(a.offers, a.user, a.seed, a.offer_count)
     checker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     checker.bind((a.bind, 0))
     checker.settimeout(2)
