@@ -17,13 +17,28 @@ and python3-selenium (scripts/setup.sh installs them).
                              <video> presents (requestVideoFrameCallback), write
                              frame,capture_ms,received_ms,latency_ms rows to OUT
 """
-import argparse, json, os, sys, time
+import argparse, json, os, signal, subprocess, sys, time
 
 os.environ.setdefault("SE_AVOID_STATS", "true")
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 
+DRIVER = None
+
+def stop_browser(*_):
+    if DRIVER is not None:
+        try:
+            pid = DRIVER.service.process.pid
+            subprocess.run(["/usr/bin/pkill", "-TERM", "-P", str(pid)], timeout=2)
+            os.kill(pid, signal.SIGTERM)
+        except Exception:
+            pass
+    os._exit(143)
+
 def main():
+    # Stopped by its caller (SIGTERM, then SIGKILL 2 s later): Chromium and chromedriver go
+    # at once. Left behind, they kept a fake camera running and loaded the machine.
+    signal.signal(signal.SIGTERM, stop_browser)
     ap = argparse.ArgumentParser()
     ap.add_argument("url")
     ap.add_argument("--size", default="640x360")
@@ -57,7 +72,9 @@ def main():
     # Many MJPEG <img>s never finish loading: do not wait for the load event.
     opts.page_load_strategy = "eager"
     opts.binary_location = "/usr/bin/chromium"
+    global DRIVER
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+    DRIVER = driver
     driver.set_page_load_timeout(a.timeout)
     driver.set_script_timeout(a.timeout)
     out = {"url": a.url}

@@ -118,8 +118,9 @@ public struct WebRTCBenchmark {
         try md.write(to: URL(fileURLWithPath: out).appendingPathComponent("webrtc.md"), atomically: true, encoding: .utf8)
     }
 
-    /// This machine's first global IPv4 address.
-    static func globalAddress() -> String? {
+    /// This machine's first global IPv4 address (libnice, under webrtcbin, leaves loopback out
+    /// of its candidates and cannot reach a server there).
+    public static func globalAddress() -> String? {
         let r = try? ChildProcess.run("/usr/sbin/ip", ["-4", "-o", "addr", "show", "scope", "global"], timeout: 5)
         return r?.stdout.split(separator: "\n").compactMap { line -> String? in
             let f = line.split(separator: " ")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import Bench
 
 /// WebRTC out (WHEP): Chromium plays a stream on its public page over WebRTC (ICE-lite on one
 /// UDP port, DTLS-SRTP from OpenSSL and libsrtp2, H.264 passed through), the stamps read back
@@ -63,7 +64,7 @@ import TestSupport
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         let publisher = try ChildProcess(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path,
                                                            "http://127.0.0.1:\(port)/streams/phone/publish?auto", "--fake-camera",
-                                                           "--wait-text", "#state=connected", "--seconds", "20", "--hold", "15", "--timeout", "30"])
+                                                           "--wait-text", "#state=connected", "--seconds", "20", "--hold", "12", "--timeout", "30"])
         defer { publisher.stop() }
         try #require(publisher.waitFor("holding", timeout: 45), "\(publisher.stdout.suffix(300)) \(publisher.stderr.suffix(300)) \(serve.stdout.suffix(600))")
         #expect(publisher.stdout.contains("watching"))
@@ -79,18 +80,11 @@ import TestSupport
         #expect(hls.status == 0, "\(hls.stderr.suffix(400))")
         let stream = Self.json(port, "/api/streams/phone")["stream"] as? [String: Any] ?? [:]
         #expect(stream["state"] as? String == "live", "\(stream) \(serve.stdout.suffix(1500)) \(serve.stderr.suffix(1500))")
+        // The page leaves on its own (browser.py quits Chromium, which a stop also does now).
+        _ = publisher.wait(timeout: 30)
     }
 
-    /// This machine's first global IPv4 address (libnice, under webrtcbin, leaves loopback out
-    /// of its candidates and cannot reach a server there).
-    static let globalAddress: String? = {
-        let r = try? ChildProcess.run("/usr/sbin/ip", ["-4", "-o", "addr", "show", "scope", "global"], timeout: 5)
-        return r?.stdout.split(separator: "\n").compactMap { line -> String? in
-            let f = line.split(separator: " ")
-            guard let i = f.firstIndex(of: "inet"), i + 1 < f.count else { return nil }
-            return f[i + 1].split(separator: "/").first.map(String.init)
-        }.first
-    }()
+    static let globalAddress = WebRTCBenchmark.globalAddress()
 
     /// A second, independent WebRTC stack: GStreamer's webrtcbin (libnice, its own DTLS and
     /// SRTP) plays over WHEP and decodes the pictures.
