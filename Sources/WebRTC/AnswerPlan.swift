@@ -46,7 +46,7 @@ struct AnswerPlan {
                 // Chromium's playout-delay extension, at 0: pictures are shown as they arrive,
                 // not held in a jitter buffer sized for calls.
                 let delay = m.kind == "video" ? m.extensions[Self.playoutDelay].flatMap { (1...14).contains($0) ? UInt8($0) : nil } : nil
-                sending[i] = WebRTCSession.Sending(payloadType: UInt8(f.payloadType & 0x7F), ssrc: ssrc, clockRate: f.clockRate, playoutDelayID: delay)
+                sending[i] = WebRTCSession.Sending(payloadType: UInt8(f.payloadType & 0x7F), ssrc: ssrc, playoutDelayID: delay)
                 sections.append(Section(media: m, format: f, track: i, ssrc: ssrc))
             } else {
                 sections.append(Section(media: m, format: nil, track: nil, ssrc: ssrc))
@@ -83,7 +83,7 @@ struct AnswerPlan {
         for s in sections {
             guard let f = s.format else { continue }
             l.append("m=\(s.media.kind) 9 RTP/AVP \(f.payloadType)")
-            l.append("a=rtpmap:\(f.payloadType) \(Self.encodingName(f.codec))/\(f.clockRate)\(f.channels > 1 ? "/\(f.channels)" : "")")
+            l.append(Self.rtpmap(f))
             if !f.parameters.isEmpty {
                 l.append("a=fmtp:\(f.payloadType) " + f.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";"))
             }
@@ -141,7 +141,7 @@ struct AnswerPlan {
                 if let mid = s.media.mid { l.append("a=mid:\(mid)") }
                 l += ["a=inactive", "a=setup:passive", "a=rtcp-mux"]
                 if let f = s.media.formats.first, !f.codec.isEmpty {
-                    l.append("a=rtpmap:\(f.payloadType) \(Self.encodingName(f.codec))/\(f.clockRate)\(f.channels > 1 ? "/\(f.channels)" : "")")
+                    l.append(Self.rtpmap(f))
                 }
                 continue
             }
@@ -150,8 +150,7 @@ struct AnswerPlan {
             if let mid = s.media.mid { l.append("a=mid:\(mid)") }
             l += ["a=ice-ufrag:\(ufrag)", "a=ice-pwd:\(pwd)", "a=fingerprint:\(fingerprint)", "a=setup:passive",
                   "a=\(direction)", "a=rtcp-mux", "a=rtcp-rsize"]
-            let channels = s.media.kind == "audio" && f.channels > 1 ? "/\(f.channels)" : ""
-            l.append("a=rtpmap:\(f.payloadType) \(Self.encodingName(f.codec))/\(f.clockRate)\(channels)")
+            l.append(Self.rtpmap(f))
             if !f.parameters.isEmpty {
                 l.append("a=fmtp:\(f.payloadType) " + f.parameters.sorted { $0.key < $1.key }.map { $0.value.isEmpty ? $0.key : "\($0.key)=\($0.value)" }.joined(separator: ";"))
             }
@@ -171,6 +170,11 @@ struct AnswerPlan {
             l.append("a=end-of-candidates")
         }
         return l.joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// `a=rtpmap:111 opus/48000/2`, as the offer named the format.
+    static func rtpmap(_ f: SDPOffer.Format) -> String {
+        "a=rtpmap:\(f.payloadType) \(encodingName(f.codec))/\(f.clockRate)\(f.channels > 1 ? "/\(f.channels)" : "")"
     }
 
     static func encodingName(_ codec: String) -> String {

@@ -46,6 +46,7 @@ final class SRTPSession: @unchecked Sendable {
         var n = Int32(bytes.count)
         let r = buf.withUnsafeMutableBytes { f(session, $0.baseAddress, &n) }
         guard r == srtp_err_status_ok, n >= 0, Int(n) <= buf.count else { return nil }
-        return Array(buf.prefix(Int(n)))
+        buf.removeLast(buf.count - Int(n))
+        return buf
     }
 }

@@ -92,7 +92,6 @@ public final class WebRTCServer: Sendable {
     private let registry = Mutex(Registry())
     private let logger: Logger
     private let timer: Mutex<RepeatedTask?> = Mutex(nil)
-    private let refused = Atomic<Int>(0)
 
     /// Binds the UDP port.
     public static func start(_ settings: Settings, logger: Logger) async throws -> WebRTCServer {
@@ -142,15 +141,10 @@ public final class WebRTCServer: Sendable {
         try? await channel.close()
     }
 
-    /// The sessions open now, and what each has done.
-    public var sessionCount: Int { registry.withLock { $0.byID.count } }
-    public var refusedDatagrams: Int { refused.load(ordering: .relaxed) }
 
     /// A WHEP offer for `hub`: the SDP answer and the session's id (for the `Location`).
     public func whep(offer text: String, hub: StreamHub, viewer: String, client: String = "-") throws(OfferError) -> (id: String, answer: String) {
-        guard let offer = SDPOffer(parsing: text) else { throw .badOffer("not a session description with media") }
-        guard let m0 = offer.media.first, let creds = offer.credentials(m0) else { throw .badOffer("no ICE credentials (a=ice-ufrag, a=ice-pwd)") }
-        guard let fp = offer.fingerprint(m0), fp.hasPrefix("sha-256 ") else { throw .badOffer("no sha-256 DTLS fingerprint") }
+        let (offer, creds, fp) = try Self.read(offer: text)
         guard hub.latestEpoch != nil else { throw .notLive }
         guard registry.withLock({ $0.admit(client, limit: settings.sessionsPerClient) }) else { throw .tooMany }
         var admitted = true
@@ -177,20 +171,10 @@ public final class WebRTCServer: Sendable {
             feed.handle.detach()
             throw .failed("\(error)")
         }
-        let channel = self.channel
         let session = WebRTCSession(id: id, stream: hub.name, localUfrag: ufrag, localPwd: pwd, remoteUfrag: creds.ufrag,
-                                    tracks: plan.sending, feed: feed, dtls: dtls, logger: logger) { to, bytes in
-            var buf = channel.allocator.buffer(capacity: bytes.count)
-            buf.writeBytes(bytes)
-            channel.writeAndFlush(AddressedEnvelope(remoteAddress: to, data: buf), promise: nil)
-        }
-        registry.withLock { r in
-            r.byUfrag[ufrag] = session
-            r.byID[id] = session
-            r.clientOf[id] = client
-        }
+                                    tracks: plan.sending, feed: feed, dtls: dtls, logger: logger, send: send)
+        register(session, client: client)
         admitted = false
-        Task { await session.run() }
         let answer = plan.answer(ufrag: ufrag, pwd: pwd, fingerprint: identity.fingerprint, candidates: candidates, port: port)
         logger.info("webrtc: WHEP offer answered", metadata: ["stream": "\(hub.name)", "session": "\(id)", "viewer": "\(viewer)",
                                                               "tracks": "\(plan.summary)"])
@@ -200,9 +184,7 @@ public final class WebRTCServer: Sendable {
     /// A WHIP offer for `stream` (a `source: publish` stream): the SDP answer and the session's
     /// id. The publisher's media becomes the stream's source once DTLS is up.
     public func whip(offer text: String, stream: String, points: PublishPoints, publisher: String, client: String = "-") throws(OfferError) -> (id: String, answer: String) {
-        guard let offer = SDPOffer(parsing: text) else { throw .badOffer("not a session description with media") }
-        guard let m0 = offer.media.first, let creds = offer.credentials(m0) else { throw .badOffer("no ICE credentials (a=ice-ufrag, a=ice-pwd)") }
-        guard let fp = offer.fingerprint(m0), fp.hasPrefix("sha-256 ") else { throw .badOffer("no sha-256 DTLS fingerprint") }
+        let (offer, creds, fp) = try Self.read(offer: text)
         let plan = AnswerPlan.receiving(offer: offer)
         guard plan.sections.contains(where: { $0.media.kind == "video" && $0.format != nil }) else {
             throw .noCommonCodec("the offer sends no H.264 video (packetization mode 1) LiveRelay takes")
@@ -232,26 +214,42 @@ public final class WebRTCServer: Sendable {
             throw .failed("\(error)")
         }
         let ufrag = Self.token(8), pwd = Self.token(24)
-        let channel = self.channel
         let session = WebRTCSession(id: id, stream: stream, localUfrag: ufrag, localPwd: pwd, remoteUfrag: creds.ufrag,
                                     tracks: [:], feed: nil, publisher: source,
                                     publisherVideoPayloadType: plan.sections.first { $0.media.kind == "video" }?.format?.payloadType ?? -1,
                                     dtls: dtls, logger: logger,
-                                    onClose: { points.end(stream) }) { to, bytes in
-            var buf = channel.allocator.buffer(capacity: bytes.count)
-            buf.writeBytes(bytes)
-            channel.writeAndFlush(AddressedEnvelope(remoteAddress: to, data: buf), promise: nil)
-        }
-        registry.withLock { r in
-            r.byUfrag[ufrag] = session
-            r.byID[id] = session
-            r.clientOf[id] = client
-        }
+                                    onClose: { points.end(stream) }, send: send)
+        register(session, client: client)
         admitted = false
-        Task { await session.run() }
         logger.info("webrtc: WHIP offer answered", metadata: ["stream": "\(stream)", "session": "\(id)", "publisher": "\(publisher)",
                                                               "tracks": "\(plan.summary)"])
         return (id, plan.answer(ufrag: ufrag, pwd: pwd, fingerprint: identity.fingerprint, candidates: candidates, port: port))
+    }
+
+    /// An offer's ICE credentials and DTLS fingerprint (those of its first section, which
+    /// bundles the others).
+    static func read(offer text: String) throws(OfferError) -> (SDPOffer, (ufrag: String, pwd: String), String) {
+        guard let offer = SDPOffer(parsing: text) else { throw .badOffer("not a session description with media") }
+        guard let m0 = offer.media.first, let creds = offer.credentials(m0) else { throw .badOffer("no ICE credentials (a=ice-ufrag, a=ice-pwd)") }
+        guard let fp = offer.fingerprint(m0), fp.hasPrefix("sha-256 ") else { throw .badOffer("no sha-256 DTLS fingerprint") }
+        return (offer, creds, fp)
+    }
+
+    /// A datagram to a peer, from the shared port.
+    private func send(_ to: SocketAddress, _ bytes: [UInt8]) {
+        var buf = channel.allocator.buffer(capacity: bytes.count)
+        buf.writeBytes(bytes)
+        channel.writeAndFlush(AddressedEnvelope(remoteAddress: to, data: buf), promise: nil)
+    }
+
+    /// A new session findable by its ICE username and id, counted for its client; its sender runs.
+    private func register(_ session: WebRTCSession, client: String) {
+        registry.withLock { r in
+            r.byUfrag[session.localUfrag] = session
+            r.byID[session.id] = session
+            r.clientOf[session.id] = client
+        }
+        Task { await session.run() }
     }
 
     /// Ends a session (`DELETE` on its `Location`); false when there is none for that stream.
@@ -300,7 +298,6 @@ public final class WebRTCServer: Sendable {
     }
 
     private func refuse(_ why: @autoclosure () -> String = "no session at this address") {
-        refused.add(1, ordering: .relaxed)
         logger.debug("webrtc: datagram refused", metadata: ["why": "\(why())"])
     }
 
@@ -328,10 +325,7 @@ public final class WebRTCServer: Sendable {
         let reply = STUNMessage(type: STUNMessage.bindingSuccess, transactionID: m.transactionID, attributes: [
             (STUNMessage.Attribute.xorMappedAddress, STUNMessage.xorMappedAddress(ip: ip, port: UInt16(truncatingIfNeeded: port), transactionID: m.transactionID)),
         ])
-        let out = reply.serialized(integrity: { Array(HMAC<Insecure.SHA1>.authenticationCode(for: $0, using: key)) })
-        var buf = channel.allocator.buffer(capacity: out.count)
-        buf.writeBytes(out)
-        channel.writeAndFlush(AddressedEnvelope(remoteAddress: address, data: buf), promise: nil)
+        send(address, reply.serialized(integrity: { Array(HMAC<Insecure.SHA1>.authenticationCode(for: $0, using: key)) }))
     }
 
     static func ipBytes(_ a: SocketAddress) -> [UInt8]? {

@@ -18,7 +18,6 @@ final class WebRTCSession: @unchecked Sendable {
     struct Sending: Sendable {
         let payloadType: UInt8
         let ssrc: UInt32
-        let clockRate: Int
         /// The id the offer gave the playout-delay header extension, when it is sent (at 0).
         var playoutDelayID: UInt8? = nil
     }
@@ -30,25 +29,12 @@ final class WebRTCSession: @unchecked Sendable {
         var inbound: SRTPSession?
         var lastCheck = ContinuousClock.now
         var closed = false
-        /// The last packets sent per SSRC by sequence number, for NACKs (RFC 4585).
-        var history: [UInt32: [UInt16: [UInt8]]] = [:]
+        /// The last packets sent, by sequence number modulo `historySize` (each packet's own
+        /// SSRC and sequence number tell a stale slot): what NACKs ask for (RFC 4585).
+        var history = [[UInt8]?](repeating: nil, count: WebRTCSession.historySize)
         /// WHIP: the publisher's video SSRC (from its packets), and when a keyframe was last asked.
         var publisherVideoSSRC: UInt32?
         var lastKeyframeRequest = ContinuousClock.now
-        var historyOrder: [(UInt32, UInt16)] = []
-        var counters = Counters()
-    }
-
-    struct Counters: Sendable {
-        var packetsSent = 0
-        var packetsReceived = 0
-        var bytesSent = 0
-        var nacks = 0
-        var retransmitted = 0
-        var plis = 0
-        var keyframeRequests = 0
-        var firs = 0
-        var unauthenticated = 0
     }
 
     static let historySize = 1024
@@ -92,7 +78,6 @@ final class WebRTCSession: @unchecked Sendable {
 
     var remote: SocketAddress? { state.withLock { $0.remote } }
     var isClosed: Bool { state.withLock { $0.closed } }
-    var counters: Counters { state.withLock { $0.counters } }
 
     /// An ICE check that authenticated from `address`; `nominated` when it carried USE-CANDIDATE.
     /// Returns whether the selected address changed.
@@ -147,7 +132,6 @@ final class WebRTCSession: @unchecked Sendable {
             var pli: [UInt8]?
             if let media = s.publisherVideoSSRC, let srtp = s.outbound, now - s.lastKeyframeRequest >= .seconds(1) {
                 s.lastKeyframeRequest = now
-                s.counters.keyframeRequests += 1
                 var b: [UInt8] = [0x81, 206, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0]
                 Self.put(Self.ownSSRC, into: &b, at: 4)
                 Self.put(media, into: &b, at: 8)
@@ -169,24 +153,21 @@ final class WebRTCSession: @unchecked Sendable {
     func rtcp(_ bytes: [UInt8]) {
         var resend: [[UInt8]] = []
         let to: SocketAddress? = state.withLock { s -> SocketAddress? in
-            guard let inbound = s.inbound, let plain = inbound.unprotectRTCP(bytes) else {
-                s.counters.unauthenticated += 1
-                return nil
-            }
+            guard let inbound = s.inbound, let plain = inbound.unprotectRTCP(bytes) else { return nil }
             for fb in RTCPFeedback.parse(plain) {
                 switch fb {
                 case .nack(let ssrc, let seqs):
-                    s.counters.nacks += 1
                     for q in seqs {
-                        if let p = s.history[ssrc]?[q], let out = s.outbound?.protect(p) {
+                        if let p = s.history[Int(q) % Self.historySize], Self.ssrcAndSequence(p) == (ssrc, q),
+                           let out = s.outbound?.protect(p) {
                             resend.append(out)
                         }
                     }
-                case .pli: s.counters.plis += 1
-                case .fir: s.counters.firs += 1
+                case .pli, .fir:
+                    // The stream's own keyframes come every GOP; the viewer's queue starts at one.
+                    break
                 }
             }
-            s.counters.retransmitted += resend.count
             return s.remote
         }
         if let to { for p in resend { send(to, p) } }
@@ -196,11 +177,7 @@ final class WebRTCSession: @unchecked Sendable {
     func rtp(_ bytes: [UInt8]) {
         guard let publisher else { return }
         let plain: [UInt8]? = state.withLock { s in
-            guard let p = s.inbound?.unprotect(bytes) else {
-                s.counters.unauthenticated += 1
-                return nil
-            }
-            s.counters.packetsReceived += 1
+            guard let p = s.inbound?.unprotect(bytes) else { return nil }
             if p.count >= 12, Int(p[1] & 0x7F) == publisherVideoPayloadType {
                 s.publisherVideoSSRC = UInt32(p[8]) << 24 | UInt32(p[9]) << 16 | UInt32(p[10]) << 8 | UInt32(p[11])
             }
@@ -235,17 +212,8 @@ final class WebRTCSession: @unchecked Sendable {
                         b[1] = (b[1] & 0x80) | (t.payloadType & 0x7F)
                         Self.put(t.ssrc, into: &b, at: 8)
                         let seq = UInt16(b[2]) << 8 | UInt16(b[3])
-                        s.history[t.ssrc, default: [:]][seq] = b
-                        s.historyOrder.append((t.ssrc, seq))
-                        if s.historyOrder.count > Self.historySize * 2 {
-                            for (ssrc, q) in s.historyOrder.prefix(Self.historySize) { s.history[ssrc]?[q] = nil }
-                            s.historyOrder.removeFirst(Self.historySize)
-                        }
-                        if let p = srtp.protect(b) {
-                            out.append(p)
-                            s.counters.packetsSent += 1
-                            s.counters.bytesSent += p.count
-                        }
+                        s.history[Int(seq) % Self.historySize] = b
+                        if let p = srtp.protect(b) { out.append(p) }
                     }
                 }
                 return s.remote
@@ -270,6 +238,12 @@ final class WebRTCSession: @unchecked Sendable {
             publisher?.finish()
             onClose()
         }
+    }
+
+    /// An RTP packet's SSRC and sequence number (the header is there: only packets of 12 bytes
+    /// or more are kept).
+    static func ssrcAndSequence(_ b: [UInt8]) -> (UInt32, UInt16) {
+        (UInt32(b[8]) << 24 | UInt32(b[9]) << 16 | UInt32(b[10]) << 8 | UInt32(b[11]), UInt16(b[2]) << 8 | UInt16(b[3]))
     }
 
     static func put(_ v: UInt32, into b: inout [UInt8], at i: Int) {

@@ -22,9 +22,7 @@ public final class RTPPushSource: PacketSource, @unchecked Sendable {
     private var ready: [Packet] = []
     private var ended = false
     private var keyframe: RTPFrame?
-    private struct Timeline { var last: UInt32; var ext: Int64; var offset: Int64 }
-    private var timelines: [Int: Timeline] = [:]
-    private var origin: UInt64?
+    private var timelines = RTPTimelines()
     private let scratch: UnsafeMutablePointer<AVPacket>
     private let readTimeout: Double
 
@@ -151,19 +149,7 @@ public final class RTPPushSource: PacketSource, @unchecked Sendable {
 
     private func packet(of f: RTPFrame, track i: Int) {
         let t = tracks[i], kind = kinds[i]
-        let pts: Int64
-        if var tl = timelines[i] {
-            tl.ext += Int64(Int32(bitPattern: f.timestamp &- tl.last))
-            tl.last = f.timestamp
-            timelines[i] = tl
-            pts = tl.ext + tl.offset
-        } else {
-            let o = origin ?? f.arrivalNanos
-            origin = o
-            let offset = Int64(saturating: Double(f.arrivalNanos &- min(o, f.arrivalNanos)) * Double(t.clockRate) / 1e9)
-            timelines[i] = Timeline(last: f.timestamp, ext: 0, offset: offset)
-            pts = offset
-        }
+        let pts = timelines.pts(track: i, timestamp: f.timestamp, arrival: f.arrivalNanos, clockRate: t.clockRate)
         if kind == .video && keyframe == nil {
             guard f.isKey else { return }
             keyframe = f

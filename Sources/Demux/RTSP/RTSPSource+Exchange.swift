@@ -90,7 +90,6 @@ extension RTSPSource {
             tracks.append(RTPTrack(streamIndex: i, format: format, payloadType: m.payloadType, clockRate: m.clockRate, queueSize: queue, maxDelay: wait))
             kinds.append(m.kind == "video" ? .video : .audio)
             timeBases.append(TimeBase(1, Int32(clamping: m.clockRate)))
-            timelines.append(nil)
             var spec: String
             if transport == .tcp {
                 spec = "RTP/AVP/TCP;unicast;interleaved=\(2 * i)-\(2 * i + 1)"

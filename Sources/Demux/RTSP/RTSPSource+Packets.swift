@@ -55,25 +55,13 @@ extension RTSPSource {
     func packet(of f: RTPFrame, track i: Int) {
         let t = tracks[i], kind = kinds[i]
         // One timeline per track from its RTP clock; the tracks lined up by when each began.
-        let pts: Int64
-        if var tl = timelines[i] {
-            tl.ext += Int64(Int32(bitPattern: f.timestamp &- tl.last))
-            tl.last = f.timestamp
-            timelines[i] = tl
-            pts = tl.ext + tl.offset
-        } else {
-            let o = origin ?? f.arrivalNanos
-            origin = o
-            let offset = Int64(saturating: Double(f.arrivalNanos &- min(o, f.arrivalNanos)) * Double(t.clockRate) / 1e9)
-            timelines[i] = Timeline(last: f.timestamp, ext: 0, offset: offset)
-            pts = offset
-        }
+        let pts = timelines.pts(track: i, timestamp: f.timestamp, arrival: f.arrivalNanos, clockRate: t.clockRate)
         // A picture sent again (gst-rtsp-server sends its first keyframe again to every viewer
         // of a shared stream when another joins) is dropped; a picture shortly before the last
         // one is a B-frame, whose decode order is not known here (FFmpeg's client next time).
         // Anything else going back (a camera that restarted its clock) is handed on, as
         // FFmpeg's demuxer does: the hub's timeline takes it as a discontinuity.
-        if let last = timelines[i]?.lastPTS, pts <= last {
+        if let last = timelines.lastPTS(track: i), pts <= last {
             if kind == .video ? recentVideoPTS.contains(pts) : pts == last {
                 return
             }
@@ -84,7 +72,7 @@ extension RTSPSource {
                 return
             }
         }
-        timelines[i]?.lastPTS = pts
+        timelines.handedOn(track: i, pts: pts)
         if kind == .video {
             if recentVideoPTS.count < 64 { recentVideoPTS.append(pts) } else { recentVideoPTS[recentNext] = pts; recentNext = (recentNext + 1) % 64 }
             if streams.isEmpty {

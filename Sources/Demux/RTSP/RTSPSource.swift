@@ -60,8 +60,7 @@ public final class RTSPSource: RTSPTransportReporting {
     var polls: [pollfd] = []
     var ready: [Packet] = []
     private var readyStart = 0
-    var timelines: [Timeline?] = []
-    var origin: UInt64?
+    var timelines = RTPTimelines()
     var damagedUntilKeyframe = false
     /// The last video timestamps handed on (a repeated picture is told from a B-frame by them).
     var recentVideoPTS: [Int64] = []
@@ -76,7 +75,6 @@ public final class RTSPSource: RTSPTransportReporting {
     var serverSource: String?
     private var datagram = [UInt8](repeating: 0, count: 65536)
 
-    struct Timeline { var last: UInt32; var ext: Int64; let offset: Int64; var lastPTS: Int64? = nil }
 
     static let probingStage = "probing streams"
 
@@ -174,8 +172,7 @@ public final class RTSPSource: RTSPTransportReporting {
         polls = []
         ready = []
         readyStart = 0
-        timelines = []
-        origin = nil
+        timelines = RTPTimelines()
         auth = nil
         serverSource = nil
         probeKeyframe = nil
