@@ -19,7 +19,9 @@ public final class RTPPushSource: PacketSource, @unchecked Sendable {
     private let tracks: [RTPTrack]
     private let kinds: [MediaType]
     private let media: [SDP.Media]
+    /// Packets ready, from `readyStart` on (taken by moving the start, not by shifting).
     private var ready: [Packet] = []
+    private var readyStart = 0
     private var ended = false
     private var keyframe: RTPFrame?
     private var timelines = RTPTimelines()
@@ -78,7 +80,7 @@ public final class RTPPushSource: PacketSource, @unchecked Sendable {
         let frames = t.frames
         t.frames.removeAll(keepingCapacity: true)
         for f in frames { packet(of: f, track: i) }
-        if !ready.isEmpty || keyframe != nil { condition.broadcast() }
+        if ready.count > readyStart || keyframe != nil { condition.broadcast() }
     }
 
     /// The reading thread's handle: stopping the stream interrupts the probe and reads.
@@ -126,15 +128,13 @@ public final class RTPPushSource: PacketSource, @unchecked Sendable {
             }
         }
         streams = found
-        // Pictures before the first keyframe cannot be decoded: the stream starts there.
-        ready.removeAll { $0.mediaType == .video && $0.arrivalNanos < keyframe!.arrivalNanos }
     }
 
     public func readPacket() throws -> Packet? {
         let until = Date().addingTimeInterval(readTimeout)
         condition.lock()
         defer { condition.unlock() }
-        while ready.isEmpty {
+        while ready.count == readyStart {
             if ended { return nil }
             if interruptHandle.isInterrupted { throw IngestError(.stopped, source: url, stage: "reading", detail: "stopped") }
             if Date() >= until {
@@ -144,7 +144,13 @@ public final class RTPPushSource: PacketSource, @unchecked Sendable {
             }
             _ = condition.wait(until: min(until, Date().addingTimeInterval(0.2)))
         }
-        return ready.removeFirst()
+        let p = ready[readyStart]
+        readyStart += 1
+        if readyStart >= 256 && readyStart * 2 >= ready.count {
+            ready.removeFirst(readyStart)
+            readyStart = 0
+        }
+        return p
     }
 
     private func packet(of f: RTPFrame, track i: Int) {
@@ -169,7 +175,10 @@ public final class RTPPushSource: PacketSource, @unchecked Sendable {
         }
         if f.lostBefore > 0 { p.lostBefore = f.lostBefore }
         // At most a few seconds held for a reader that stalled.
-        if ready.count > 2048 { ready.removeFirst(ready.count - 2048) }
+        if ready.count - readyStart > 2048 {
+            ready.removeFirst(ready.count - 2048)
+            readyStart = 0
+        }
         ready.append(p)
     }
 }
