@@ -142,19 +142,7 @@ def main():
         post_offers(a.offers, a.user, a.seed, a.offer_count)
     checker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     checker.bind((a.bind, 0))
-    checker.settimeout(2)
-    tid = os.urandom(12)
-    good = binding(f"{a.ufrag}:{a.peer}", a.pwd, tid)
-    checker.sendto(good, ("127.0.0.1", a.port))
-    try:
-        data, _ = checker.recvfrom(2048)
-    except socket.timeout:
-        print("no answer to a correct connectivity check")
-        sys.exit(1)
-    problem = check_answer(data, tid, a.pwd, checker.getsockname()[1], a.bind)
-    if problem:
-        print("answer to a correct check: " + problem)
-        sys.exit(1)
+    good = correct_check(checker, a, "")
     other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     other.bind(("127.0.0.1", 0))
     answered = 0
@@ -169,23 +157,29 @@ def main():
                 answered += 1
         except (BlockingIOError, socket.error):
             pass
-    # Still answering correct checks after all that.
-    checker.settimeout(2)
+    correct_check(checker, a, " after the mutations")
+    print(f"{a.count} mutated datagrams sent; {answered} of them answered (they must have authenticated: flipped bits outside the checked bytes)")
+
+def correct_check(sock, a, when):
+    """Sends a correct connectivity check and exits 1 unless its answer comes and verifies;
+    returns the check's bytes (the seed of the mutations)."""
+    sock.settimeout(2)
     tid = os.urandom(12)
-    checker.sendto(binding(f"{a.ufrag}:{a.peer}", a.pwd, tid), ("127.0.0.1", a.port))
+    check = binding(f"{a.ufrag}:{a.peer}", a.pwd, tid)
+    sock.sendto(check, ("127.0.0.1", a.port))
     try:
         while True:
-            data, _ = checker.recvfrom(2048)
+            data, _ = sock.recvfrom(2048)
             if data[8:20] == tid:
                 break
     except socket.timeout:
-        print("no answer to a correct check after the mutations")
+        print("no answer to a correct connectivity check" + when)
         sys.exit(1)
-    problem = check_answer(data, tid, a.pwd, checker.getsockname()[1], a.bind)
+    problem = check_answer(data, tid, a.pwd, sock.getsockname()[1], a.bind)
     if problem:
-        print("after the mutations: " + problem)
+        print("answer to a correct check" + when + ": " + problem)
         sys.exit(1)
-    print(f"{a.count} mutated datagrams sent; {answered} of them answered (they must have authenticated: flipped bits outside the checked bytes)")
+    return check
 
 if __name__ == "__main__":
     main()
