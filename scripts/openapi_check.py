@@ -82,6 +82,9 @@ for method, path, op in sorted(operations, key=lambda o: order[o[0]]):
     status, ctype, data = request(method, url, body, stream=streaming)
     responses = op["responses"]
     documented = responses.get(str(status)) or responses.get("default")
+    if documented is not None and "$ref" in documented:
+        # A shared answer (401, 403): components/responses/NAME.
+        documented = components.get("responses", {}).get(documented["$ref"].rsplit("/", 1)[-1])
     if documented is None:
         failures.append(f"{method} {url}: answered {status}, not a documented status ({', '.join(responses)})")
         continue

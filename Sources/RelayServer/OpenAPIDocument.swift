@@ -975,6 +975,28 @@ enum OpenAPIDocument {
     "scheme": "bearer",
     "bearerFormat": "JWT"
    }
+  },
+  "responses": {
+   "Unauthorized": {
+    "description": "No or wrong credentials (where auth is on)",
+    "content": {
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/Error"
+      }
+     }
+    }
+   },
+   "Forbidden": {
+    "description": "Credentials without the permission",
+    "content": {
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/Error"
+      }
+     }
+    }
+   }
   }
  },
  "security": [
@@ -999,24 +1021,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "tags": [
@@ -1080,24 +1088,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -1147,24 +1141,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "tags": [
@@ -1210,24 +1190,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "tags": [
@@ -1256,24 +1222,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "tags": [
@@ -1318,24 +1270,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -1407,24 +1345,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -1503,24 +1427,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -1559,24 +1469,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -1623,24 +1519,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "tags": [
@@ -1683,24 +1565,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "tags": [
@@ -1774,24 +1642,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -1845,24 +1699,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -1923,24 +1763,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -2006,24 +1832,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -2100,24 +1912,10 @@ enum OpenAPIDocument {
       "description": "Not a WebSocket upgrade (the path answers upgrades only)"
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -2240,24 +2038,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -2342,24 +2126,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -2399,24 +2169,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "tags": [
@@ -2437,24 +2193,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "tags": [
@@ -2481,24 +2223,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -2560,24 +2288,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -2676,24 +2390,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -2745,24 +2445,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -2842,24 +2528,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -2933,24 +2605,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -3041,24 +2699,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -3139,24 +2783,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -3223,24 +2853,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -3301,24 +2917,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -3430,24 +3032,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      },
      "429": {
       "description": "This address holds server.limits.per_client.viewers WebRTC sessions already",
@@ -3519,24 +3107,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -3579,24 +3153,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -3741,24 +3301,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      },
      "429": {
       "description": "This address holds server.limits.per_client.viewers WebRTC sessions already",
@@ -3830,24 +3376,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -3890,24 +3422,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
@@ -3990,24 +3508,10 @@ enum OpenAPIDocument {
       }
      },
      "401": {
-      "description": "No or wrong credentials (where auth is on)",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Unauthorized"
      },
      "403": {
-      "description": "Credentials without the permission",
-      "content": {
-       "application/json": {
-        "schema": {
-         "$ref": "#/components/schemas/Error"
-        }
-       }
-      }
+      "$ref": "#/components/responses/Forbidden"
      }
     },
     "parameters": [
