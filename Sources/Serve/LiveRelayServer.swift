@@ -168,7 +168,8 @@ public enum LiveRelayServer {
         var webrtc: WebRTCServer?
         if let w = configuration.webrtc {
             let server = try await WebRTCServer.start(.init(host: w.host ?? configuration.listenHost, port: w.port, hosts: configuration.webrtcHosts,
-                                                            sessionsPerClient: limits.viewersPerClient),
+                                                            sessionsPerClient: limits.viewersPerClient, tcpPort: configuration.webrtcTCPPort,
+                                                            iceServers: configuration.webrtcICEServers),
                                                       logger: logger)
             webrtc = server
             services.append(.init(service: WebRTCService(server: server)))
@@ -299,7 +300,8 @@ struct WebRTCService: Service {
     let server: WebRTCServer
     func run() async throws {
         let host = server.settings.host.contains(":") ? "[\(server.settings.host)]" : server.settings.host
-        FileHandle.standardOutput.write(Data("WebRTC (WHEP) on udp://\(host):\(server.port), candidates \(server.candidates.joined(separator: " "))\n".utf8))
+        let tcp = server.tcpPort.map { ", ICE-TCP on tcp://\(host):\($0)" } ?? ""
+        FileHandle.standardOutput.write(Data("WebRTC (WHEP) on udp://\(host):\(server.port)\(tcp), candidates \(server.candidates.joined(separator: " "))\n".utf8))
         try? await gracefulShutdown()
         await server.stop()
     }

@@ -125,7 +125,7 @@ struct AnswerPlan {
         return nil
     }
 
-    func answer(ufrag: String, pwd: String, fingerprint: String, candidates: [String], port: Int) -> String {
+    func answer(ufrag: String, pwd: String, fingerprint: String, candidates: [String], port: Int, tcpPort: Int? = nil) -> String {
         let accepted = sections.filter { $0.format != nil }
         var l = ["v=0", "o=- \(UInt32.random(in: 1...UInt32.max)) 1 IN IP4 127.0.0.1", "s=LiveRelay", "t=0 0", "a=ice-lite"]
         let mids = accepted.compactMap(\.media.mid)
@@ -166,6 +166,12 @@ struct AnswerPlan {
             }
             for (i, c) in candidates.enumerated() {
                 l.append("a=candidate:\(i + 1) 1 udp \(2_130_706_431 - i) \(c) \(port) typ host")
+            }
+            // ICE-TCP (RFC 6544 §4.5): passive host candidates, below every UDP one.
+            if let tcpPort {
+                for (i, c) in candidates.enumerated() {
+                    l.append("a=candidate:\(i + 101) 1 tcp \(1_518_280_447 - i) \(c) \(tcpPort) typ host tcptype passive")
+                }
             }
             l.append("a=end-of-candidates")
         }

@@ -25,11 +25,18 @@ public final class WebRTCServer: Sendable {
         public var policy: SinkPolicy
         /// Sessions one client address may hold at once (`server.limits.per_client.viewers`).
         public var sessionsPerClient: Int
+        /// ICE over TCP (RFC 6544, passive), for peers whose UDP is blocked: nil off; 0 the UDP
+        /// port's number where it is free, else one the system picks; else that port.
+        public var tcpPort: Int?
+        /// STUN and TURN servers offered to clients (`server.webrtc.ice_servers`).
+        public var iceServers: [ICEServer]
         public init(host: String, port: Int = 0, hosts: [String] = [],
                     policy: SinkPolicy = SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 500)),
-                    sessionsPerClient: Int = 32) {
+                    sessionsPerClient: Int = 32, tcpPort: Int? = 0, iceServers: [ICEServer] = []) {
             self.host = host
+            self.iceServers = iceServers
             self.port = port
+            self.tcpPort = tcpPort
             self.hosts = hosts
             self.policy = policy
             self.sessionsPerClient = sessionsPerClient
@@ -64,7 +71,7 @@ public final class WebRTCServer: Sendable {
 
     struct Registry {
         var byUfrag: [String: WebRTCSession] = [:]
-        var byAddress: [SocketAddress: WebRTCSession] = [:]
+        var byAddress: [PeerAddress: WebRTCSession] = [:]
         var byID: [String: WebRTCSession] = [:]
         /// Sessions per client address, and each session's client.
         var perClient: [String: Int] = [:]
@@ -86,9 +93,13 @@ public final class WebRTCServer: Sendable {
 
     public let settings: Settings
     public let port: Int
+    /// The ICE-TCP port; nil when it is off.
+    public let tcpPort: Int?
     public let candidates: [String]
     let identity: DTLSIdentity
     private let channel: any Channel
+    private let tcpListener: (any Channel)?
+    private let tcp: ICETCPConnections
     private let registry = Mutex(Registry())
     private let logger: Logger
     private let timer: Mutex<RepeatedTask?> = Mutex(nil)
@@ -102,7 +113,18 @@ public final class WebRTCServer: Sendable {
             .channelOption(.socketOption(.so_rcvbuf), value: 4 << 20)
             .channelInitializer { ch in ch.pipeline.addHandler(DatagramHandler(box: box)) }
             .bind(host: settings.host, port: settings.port).get()
-        let server = WebRTCServer(settings: settings, channel: channel, identity: identity, logger: logger)
+        let tcp = ICETCPConnections(limitPerClient: settings.sessionsPerClient)
+        var listener: (any Channel)?
+        if let p = settings.tcpPort {
+            do {
+                listener = try await ICETCPConnections.listen(host: settings.host, port: p == 0 ? channel.localAddress?.port ?? 0 : p,
+                                                             exact: p != 0, connections: tcp, box: box)
+            } catch {
+                try? await channel.close()
+                throw error
+            }
+        }
+        let server = WebRTCServer(settings: settings, channel: channel, tcpListener: listener, tcp: tcp, identity: identity, logger: logger)
         box.server.withLock { $0 = server }
         server.timer.withLock { t in
             t = channel.eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(100), delay: .milliseconds(100)) { _ in server.tick() }
@@ -110,9 +132,12 @@ public final class WebRTCServer: Sendable {
         return server
     }
 
-    private init(settings: Settings, channel: any Channel, identity: DTLSIdentity, logger: Logger) {
+    private init(settings: Settings, channel: any Channel, tcpListener: (any Channel)?, tcp: ICETCPConnections, identity: DTLSIdentity, logger: Logger) {
         self.settings = settings
         self.channel = channel
+        self.tcpListener = tcpListener
+        self.tcp = tcp
+        tcpPort = tcpListener?.localAddress?.port
         self.identity = identity
         self.logger = logger
         port = channel.localAddress?.port ?? settings.port
@@ -138,6 +163,8 @@ public final class WebRTCServer: Sendable {
             return Array(r.byID.values)
         }
         for s in all { s.close() }
+        try? await tcpListener?.close()
+        tcp.closeAll()
         try? await channel.close()
     }
 
@@ -175,7 +202,7 @@ public final class WebRTCServer: Sendable {
                                     tracks: plan.sending, feed: feed, dtls: dtls, logger: logger, send: send)
         register(session, client: client)
         admitted = false
-        let answer = plan.answer(ufrag: ufrag, pwd: pwd, fingerprint: identity.fingerprint, candidates: candidates, port: port)
+        let answer = plan.answer(ufrag: ufrag, pwd: pwd, fingerprint: identity.fingerprint, candidates: candidates, port: port, tcpPort: tcpPort)
         logger.info("webrtc: WHEP offer answered", metadata: ["stream": "\(hub.name)", "session": "\(id)", "viewer": "\(viewer)",
                                                               "tracks": "\(plan.summary)"])
         return (id, answer)
@@ -223,7 +250,7 @@ public final class WebRTCServer: Sendable {
         admitted = false
         logger.info("webrtc: WHIP offer answered", metadata: ["stream": "\(stream)", "session": "\(id)", "publisher": "\(publisher)",
                                                               "tracks": "\(plan.summary)"])
-        return (id, plan.answer(ufrag: ufrag, pwd: pwd, fingerprint: identity.fingerprint, candidates: candidates, port: port))
+        return (id, plan.answer(ufrag: ufrag, pwd: pwd, fingerprint: identity.fingerprint, candidates: candidates, port: port, tcpPort: tcpPort))
     }
 
     /// An offer's ICE credentials and DTLS fingerprint (those of its first section, which
@@ -235,12 +262,20 @@ public final class WebRTCServer: Sendable {
         return (offer, creds, fp)
     }
 
-    /// A datagram to a peer, from the shared port.
-    private func send(_ to: SocketAddress, _ bytes: [UInt8]) {
-        var buf = channel.allocator.buffer(capacity: bytes.count)
-        buf.writeBytes(bytes)
-        channel.writeAndFlush(AddressedEnvelope(remoteAddress: to, data: buf), promise: nil)
+    /// A packet to a peer: a datagram from the shared port, or a frame on its TCP connection.
+    private func send(_ to: PeerAddress, _ bytes: [UInt8]) {
+        switch to {
+        case .udp(let a):
+            var buf = channel.allocator.buffer(capacity: bytes.count)
+            buf.writeBytes(bytes)
+            channel.writeAndFlush(AddressedEnvelope(remoteAddress: a, data: buf), promise: nil)
+        case .tcp(let a):
+            tcp.send(bytes, to: a)
+        }
     }
+
+    /// Frames a TCP peer did not read in time, dropped.
+    public var tcpDrops: Int { tcp.dropped.load(ordering: .relaxed) }
 
     /// A new session findable by its ICE username and id, counted for its client; its sender runs.
     private func register(_ session: WebRTCSession, client: String) {
@@ -280,8 +315,9 @@ public final class WebRTCServer: Sendable {
         }
     }
 
-    /// One datagram on the shared port (RFC 7983's demultiplexing by first byte).
-    func receive(_ bytes: [UInt8], from address: SocketAddress) {
+    /// One datagram on the shared port, or one frame from an ICE-TCP connection (RFC 7983's
+    /// demultiplexing by first byte).
+    func receive(_ bytes: [UInt8], from address: PeerAddress) {
         guard let first = bytes.first else { return }
         switch first {
         case 0...3:
@@ -301,7 +337,7 @@ public final class WebRTCServer: Sendable {
         logger.debug("webrtc: datagram refused", metadata: ["why": "\(why())"])
     }
 
-    private func stun(_ bytes: [UInt8], from address: SocketAddress) {
+    private func stun(_ bytes: [UInt8], from address: PeerAddress) {
         guard let m = STUNMessage(parsing: bytes) else { return refuse("not STUN") }
         guard m.type == STUNMessage.bindingRequest, m.fingerprintMatches(bytes), let user = m.username else {
             return refuse("not a Binding request with a good FINGERPRINT and a USERNAME")
@@ -321,7 +357,7 @@ public final class WebRTCServer: Sendable {
                 r.byAddress[address] = s
             }
         }
-        guard let ip = Self.ipBytes(address), let port = address.port else { return }
+        guard let ip = Self.ipBytes(address.socketAddress), let port = address.socketAddress.port else { return }
         let reply = STUNMessage(type: STUNMessage.bindingSuccess, transactionID: m.transactionID, attributes: [
             (STUNMessage.Attribute.xorMappedAddress, STUNMessage.xorMappedAddress(ip: ip, port: UInt16(truncatingIfNeeded: port), transactionID: m.transactionID)),
         ])
@@ -362,7 +398,7 @@ final class DatagramHandler: ChannelInboundHandler, Sendable {
         let envelope = Self.unwrapInboundIn(data)
         guard let server = box.server.withLock({ $0 }) else { return }
         let bytes = Array(envelope.data.readableBytesView)
-        server.receive(bytes, from: envelope.remoteAddress)
+        server.receive(bytes, from: .udp(envelope.remoteAddress))
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -23,7 +23,7 @@ final class WebRTCSession: @unchecked Sendable {
     }
 
     struct State {
-        var remote: SocketAddress?
+        var remote: PeerAddress?
         var dtls: DTLSTransport
         var outbound: SRTPSession?
         var inbound: SRTPSession?
@@ -55,12 +55,12 @@ final class WebRTCSession: @unchecked Sendable {
     let created = ContinuousClock.now
     private let state: Mutex<State>
     private let connected = AsyncStream<Void>.makeStream()
-    private let send: @Sendable (SocketAddress, [UInt8]) -> Void
+    private let send: @Sendable (PeerAddress, [UInt8]) -> Void
     private let logger: Logger
 
     init(id: String, stream: String, localUfrag: String, localPwd: String, remoteUfrag: String, tracks: [Int: Sending],
          feed: RTPFeed?, publisher: RTPPushSource? = nil, publisherVideoPayloadType: Int = -1, dtls: DTLSTransport, logger: Logger,
-         onClose: @escaping @Sendable () -> Void = {}, send: @escaping @Sendable (SocketAddress, [UInt8]) -> Void) {
+         onClose: @escaping @Sendable () -> Void = {}, send: @escaping @Sendable (PeerAddress, [UInt8]) -> Void) {
         self.publisher = publisher
         self.publisherVideoPayloadType = publisherVideoPayloadType
         self.onClose = onClose
@@ -76,12 +76,12 @@ final class WebRTCSession: @unchecked Sendable {
         state = Mutex(State(dtls: dtls))
     }
 
-    var remote: SocketAddress? { state.withLock { $0.remote } }
+    var remote: PeerAddress? { state.withLock { $0.remote } }
     var isClosed: Bool { state.withLock { $0.closed } }
 
     /// An ICE check that authenticated from `address`; `nominated` when it carried USE-CANDIDATE.
     /// Returns whether the selected address changed.
-    func checked(from address: SocketAddress, nominated: Bool) -> Bool {
+    func checked(from address: PeerAddress, nominated: Bool) -> Bool {
         state.withLock { s in
             s.lastCheck = .now
             guard nominated || s.remote == nil, s.remote != address else { return false }
@@ -110,7 +110,8 @@ final class WebRTCSession: @unchecked Sendable {
         case .success(let r):
             if !r.send.isEmpty, let to = remote { send(to, r.send) }
             if r.keys != nil {
-                logger.info(publisher == nil ? "webrtc: viewer connected" : "webrtc: publisher connected", metadata: ["stream": "\(stream)", "session": "\(id)"])
+                logger.info(publisher == nil ? "webrtc: viewer connected" : "webrtc: publisher connected",
+                            metadata: ["stream": "\(stream)", "session": "\(id)", "over": "\(remote?.transport ?? "-")"])
                 connected.continuation.yield()
                 connected.continuation.finish()
             }
@@ -124,7 +125,7 @@ final class WebRTCSession: @unchecked Sendable {
     /// not connected within 15 s).
     func tick() -> Bool {
         let finished = publisher?.isFinished ?? false
-        let (out, pli, to, expired) = state.withLock { s -> ([UInt8], [UInt8]?, SocketAddress?, Bool) in
+        let (out, pli, to, expired) = state.withLock { s -> ([UInt8], [UInt8]?, PeerAddress?, Bool) in
             let now = ContinuousClock.now
             let expired = s.closed || finished || now - s.lastCheck > .seconds(30) || (s.outbound == nil && now - created > .seconds(15))
             // A browser sends a keyframe only when asked: asked every second, so that a viewer
@@ -152,7 +153,7 @@ final class WebRTCSession: @unchecked Sendable {
     /// SRTCP from the viewer: receiver reports, NACKs, PLIs and FIRs.
     func rtcp(_ bytes: [UInt8]) {
         var resend: [[UInt8]] = []
-        let to: SocketAddress? = state.withLock { s -> SocketAddress? in
+        let to: PeerAddress? = state.withLock { s -> PeerAddress? in
             guard let inbound = s.inbound, let plain = inbound.unprotectRTCP(bytes) else { return nil }
             for fb in RTCPFeedback.parse(plain) {
                 switch fb {
@@ -193,7 +194,7 @@ final class WebRTCSession: @unchecked Sendable {
         guard let feed else { return }
         while !isClosed, let datagrams = await feed.next() {
             var out: [[UInt8]] = []
-            let to: SocketAddress? = state.withLock { s -> SocketAddress? in
+            let to: PeerAddress? = state.withLock { s -> PeerAddress? in
                 guard !s.closed, let srtp = s.outbound else { return nil }
                 for d in datagrams {
                     guard let t = tracks[d.track] else { continue }

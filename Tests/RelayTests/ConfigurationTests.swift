@@ -133,6 +133,20 @@ import TestSupport
         #expect(c.effectiveAllowedHosts == ["localhost", "127.0.0.1", "::1"])
     }
 
+    @Test func webRTCsTCPPortIsOnByDefaultAndNamedWhenMalformed() throws {
+        let base = "streams:\n  c:\n    source: testsrc://\n"
+        #expect(try Configuration.parse(base, sources: TestSources.opener).webrtcTCPPort == 0)
+        #expect(try Configuration.parse("server:\n  webrtc: {tcp: off}\n" + base, sources: TestSources.opener).webrtcTCPPort == nil)
+        #expect(try Configuration.parse("server:\n  webrtc: {tcp: 8189}\n" + base, sources: TestSources.opener).webrtcTCPPort == 8189)
+        #expect(try Configuration.parse("server:\n  webrtc: {tcp: on}\n" + base, sources: TestSources.opener).webrtcTCPPort == 0)
+        do {
+            _ = try Configuration.parse("server:\n  webrtc: {tcp: 70000}\n" + base, sources: TestSources.opener)
+            Issue.record("a port past 65535 was taken")
+        } catch {
+            #expect("\(error)".contains("server.webrtc.tcp"), "\(error)")
+        }
+    }
+
     @Test func globsMatchStreamNames() {
         #expect(Glob.matches("bodycam-*", "bodycam-12"))
         #expect(!Glob.matches("bodycam-*", "lobby"))

@@ -111,6 +111,52 @@ import Bench
         #expect((j["frames"] as? Int ?? 0) >= 60 && j["width"] as? Int == 640 && j["height"] as? Int == 360, "\(j)")
     }
 
+    /// A viewer whose network blocks UDP: Chromium in a network namespace of its own, every UDP
+    /// packet from it dropped, still plays over WHEP through ICE-TCP (RFC 6544: the answer's
+    /// passive TCP candidate, RFC 4571 framing) and the stamps come back. (With `tcp: off` the
+    /// same page says "WebRTC did not connect within 5 s".)
+    @Test(.enabled(if: getuid() == 0, "needs root for a network namespace and iptables"))
+    func chromiumPlaysOverICETCPWhenUDPIsBlocked() throws {
+        let lab = try NetworkNamespace(tag: "itcp", net: 216)
+        defer { lab.tearDown() }
+        let dir = Paths.tempDirectory("serve")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Reachable from the namespace, so beyond loopback: reading opened on purpose.
+        let config = dir.appendingPathComponent("config.yaml")
+        try """
+        auth:
+          anonymous: [read]
+        server:
+          webrtc: {listen: "\(lab.hostAddress):0"}
+        streams:
+          cam: {source: "testsrc://?size=640x360&fps=30&gop=30", preview: false}
+        """.write(to: config, atomically: true, encoding: .utf8)
+        let port = FreePort.tcp()
+        let serve = try ChildProcess(Paths.liverelay, ["serve", "--config", config.path, "--listen", "\(lab.hostAddress):\(port)",
+                                                       "--state-dir", dir.path, "--verbose"])
+        defer { serve.stop() }
+        try #require(serve.waitFor("listening on", timeout: 20), "\(serve.stderr)")
+        #expect(serve.stdout.contains("ICE-TCP on tcp://\(lab.hostAddress):"), "\(serve.stdout.prefix(600))")
+        try lab.addInputRule(["-p", "udp", "-j", "DROP"])
+        usleep(1_000_000)
+        let csv = dir.appendingPathComponent("stamps.csv").path
+        let (cmd, args) = lab.command(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path,
+                                                       "http://\(lab.hostAddress):\(port)/streams/cam/watch", "--stamps", "video",
+                                                       "--csv", csv, "--seconds", "6", "--timeout", "40"])
+        let browser = try ChildProcess(cmd, args)
+        defer { browser.stop() }
+        _ = browser.wait(timeout: 90)
+        let line = browser.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
+        let j = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(browser.stdout) \(browser.stderr.suffix(400))")
+        print("WebRTCTests: Chromium over ICE-TCP: \(j)")
+        let log = serve.stdout + serve.stderr
+        #expect(j["player"] as? String == "webrtc", "\(j) \(log.suffix(1500))")
+        #expect((j["stamps"] as? Int ?? 0) >= 120, "\(j)")
+        #expect((j["p50"] as? Int ?? .max) < 500, "\(j)")
+        // The viewer connected over TCP: no UDP came through.
+        #expect(log.contains("webrtc: viewer connected") && log.contains("over=tcp"), "\(log.suffix(2000))")
+    }
+
     /// An offer as a browser makes it: H.264 (packetization mode 1) and Opus, bundled.
     static func offer(ufrag: String = "abcd", fingerprint: String = "sha-256 " + Array(repeating: "AB", count: 32).joined(separator: ":")) -> String {
         [
@@ -189,6 +235,9 @@ import Bench
         }
         let ufrag = attribute("ice-ufrag"), pwd = attribute("ice-pwd")
         #expect(udpPort > 0, "\(candidate)")
+        let tcpCandidate = ok.body.split(separator: "\r\n").first { $0.hasPrefix("a=candidate:") && $0.contains(" tcp ") }.map(String.init) ?? ""
+        let tcpPort = Int(tcpCandidate.split(separator: " ").dropFirst(5).first ?? "") ?? 0
+        #expect(tcpPort > 0 && tcpCandidate.hasSuffix("typ host tcptype passive"), "\(ok.body)")
 
         // Mutated offers over HTTP (a browser's, with bytes flipped, cut, repeated): each answered
         // with a status, never a crash; sessions one address holds are capped (4 here).
@@ -198,11 +247,13 @@ import Bench
         #expect(mutated.status == 0, "\(mutated.output.suffix(600))")
         #expect(mutated.stdout.contains("429"), "the per-client cap never answered: \(mutated.stdout.suffix(400))")
         // Hostile datagrams on the shared port: mutated STUN (a real check with bits flipped,
-        // lengths that overrun, a wrong password), DTLS and RTCP from an address with no session.
+        // lengths that overrun, a wrong password), DTLS and RTCP from an address with no session;
+        // the same in ICE-TCP frames, bytes that break the framing, connections past the cap.
         let hostile = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/hostile/webrtc_peer.py").path,
                                                             "--port", String(udpPort), "--ufrag", ufrag, "--pwd", pwd,
-                                                            "--count", "3000"], timeout: 60)
+                                                            "--count", "3000", "--tcp", String(tcpPort)], timeout: 90)
         #expect(hostile.status == 0, "\(hostile.output)")
+        #expect(hostile.stdout.contains("mutated frames sent over ICE-TCP"), "\(hostile.output)")
         #expect(serve.exitStatus == nil, "\(serve.stderr.suffix(800))")
         // DELETE ends it; again is 404; another user cannot end someone's session.
         let other = try ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-u", "other:viewerPW1", "-X", "DELETE", "http://127.0.0.1:\(port)\(location)"], timeout: 10)

@@ -9,7 +9,11 @@ cut or repeated, the wrong password, a wrong username; DTLS records, RTP and RTC
 noise; plain noise. The mutations go from a second socket (no session there) except the STUN
 ones, which are refused by integrity. Exit 0 when the correct check was answered correctly.
 
-    webrtc_peer.py --port P --ufrag U --pwd PW [--peer OFFER-UFRAG] [--seed 1] [--count 1000]
+With `--tcp PORT`, the same on the ICE-TCP port (RFC 6544, RFC 4571 framing): a correct check
+in a frame, the mutations in frames, raw bytes that break the framing on a connection of their
+own, the correct check again; then connections past the per-client cap, which must be closed.
+
+    webrtc_peer.py --port P --ufrag U --pwd PW [--peer OFFER-UFRAG] [--seed 1] [--count 1000] [--tcp PORT]
 """
 import argparse, base64, binascii, hashlib, hmac, os, random, socket, struct, sys, urllib.error, urllib.request
 
@@ -137,6 +141,8 @@ def main():
     p.add_argument("--offers", help="also POST mutated offers to this WHEP or WHIP URL")
     p.add_argument("--user", help="user:password for the offers")
     p.add_argument("--offer-count", type=int, default=200)
+    p.add_argument("--tcp", type=int, help="the ICE-TCP port: the same attacks in RFC 4571 frames")
+    p.add_argument("--tcp-extra", type=int, default=8, help="connections opened at the end, past the per-client cap")
     a = p.parse_args()
     if a.offers:
         post_offers(a.offers, a.user, a.seed, a.offer_count)
@@ -159,6 +165,81 @@ def main():
             pass
     correct_check(checker, a, " after the mutations")
     print(f"{a.count} mutated datagrams sent; {answered} of them answered (they must have authenticated: flipped bits outside the checked bytes)")
+    if a.tcp:
+        tcp_part(a)
+
+def framed(m):
+    return struct.pack("!H", len(m)) + m
+
+def tcp_check(sock, a, when):
+    """A correct check in a frame on `sock`; exits 1 unless its framed answer comes and verifies."""
+    sock.settimeout(3)
+    tid = os.urandom(12)
+    check = binding(f"{a.ufrag}:{a.peer}", a.pwd, tid)
+    sock.sendall(framed(check))
+    buf = b""
+    try:
+        while True:
+            chunk = sock.recv(4096)
+            if not chunk:
+                print("the ICE-TCP connection closed before answering a correct check" + when)
+                sys.exit(1)
+            buf += chunk
+            while len(buf) >= 2 and len(buf) >= 2 + struct.unpack("!H", buf[:2])[0]:
+                n = struct.unpack("!H", buf[:2])[0]
+                frame, buf = buf[2:2 + n], buf[2 + n:]
+                if frame[8:20] == tid:
+                    problem = check_answer(frame, tid, a.pwd, sock.getsockname()[1], a.bind)
+                    if problem:
+                        print("answer to a correct check over TCP" + when + ": " + problem)
+                        sys.exit(1)
+                    return check
+    except socket.timeout:
+        print("no answer to a correct check over TCP" + when)
+        sys.exit(1)
+
+def tcp_part(a):
+    s = socket.create_connection(("127.0.0.1", a.tcp), timeout=3, source_address=(a.bind, 0))
+    good = tcp_check(s, a, "")
+    other = socket.create_connection(("127.0.0.1", a.tcp), timeout=3)
+    raw = socket.create_connection(("127.0.0.1", a.tcp), timeout=3)
+    s.setblocking(False)
+    for n in range(a.count):
+        r = random.Random(f"tcp:{a.seed}:{n}")
+        m = mutate(r, good, a.pwd, a.ufrag, a.peer)
+        try:
+            if n % 17 == 0:  # bytes that break the framing: a length that lies, a cut frame
+                raw.sendall(os.urandom(r.randrange(1, 300)))
+            elif m[:1] and m[0] < 4:
+                s.sendall(framed(m))
+            else:
+                other.sendall(framed(m))
+        except (BlockingIOError, BrokenPipeError, ConnectionResetError):
+            pass
+        try:
+            while s.recv(65536):
+                pass
+        except (BlockingIOError, socket.error):
+            pass
+    tcp_check(s, a, " after the mutations")
+    # Connections past the per-client cap are closed at once.
+    extra, closed = [], 0
+    for _ in range(a.tcp_extra):
+        c = socket.create_connection(("127.0.0.1", a.tcp), timeout=3)
+        extra.append(c)
+    for c in extra:
+        c.settimeout(2)
+        try:
+            if c.recv(1) == b"":
+                closed += 1
+        except socket.timeout:
+            pass
+        except ConnectionResetError:
+            closed += 1
+    print(f"{a.count} mutated frames sent over ICE-TCP; {closed} of {a.tcp_extra} connections past the cap closed")
+    if closed == 0:
+        print("no connection past the per-client cap was closed")
+        sys.exit(1)
 
 def correct_check(sock, a, when):
     """Sends a correct connectivity check and exits 1 unless its answer comes and verifies;

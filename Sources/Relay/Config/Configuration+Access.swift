@@ -62,13 +62,67 @@ extension Configuration {
         }
     }
 
+    /// `server.webrtc.ice_servers`: STUN and TURN servers offered to WebRTC clients, each with
+    /// fixed credentials or coturn's shared secret (`use-auth-secret`), from which each client
+    /// gets its own, valid for `ttl`.
+    static func iceServers(_ node: Node, _ r: Reader) throws(ConfigError) -> [ICEServer] {
+        guard case .sequence(let seq) = node else {
+            throw ConfigError(file: r.file, path: "server.webrtc.ice_servers", problem: "expected a list of {urls, username, credential} or {urls, secret, ttl}")
+        }
+        var out: [ICEServer] = []
+        for (i, n) in seq.enumerated() {
+            let path = "server.webrtc.ice_servers[\(i)]"
+            let m = try r.mapping(n, path, allowed: ["urls", "username", "credential", "secret", "ttl"])
+            guard let u = m["urls"] else { throw ConfigError(file: r.file, path: "\(path).urls", problem: "missing (stun:HOST:PORT, turn:HOST:PORT?transport=udp, turns:…)") }
+            var server = ICEServer(urls: try r.strings(u, "\(path).urls"))
+            let turn = server.urls.contains { $0.hasPrefix("turn:") || $0.hasPrefix("turns:") }
+            for url in server.urls where !["stun:", "stuns:", "turn:", "turns:"].contains(where: { url.hasPrefix($0) }) || url.utf8.count > 512 {
+                throw ConfigError(file: r.file, path: "\(path).urls", problem: "\"\(url.prefix(100))\" is not a stun:, stuns:, turn: or turns: URL")
+            }
+            if let v = m["username"] { server.username = try r.string(v, "\(path).username") }
+            if let v = m["credential"] {
+                let c = try r.string(v, "\(path).credential")
+                Redactor.remember(secret: c)
+                server.credential = c
+            }
+            if let v = m["secret"] {
+                let c = try r.string(v, "\(path).secret")
+                guard c.utf8.count >= 16 else { throw ConfigError(file: r.file, path: "\(path).secret", problem: "at least 16 characters") }
+                Redactor.remember(secret: c)
+                server.secret = c
+            }
+            if let v = m["ttl"] { server.ttl = Int(try r.duration(v, "\(path).ttl", 60...7 * 86400)) }
+            if server.secret != nil && (server.username != nil || server.credential != nil) {
+                throw ConfigError(file: r.file, path: path, problem: "either secret (credentials made per client) or username and credential, not both")
+            }
+            if turn && server.secret == nil && (server.username == nil || server.credential == nil) {
+                throw ConfigError(file: r.file, path: path, problem: "a TURN server needs username and credential, or secret")
+            }
+            out.append(server)
+        }
+        return out
+    }
+
     static func serverSettings(_ node: Node, _ r: Reader, into config: inout Configuration) throws(ConfigError) {
         let s = try r.mapping(node, "server", allowed: ["listen", "tls", "allowed_hosts", "limits", "rtsp", "webrtc"])
         if let w = s["webrtc"] {
             if case .scalar = w, try r.string(w, "server.webrtc") == "off" {
                 config.webrtc = nil
             } else {
-                let m = try r.mapping(w, "server.webrtc", allowed: ["listen", "hosts"])
+                let m = try r.mapping(w, "server.webrtc", allowed: ["listen", "hosts", "tcp", "ice_servers"])
+                if let list = m["ice_servers"] { config.webrtcICEServers = try iceServers(list, r) }
+                if let t = m["tcp"] {
+                    let v = try r.string(t, "server.webrtc.tcp")
+                    switch v.lowercased() {
+                    case "on", "true", "yes": config.webrtcTCPPort = 0
+                    case "off", "false", "no": config.webrtcTCPPort = nil
+                    default:
+                        guard let p = Int(v), (1...65535).contains(p) else {
+                            throw ConfigError(file: r.file, path: "server.webrtc.tcp", problem: "expected on, off or a port from 1 to 65535, got \"\(v.prefix(100))\"")
+                        }
+                        config.webrtcTCPPort = p
+                    }
+                }
                 if let l = m["listen"] {
                     let hp = try Configuration.hostPort(try r.string(l, "server.webrtc.listen"), path: "server.webrtc.listen", file: r.file)
                     config.webrtc = (hp.host, hp.port)

@@ -79,6 +79,12 @@ public struct Configuration: Sendable {
     /// `server.webrtc.hosts`: the addresses written as ICE candidates (a NAT's public address,
     /// a container's host); empty: the bound address, or every interface's.
     public var webrtcHosts: [String] = []
+    /// `server.webrtc.tcp`: ICE over TCP (RFC 6544, passive) for viewers whose UDP is blocked, on
+    /// the UDP port's host; 0 (`on`, the default): the UDP port's number where it is free, else
+    /// one the system picks; nil: `off`; else that port.
+    public var webrtcTCPPort: Int? = 0
+    /// `server.webrtc.ice_servers`: STUN and TURN servers offered to WebRTC clients.
+    public var webrtcICEServers: [ICEServer] = []
     /// `catalog.path`: the SQLite catalog (API-made streams, recordings); nil: in the state
     /// directory (`serve --state-dir`, default /var/lib/liverelay).
     public var catalogPath: String?
