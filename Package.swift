@@ -35,8 +35,8 @@ let package = Package(
     targets: [
         .systemLibrary(
             name: "CFFmpeg",
-            pkgConfig: "libavformat libavcodec libswscale libavutil",
-            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]
+            pkgConfig: "libavformat libavcodec libswscale libswresample libavutil",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libswresample-dev", "libavutil-dev"])]
         ),
         // Wire formats and text a peer sends, parsed without a trap: no FFmpeg, no NIO, no
         // Foundation. Both sides of a protocol use it.

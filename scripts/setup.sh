@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   # build: FFmpeg's libraries through pkg-config
-  pkg-config libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
+  pkg-config libavformat-dev libavcodec-dev libswscale-dev libswresample-dev libavutil-dev
   # build: libsrt (the build FFmpeg links) for the one-port SRT ingest
   libsrt-gnutls-dev
   # build: WebRTC's DTLS (OpenSSL) and SRTP (libsrtp2)
@@ -18,6 +18,8 @@ PACKAGES=(
   gstreamer1.0-plugins-bad gstreamer1.0-libav
   # a WHEP player that is not a browser: GStreamer's webrtcbin (libnice, Python bindings)
   gstreamer1.0-nice gir1.2-gst-plugins-bad-1.0
+  # a TURN server for the WebRTC relay test (coturn; not started as a service)
+  coturn
   # real RTMP server (and HTTP origin) for tests
   nginx libnginx-mod-rtmp
   # the hostile JWKS endpoint signs its tokens (scripts/hostile/jwks_endpoint.py)

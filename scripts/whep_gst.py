@@ -1,14 +1,15 @@
 #!/usr/bin/python3
 """A WHEP player that is not a browser: GStreamer's webrtcbin (Debian's gstreamer1.0-plugins-bad
 with libnice), driven from Python. Posts its offer to a WHEP URL, sets the answer, decodes what
-arrives and counts the pictures. Prints one JSON line:
+arrives and counts the pictures and the audio samples (and their loudest). Prints one JSON line:
 
     whep_gst.py URL [--seconds 5] [--user U --password P] [--no-decode]
-    {"frames": 148, "width": 640, "height": 360, "codec": "video/x-h264", "state": "connected"}
+    {"frames": 148, "width": 640, "height": 360, "codec": "video/x-h264", "state": "connected",
+     "audio_samples": 240000, "audio_rate": 48000, "audio_channels": 2, "audio_peak": 16383}
 
 Exit 0 when pictures were decoded.
 """
-import argparse, base64, json, sys, threading, time, urllib.request
+import argparse, array, base64, json, sys, threading, time, urllib.request
 
 import gi
 gi.require_version("Gst", "1.0")
@@ -29,7 +30,8 @@ def main():
     webrtc = Gst.ElementFactory.make("webrtcbin", "w")
     webrtc.set_property("bundle-policy", GstWebRTC.WebRTCBundlePolicy.MAX_BUNDLE)
     pipe.add(webrtc)
-    out = {"frames": 0, "width": None, "height": None, "codec": None, "state": None}
+    out = {"frames": 0, "width": None, "height": None, "codec": None, "state": None,
+           "audio_samples": 0, "audio_rate": None, "audio_channels": None, "audio_peak": 0}
     loop = GLib.MainLoop()
 
     def fail(msg):
@@ -44,8 +46,38 @@ def main():
             out["frames"] += 1
         return Gst.FlowReturn.OK
 
+    def on_audio(sink):
+        sample = sink.emit("pull-sample")
+        if sample:
+            s = sample.get_caps().get_structure(0)
+            out["audio_rate"], out["audio_channels"] = s.get_value("rate"), s.get_value("channels")
+            buf = sample.get_buffer()
+            ok, info = buf.map(Gst.MapFlags.READ)
+            if ok:
+                pcm = array.array("h", bytes(info.data))
+                buf.unmap(info)
+                out["audio_samples"] += len(pcm) // max(out["audio_channels"] or 1, 1)
+                if pcm:
+                    out["audio_peak"] = max(out["audio_peak"], max(abs(min(pcm)), max(pcm)))
+        return Gst.FlowReturn.OK
+
     def on_decoded(_, pad):
         caps = pad.get_current_caps() or pad.query_caps(None)
+        if caps.get_structure(0).get_name().startswith("audio/"):
+            conv = Gst.ElementFactory.make("audioconvert")
+            caps_f = Gst.ElementFactory.make("capsfilter")
+            caps_f.set_property("caps", Gst.Caps.from_string("audio/x-raw,format=S16LE"))
+            sink = Gst.ElementFactory.make("appsink")
+            sink.set_property("emit-signals", True)
+            sink.set_property("sync", False)
+            sink.connect("new-sample", on_audio)
+            for e in (conv, caps_f, sink):
+                pipe.add(e)
+                e.sync_state_with_parent()
+            conv.link(caps_f)
+            caps_f.link(sink)
+            pad.link(conv.get_static_pad("sink"))
+            return
         if not caps.get_structure(0).get_name().startswith("video/"):
             return
         conv = Gst.ElementFactory.make("videoconvert")

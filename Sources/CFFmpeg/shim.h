@@ -18,6 +18,9 @@
 #include <libavutil/time.h>
 #include <libavutil/md5.h>
 #include <libswscale/swscale.h>
+#include <libswresample/swresample.h>
+#include <libavutil/audio_fifo.h>
+#include <libavutil/channel_layout.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdarg.h>
@@ -39,6 +42,7 @@ static inline int lr_averror_protocol_not_found(void) { return AVERROR_PROTOCOL_
 static inline int lr_averror_http_not_found(void) { return AVERROR_HTTP_NOT_FOUND; }
 static inline int64_t lr_nopts_value(void) { return AV_NOPTS_VALUE; }
 static inline AVRational lr_time_base_q(void) { return AV_TIME_BASE_Q; }
+static inline AVChannelLayout lr_stereo_layout(void) { AVChannelLayout l = AV_CHANNEL_LAYOUT_STEREO; return l; }
 
 /// Formats one av_log line into `buf` the way FFmpeg's default callback would.
 /// Swift cannot touch a va_list portably, so the log bridge calls this from its C callback.

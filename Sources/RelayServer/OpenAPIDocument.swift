@@ -2971,6 +2971,12 @@ enum OpenAPIDocument {
          "type": "string"
         },
         "description": "The session's URL, for DELETE"
+       },
+       "Link": {
+        "schema": {
+         "type": "string"
+        },
+        "description": "One per STUN or TURN URL of server.webrtc.ice_servers (RFC 9725 section 4.6): rel=ice-server, with username and credential (minted for this client from a coturn secret)"
        }
       },
       "content": {
@@ -3086,6 +3092,140 @@ enum OpenAPIDocument {
     "tags": [
      "webrtc"
     ]
+   }
+  },
+  "/streams/{name}/whep/ice-servers": {
+   "get": {
+    "summary": "The STUN and TURN servers a player should use (server.webrtc.ice_servers), TURN credentials minted for the asker; the pages ask before their offer",
+    "operationId": "whepICEServers",
+    "responses": {
+     "200": {
+      "description": "As RTCPeerConnection takes them",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object",
+         "required": [
+          "ice_servers"
+         ],
+         "properties": {
+          "ice_servers": {
+           "type": "array",
+           "items": {
+            "type": "object",
+            "required": [
+             "urls"
+            ],
+            "properties": {
+             "urls": {
+              "type": "array",
+              "items": {
+               "type": "string"
+              }
+             },
+             "username": {
+              "type": "string"
+             },
+             "credential": {
+              "type": "string"
+             }
+            }
+           }
+          }
+         }
+        }
+       }
+      }
+     },
+     "401": {
+      "$ref": "#/components/responses/Unauthorized"
+     },
+     "403": {
+      "$ref": "#/components/responses/Forbidden"
+     }
+    },
+    "parameters": [
+     {
+      "name": "name",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The stream's name",
+      "required": true
+     }
+    ],
+    "tags": [
+     "webrtc"
+    ],
+    "x-liverelay-permission": "read"
+   }
+  },
+  "/streams/{name}/whip/ice-servers": {
+   "get": {
+    "summary": "The STUN and TURN servers a publisher should use (server.webrtc.ice_servers), TURN credentials minted for the asker; the pages ask before their offer",
+    "operationId": "whipICEServers",
+    "responses": {
+     "200": {
+      "description": "As RTCPeerConnection takes them",
+      "content": {
+       "application/json": {
+        "schema": {
+         "type": "object",
+         "required": [
+          "ice_servers"
+         ],
+         "properties": {
+          "ice_servers": {
+           "type": "array",
+           "items": {
+            "type": "object",
+            "required": [
+             "urls"
+            ],
+            "properties": {
+             "urls": {
+              "type": "array",
+              "items": {
+               "type": "string"
+              }
+             },
+             "username": {
+              "type": "string"
+             },
+             "credential": {
+              "type": "string"
+             }
+            }
+           }
+          }
+         }
+        }
+       }
+      }
+     },
+     "401": {
+      "$ref": "#/components/responses/Unauthorized"
+     },
+     "403": {
+      "$ref": "#/components/responses/Forbidden"
+     }
+    },
+    "parameters": [
+     {
+      "name": "name",
+      "in": "path",
+      "schema": {
+       "type": "string"
+      },
+      "description": "The stream's name",
+      "required": true
+     }
+    ],
+    "tags": [
+     "webrtc"
+    ],
+    "x-liverelay-permission": "publish"
    }
   },
   "/streams/{name}/whep/{session}": {
@@ -3240,6 +3380,12 @@ enum OpenAPIDocument {
          "type": "string"
         },
         "description": "The session's URL, for DELETE"
+       },
+       "Link": {
+        "schema": {
+         "type": "string"
+        },
+        "description": "One per STUN or TURN URL of server.webrtc.ice_servers (RFC 9725 section 4.6): rel=ice-server, with username and credential (minted for this client from a coturn secret)"
        }
       },
       "content": {

@@ -24,7 +24,8 @@ enum PageRoutes {
             let name = try context.parameters.require("name")
             guard let hub = engine.hubs[name] else { return try HTTPResponses.jsonError(.notFound, "unknown stream \"\(name)\"") }
             return HTTPResponses.html(ViewerPage.render(name: name, status: hub.currentStatus, meta: StreamMeta(engine: engine, name: name),
-                                                        hlsjs: Assets.hlsjs != nil, host: request.head.authority, webrtc: engine.configuration.webrtc != nil))
+                                                        hlsjs: Assets.hlsjs != nil, host: request.head.authority, webrtc: engine.configuration.webrtc != nil,
+                                                       iceServers: !engine.configuration.webrtcICEServers.isEmpty))
         }
         // A browser publishes its camera by WHIP (source: publish streams; publish permission).
         router.get("/streams/:name/publish") { _, context in
@@ -32,13 +33,14 @@ enum PageRoutes {
             guard engine.publishPoints.streams.contains(name) else {
                 return try HTTPResponses.jsonError(.notFound, "no stream \"\(name.prefix(100))\" takes publishers (source: publish)")
             }
-            return HTTPResponses.html(PublishPage.render(name: name))
+            return HTTPResponses.html(PublishPage.render(name: name, iceServers: !engine.configuration.webrtcICEServers.isEmpty))
         }
         router.get("/streams/:name/watch") { request, context in
             let name = try context.parameters.require("name")
             guard let hub = engine.hubs[name] else { return try HTTPResponses.jsonError(.notFound, "unknown stream \"\(name)\"") }
             return HTTPResponses.html(ViewerPage.watch(name: name, status: hub.currentStatus, meta: StreamMeta(engine: engine, name: name),
-                                                       hlsjs: Assets.hlsjs != nil, host: request.head.authority, webrtc: engine.configuration.webrtc != nil))
+                                                       hlsjs: Assets.hlsjs != nil, host: request.head.authority, webrtc: engine.configuration.webrtc != nil,
+                                                       iceServers: !engine.configuration.webrtcICEServers.isEmpty))
         }
         // hls.js for the public page: a copy setup fetched (never committed), served when present.
         router.get("/assets/hls.mjs") { _, _ in

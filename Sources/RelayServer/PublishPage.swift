@@ -5,7 +5,7 @@ import Relay
 /// stream is passed on without re-encoding). `?auto` starts at once (a kiosk, a test);
 /// otherwise a tap does, as browsers ask for the camera on a gesture.
 enum PublishPage {
-    static func render(name: String) -> String {
+    static func render(name: String, iceServers: Bool = false) -> String {
         let n = OpsPage.escape(name)
         return """
         <!doctype html><html><head><meta charset="utf-8"><title>Publish \(n) · LiveRelay</title>
@@ -18,7 +18,7 @@ enum PublishPage {
         <script type="module">
         const stateEl = document.getElementById('state');
         const say = s => { stateEl.textContent = s; document.body.dataset.state = s; };
-        const pass = new URLSearchParams(location.search); pass.delete('auto');
+        const pass = new URLSearchParams(location.search); pass.delete('auto'); pass.delete('relay');
         const query = pass.toString() ? '?' + pass : '';
         async function start() {
           document.getElementById('go').disabled = true;
@@ -26,7 +26,7 @@ enum PublishPage {
           const media = await navigator.mediaDevices.getUserMedia({
             video: { width: { ideal: 1280 }, height: { ideal: 720 }, facingMode: 'environment' }, audio: true });
           document.getElementById('self').srcObject = media;
-          const pc = new RTCPeerConnection();
+          const pc = new RTCPeerConnection(await \(rtcConfiguration(name: n, kind: "whip", iceServers: iceServers)));
           window.pc = pc;
           for (const track of media.getTracks()) {
             const t = pc.addTransceiver(track, { direction: 'sendonly', streams: [media] });
@@ -49,6 +49,24 @@ enum PublishPage {
         document.getElementById('go').onclick = () => start().catch(e => say('failed: ' + (e.message || e)));
         if (new URLSearchParams(location.search).has('auto')) start().catch(e => say('failed: ' + (e.message || e)));
         </script></main></body></html>
+        """
+    }
+
+    /// A JavaScript expression (a promise) for the page's RTCPeerConnection configuration: the
+    /// STUN and TURN servers asked of `/streams/{name}/{kind}/ice-servers` when the server has
+    /// some (TURN credentials are minted per asker), and `?relay` to use TURN only. The page
+    /// defines `query` (its own query, passed on).
+    static func rtcConfiguration(name n: String, kind: String, iceServers: Bool) -> String {
+        """
+        (async () => {
+          const config = {};
+          if (\(iceServers)) {
+            const r = await fetch('/streams/\(n)/\(kind)/ice-servers' + query);
+            if (r.ok) config.iceServers = (await r.json()).ice_servers;
+          }
+          if (new URLSearchParams(location.search).has('relay')) config.iceTransportPolicy = 'relay';
+          return config;
+        })()
         """
     }
 }

@@ -10,7 +10,7 @@ import Relay
 /// `/streams/{name}/` is the operator's full-size view: the preview where there is one, else
 /// the public page.
 enum ViewerPage {
-    static func render(name: String, status: StreamStatus, meta: StreamMeta?, hlsjs: Bool, host: String?, webrtc: Bool = false) -> String {
+    static func render(name: String, status: StreamStatus, meta: StreamMeta?, hlsjs: Bool, host: String?, webrtc: Bool = false, iceServers: Bool = false) -> String {
         if meta?.preview != nil {
             let n = OpsPage.escape(name)
             let title = OpsPage.escape(status.title ?? name)
@@ -20,10 +20,10 @@ enum ViewerPage {
             </head><body><img id="preview" data-stream="\(n)" src="/streams/\(n)/preview.mjpg" alt="\(title)"></body></html>
             """
         }
-        return watch(name: name, status: status, meta: meta, hlsjs: hlsjs, host: host, webrtc: webrtc)
+        return watch(name: name, status: status, meta: meta, hlsjs: hlsjs, host: host, webrtc: webrtc, iceServers: iceServers)
     }
 
-    static func watch(name: String, status: StreamStatus, meta: StreamMeta?, hlsjs: Bool, host: String?, webrtc: Bool = false) -> String {
+    static func watch(name: String, status: StreamStatus, meta: StreamMeta?, hlsjs: Bool, host: String?, webrtc: Bool = false, iceServers: Bool = false) -> String {
         let n = OpsPage.escape(name)
         let title = OpsPage.escape(meta?.title ?? status.title ?? name)
         let description = meta?.description.map { "<p>\(OpsPage.escape($0))</p>" } ?? ""
@@ -39,13 +39,13 @@ enum ViewerPage {
             const hlsSrc = \(src);
             // The page's query (a token, a signature) goes on to the media URLs; its own switches do not.
             const pass = new URLSearchParams(location.search);
-            pass.delete('via'); pass.delete('native');
+            pass.delete('via'); pass.delete('native'); pass.delete('relay');
             const query = pass.toString() ? '?' + pass : '';
             // WebRTC (WHEP) first, where the browser has it and the server offers it: sub-second.
             // Then LL-HLS: hls.js where MSE exists and LiveRelay has a copy; else, or with
             // ?native, the browser's own HLS (Safari on iPhone has no MSE). ?via=hls skips WebRTC.
             async function playWebRTC() {
-              const pc = new RTCPeerConnection();
+              const pc = new RTCPeerConnection(await \(PublishPage.rtcConfiguration(name: n, kind: "whep", iceServers: iceServers)));
               window.pc = pc;
               pc.addTransceiver('video', { direction: 'recvonly' });
               pc.addTransceiver('audio', { direction: 'recvonly' });

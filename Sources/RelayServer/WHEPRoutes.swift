@@ -28,7 +28,7 @@ enum WHEPRoutes {
             do throws(WebRTCServer.OfferError) {
                 let (id, answer) = try webrtc.whep(offer: offer, hub: hub, viewer: context.identity?.name ?? "anonymous",
                                                    client: AccessMiddleware.clientKey(context.remoteAddress))
-                return created(answer, location: "/streams/\(name)/whep/\(id)")
+                return created(answer, location: "/streams/\(name)/whep/\(id)", ice: webrtc.iceServers(for: context.identity?.name ?? "anonymous"))
             } catch {
                 return try refusal(error)
             }
@@ -48,9 +48,19 @@ enum WHEPRoutes {
                 let (id, answer) = try webrtc.whip(offer: offer, stream: name, points: engine.publishPoints,
                                                    publisher: context.identity?.name ?? "anonymous",
                                                    client: AccessMiddleware.clientKey(context.remoteAddress))
-                return created(answer, location: "/streams/\(name)/whip/\(id)")
+                return created(answer, location: "/streams/\(name)/whip/\(id)", ice: webrtc.iceServers(for: context.identity?.name ?? "anonymous"))
             } catch {
                 return try refusal(error)
+            }
+        }
+        // The STUN and TURN servers a client should use, asked before it makes its offer (the
+        // pages do): TURN credentials minted for the asker, under the same permission as the offer.
+        for kind in ["whep", "whip"] {
+            router.get(RouterPath("/streams/:name/\(kind)/ice-servers")) { _, context in
+                let servers = webrtc.iceServers(for: context.identity?.name ?? "anonymous")
+                var r = try HTTPResponses.json(["ice_servers": servers])
+                r.headers[.cacheControl] = "no-store"
+                return r
             }
         }
         router.delete("/streams/:name/whip/:session") { _, context in
@@ -86,13 +96,18 @@ enum WHEPRoutes {
         }
     }
 
-    static func created(_ answer: String, location: String) -> Response {
+    static func created(_ answer: String, location: String, ice: [OfferedICEServer]) -> Response {
         var r = Response(status: .created, body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
         r.headers[.contentType] = "application/sdp"
         r.headers[.location] = location
-        r.headers[.accessControlExposeHeaders] = "Location"
+        r.headers[.accessControlExposeHeaders] = "Location, Link"
+        r.headers[.cacheControl] = "no-store"
+        // RFC 9725 §4.6: the ICE servers, one Link each, with the credentials minted for this client.
+        for v in ice.flatMap(\.linkValues) { r.headers.append(HTTPField(name: link, value: v)) }
         return r
     }
+
+    static let link = HTTPField.Name("Link")!
 
     static func refusal(_ error: WebRTCServer.OfferError) throws -> Response {
         switch error {

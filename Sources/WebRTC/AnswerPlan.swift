@@ -32,7 +32,7 @@ struct AnswerPlan {
         for m in offer.media {
             let ssrc = UInt32.random(in: 1...UInt32.max)
             var chosen: (SDPOffer.Format, Int)?
-            if m.direction == "recvonly" || m.direction == "sendrecv", m.port != 0 {
+            if m.direction == "recvonly" || m.direction == "sendrecv", m.isActive {
                 for (i, t) in tracks.enumerated() where !used.contains(i) && t.mediaType.rawValue == m.kind {
                     let info = streams.first { $0.index == t.sourceIndex }
                     if let f = pick(t.codecName, in: m.formats, profile: info.flatMap { profileIDC($0.parameters.extradata) }) {
@@ -62,7 +62,7 @@ struct AnswerPlan {
         var took = Set<String>()
         for m in offer.media {
             var chosen: SDPOffer.Format?
-            if (m.direction == "sendonly" || m.direction == "sendrecv"), m.port != 0, !took.contains(m.kind) {
+            if (m.direction == "sendonly" || m.direction == "sendrecv"), m.isActive, !took.contains(m.kind) {
                 switch m.kind {
                 case "video": chosen = pick("h264", in: m.formats, profile: 0x42)
                 case "audio": chosen = pick("opus", in: m.formats, profile: nil) ?? pick("pcm_mulaw", in: m.formats, profile: nil) ?? pick("pcm_alaw", in: m.formats, profile: nil)

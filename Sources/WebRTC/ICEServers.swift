@@ -4,7 +4,8 @@ public import Relay
 
 /// What a client is told about one STUN or TURN server: its URLs and, for TURN, credentials
 /// (minted for that client when the server is configured with coturn's shared secret).
-public struct OfferedICEServer: Sendable, Equatable {
+public struct OfferedICEServer: Sendable, Equatable, Codable {
+    // Encoded as the browser's RTCIceServer takes it: urls, username, credential.
     public let urls: [String]
     public let username: String?
     public let credential: String?
@@ -32,14 +33,6 @@ public struct OfferedICEServer: Sendable, Equatable {
             }
             return v
         }
-    }
-
-    /// As the browser's RTCIceServer takes it.
-    public var json: [String: Any] {
-        var j: [String: Any] = ["urls": urls]
-        if let username { j["username"] = username }
-        if let credential { j["credential"] = credential }
-        return j
     }
 
     static func quoted(_ s: String) -> String {

@@ -179,7 +179,8 @@ public final class WebRTCServer: Sendable {
         let id = Self.token(16)
         let feed: RTPFeed?
         do {
-            feed = try RTPFeed.attach(hub: hub, name: "webrtc-\(id.prefix(8))", kind: .webrtc, policy: settings.policy, maxPacketSize: 1200)
+            feed = try RTPFeed.attach(hub: hub, name: "webrtc-\(id.prefix(8))", kind: .webrtc, policy: settings.policy, maxPacketSize: 1200,
+                                   audioToOpus: true)
         } catch {
             throw .failed("cannot cut the stream into RTP: \(error)")
         }

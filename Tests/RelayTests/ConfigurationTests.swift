@@ -145,6 +145,26 @@ import TestSupport
         } catch {
             #expect("\(error)".contains("server.webrtc.tcp"), "\(error)")
         }
+        // STUN and TURN servers: a TURN server needs credentials or coturn's secret; the secret
+        // is never repeated in an error.
+        let turn = try Configuration.parse("server:\n  webrtc:\n    ice_servers:\n      - {urls: [\"stun:stun.example.net:3478\"]}\n      - {urls: \"turn:turn.example.net:3478?transport=udp\", secret: \"0123456789abcdefXYZ\", ttl: 10m}\n" + base,
+                                           sources: TestSources.opener)
+        #expect(turn.webrtcICEServers == [ICEServer(urls: ["stun:stun.example.net:3478"]),
+                                          ICEServer(urls: ["turn:turn.example.net:3478?transport=udp"], secret: "0123456789abcdefXYZ", ttl: 600)])
+        for (yaml, key) in [("- {urls: [\"http://x\"]}", "server.webrtc.ice_servers[0].urls"),
+                            ("- {urls: [\"turn:t:3478\"]}", "server.webrtc.ice_servers[0]"),
+                            ("- {urls: [\"turn:t:3478\"], secret: short}", "server.webrtc.ice_servers[0].secret"),
+                            ("- {urls: [\"turn:t:3478\"], secret: \"0123456789abcdefXYZ\", username: u, credential: c}", "server.webrtc.ice_servers[0]"),
+                            ("{urls: x}", "server.webrtc.ice_servers")] {
+            do {
+                _ = try Configuration.parse("server:\n  webrtc:\n    ice_servers:\n      \(yaml)\n" + base, sources: TestSources.opener)
+                Issue.record("taken: \(yaml)")
+            } catch {
+                let path = (error as? ConfigError)?.path
+                #expect(path == key, "\(error)")
+                #expect(!"\(error)".contains("0123456789abcdefXYZ"))
+            }
+        }
     }
 
     @Test func globsMatchStreamNames() {

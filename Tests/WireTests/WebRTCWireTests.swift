@@ -109,6 +109,17 @@ struct WebRTCWireTests {
 
     """
 
+    @Test("GStreamer's offer: an audio section bundle-only, port 0, is still offered (RFC 8843)")
+    func bundleOnlySection() throws {
+        let text = ["v=0", "o=- 1 0 IN IP4 0.0.0.0", "s=-", "t=0 0", "a=group:BUNDLE video0 audio1",
+                    "m=video 9 UDP/TLS/RTP/SAVPF 102", "a=mid:video0", "a=recvonly", "a=rtpmap:102 H264/90000",
+                    "m=audio 0 UDP/TLS/RTP/SAVPF 111", "a=bundle-only", "a=mid:audio1", "a=recvonly", "a=rtpmap:111 OPUS/48000",
+                    "m=audio 0 UDP/TLS/RTP/SAVPF 0", "a=mid:rejected", "a=rtpmap:0 PCMU/8000"].joined(separator: "\r\n")
+        let o = try #require(SDPOffer(parsing: text))
+        #expect(o.media.map(\.isActive) == [true, true, false])
+        #expect(o.media[1].formats.first?.codec == "opus" && o.media[1].formats.first?.clockRate == 48000)
+    }
+
     @Test("A browser's offer: credentials, fingerprint, formats with their parameters and feedback")
     func chromeOffer() throws {
         let o = try #require(SDPOffer(parsing: Self.chromeOffer))

@@ -157,6 +157,117 @@ import Bench
         #expect(log.contains("webrtc: viewer connected") && log.contains("over=tcp"), "\(log.suffix(2000))")
     }
 
+    /// TURN (coturn, Debian's): LiveRelay offers the TURN server with credentials minted per
+    /// client from coturn's shared secret (its REST scheme); Chromium, told to use TURN only
+    /// (`?relay`), plays through the relay, so coturn accepted the credentials. A WHEP client
+    /// gets the same in `Link` headers. The secret appears in no output.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/turnserver"), "needs coturn (scripts/setup.sh installs it)"))
+    func chromiumPlaysThroughTURNWithCredentialsMintedFromCoturnsSecret() throws {
+        let dir = Paths.tempDirectory("turn")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let secret = "coturn-shared-" + UUID().uuidString.prefix(12)
+        let turnPort = FreePort.udp(), relayBase = 40_000 + Int(getpid() % 200) * 100
+        let conf = dir.appendingPathComponent("turnserver.conf")
+        try """
+        listening-ip=127.0.0.1
+        listening-port=\(turnPort)
+        relay-ip=127.0.0.1
+        min-port=\(relayBase)
+        max-port=\(relayBase + 99)
+        use-auth-secret
+        static-auth-secret=\(secret)
+        realm=liverelay.test
+        allow-loopback-peers
+        no-cli
+        no-tls
+        no-dtls
+        no-tcp
+        fingerprint
+        log-file=\(dir.path)/turn.log
+        simple-log
+        verbose
+        pidfile=\(dir.path)/turn.pid
+        userdb=\(dir.path)/turndb
+        """.write(to: conf, atomically: true, encoding: .utf8)
+        let turn = try ChildProcess("/usr/bin/turnserver", ["-c", conf.path])
+        defer { turn.stop() }
+        usleep(1_000_000)
+        #expect(turn.exitStatus == nil, "\(turn.stdout.suffix(800)) \(turn.stderr.suffix(400))")
+        let (serve, port, sdir) = try Servers.serve("""
+        server:
+          webrtc:
+            ice_servers:
+              - {urls: ["turn:127.0.0.1:\(turnPort)?transport=udp"], secret: "\(secret)", ttl: 10m}
+        streams:
+          cam: {source: "testsrc://?size=640x360&fps=30&gop=30", preview: false}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: sdir) }
+        usleep(1_500_000)
+        // What a client is told: the TURN URL with a username "EXPIRY:NAME", about ten minutes on.
+        let ice = Self.json(port, "/streams/cam/whep/ice-servers")["ice_servers"] as? [[String: Any]] ?? []
+        let username = ice.first?["username"] as? String ?? ""
+        let expiry = Int(username.split(separator: ":").first ?? "") ?? 0
+        #expect(ice.first?["urls"] as? [String] == ["turn:127.0.0.1:\(turnPort)?transport=udp"] && ice.first?["credential"] is String, "\(ice)")
+        #expect(abs(expiry - Int(Date().timeIntervalSince1970) - 600) < 30 && username.hasSuffix(":anonymous"), "\(username)")
+        let whep = try post(port, "cam", Self.offer())
+        #expect(whep.status == 201 && whep.headers.contains("rel=\"ice-server\"") && whep.headers.contains("credential-type=\"password\""), "\(whep.headers)")
+
+        let csv = sdir.appendingPathComponent("stamps.csv").path
+        let browser = try ChildProcess(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path,
+                                                         "http://127.0.0.1:\(port)/streams/cam/watch?relay", "--stamps", "video",
+                                                         "--csv", csv, "--seconds", "6", "--timeout", "40"])
+        defer { browser.stop() }
+        _ = browser.wait(timeout: 90)
+        let line = browser.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
+        let j = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(browser.stdout) \(browser.stderr.suffix(400))")
+        print("WebRTCTests: Chromium through TURN: \(j)")
+        turn.stop()
+        let turnLog = (try? String(contentsOf: dir.appendingPathComponent("turn.log"), encoding: .utf8)) ?? ""
+        #expect(j["player"] as? String == "webrtc", "\(j) \(turnLog.suffix(1500))")
+        #expect((j["stamps"] as? Int ?? 0) >= 120, "\(j)")
+        // coturn accepted the minted credentials and relayed.
+        #expect(turnLog.contains("ALLOCATE processed, success"), "\(turnLog.suffix(1500))")
+        #expect(!serve.stdout.contains(secret) && !serve.stderr.contains(secret))
+    }
+
+    /// A camera with AAC sound (gst-rtsp-server's, as most IP cameras send): its WHEP viewers
+    /// hear it, transcoded to Opus (48 kHz stereo; the video passed through), decoded by
+    /// GStreamer's webrtcbin: about as many samples as seconds played, and a tone, not silence.
+    @Test(.enabled(if: globalAddress != nil, "needs a global IPv4 address"))
+    func anAACCamerasSoundReachesWHEPViewersAsOpus() throws {
+        let address = try #require(Self.globalAddress)
+        let camera = try Servers.RTSP(mounts: ["/av=( videotestsrc is-live=true ! video/x-raw,width=320,height=180,framerate=30/1 ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 ! rtph264pay name=pay0 pt=96  audiotestsrc is-live=true wave=sine freq=440 volume=0.5 ! audioconvert ! avenc_aac ! rtpmp4gpay name=pay1 pt=97 )"])
+        let (serve, port, dir) = try Servers.serve("""
+        auth:
+          anonymous: [read]
+        server:
+          webrtc: {listen: "\(address):0"}
+        streams:
+          cam: {source: "\(camera.url("/av"))", transport: tcp, open_timeout: 20s, preview: false}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        var live = false
+        let until = Date().addingTimeInterval(25)
+        while Date() < until, !live {
+            live = (Self.json(port, "/api/streams/cam")["stream"] as? [String: Any])?["state"] as? String == "live"
+            usleep(300_000)
+        }
+        try #require(live, "\(serve.stderr.suffix(600))")
+        // The answer takes Opus for the AAC track.
+        let ok = try post(port, "cam", Self.offer())
+        #expect(ok.status == 201 && ok.body.contains("a=rtpmap:111 opus/48000/2") && !ok.body.contains("m=audio 0 "), "\(ok.body)")
+        let r = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/whep_gst.py").path,
+                                                      "http://127.0.0.1:\(port)/streams/cam/whep", "--seconds", "6"], timeout: 60)
+        let line = r.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
+        let j = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(r.output.suffix(800))")
+        print("WebRTCTests: AAC camera over WHEP: \(j)")
+        #expect((j["frames"] as? Int ?? 0) >= 60, "\(j)")
+        #expect(j["audio_rate"] as? Int == 48000 && j["audio_channels"] as? Int == 2, "\(j)")
+        // Six seconds asked, minus connection time: at least three seconds of sound.
+        #expect((j["audio_samples"] as? Int ?? 0) >= 3 * 48000, "\(j)")
+        #expect((j["audio_peak"] as? Int ?? 0) > 4000, "a tone at half volume, not silence: \(j)")
+    }
+
     /// An offer as a browser makes it: H.264 (packetization mode 1) and Opus, bundled.
     static func offer(ufrag: String = "abcd", fingerprint: String = "sha-256 " + Array(repeating: "AB", count: 32).joined(separator: ":")) -> String {
         [

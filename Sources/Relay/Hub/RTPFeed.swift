@@ -37,6 +37,8 @@ public final class RTPFeed: PacketOutput, @unchecked Sendable {
     public let description: RTSPDescription
     private let packetizer: any RTPPacketizing
     private let timeline = PacketTimeline()
+    /// Audio tracks made Opus for this client, by source stream index (WebRTC: AAC sources).
+    private let transcoders: [Int: OpusTranscoder]
     private let layout: [String]
     private let ended = Atomic<Bool>(false)
 
@@ -47,25 +49,42 @@ public final class RTPFeed: PacketOutput, @unchecked Sendable {
         return RTSPDescription(format: format, sdp: p.sdp, tracks: p.tracks, skipped: p.skipped)
     }
 
-    private static func packetizer(_ format: RTPPayloadFormat, _ epoch: IngestEpoch, title: String, maxPacketSize: Int = 1400) throws(FFmpegError) -> any RTPPacketizing {
+    private static func packetizer(_ format: RTPPayloadFormat, _ epoch: IngestEpoch, title: String, maxPacketSize: Int = 1400,
+                                   streams: [StreamInfo]? = nil) throws(FFmpegError) -> any RTPPacketizing {
         switch format {
-        case .perTrack: return try RTPPacketizer(streams: epoch.streams, title: title, maxPacketSize: maxPacketSize)
-        case .mpegTS: return try MPEGTSPacketizer(streams: epoch.streams, title: title)
+        case .perTrack: return try RTPPacketizer(streams: streams ?? epoch.streams, title: title, maxPacketSize: maxPacketSize)
+        case .mpegTS: return try MPEGTSPacketizer(streams: streams ?? epoch.streams, title: title)
         }
     }
+
+    /// Audio codecs WebRTC carries as they are; any other audio track is made Opus when asked.
+    static let webRTCAudio: Set<String> = ["opus", "pcm_mulaw", "pcm_alaw"]
 
     /// A feed of `hub` for one client, registered as output `name`; its description is that of
     /// the stream's latest connection. Nil before the stream's first connection.
     /// `maxPacketSize`: the largest RTP packet (WebRTC leaves room for SRTP's tag and a TURN relay).
+    /// `audioToOpus`: audio in a codec WebRTC does not carry (AAC …) is transcoded to Opus
+    /// for this client (the video is never re-encoded); a track that cannot be is left as it is.
     public static func attach(hub: StreamHub, name: String, kind: OutputKind = .rtsp, format: RTPPayloadFormat = .perTrack,
-                              policy: SinkPolicy = defaultPolicy, maxPacketSize: Int = 1400) throws(FFmpegError) -> RTPFeed? {
+                              policy: SinkPolicy = defaultPolicy, maxPacketSize: Int = 1400, audioToOpus: Bool = false) throws(FFmpegError) -> RTPFeed? {
         guard let epoch = hub.latestEpoch else { return nil }
-        let p = try packetizer(format, epoch, title: hub.title ?? hub.name, maxPacketSize: maxPacketSize)
-        return RTPFeed(hub: hub, name: name, kind: kind, packetizer: p, format: format, layout: Self.layout(epoch), policy: policy)
+        var streams = epoch.streams
+        var transcoders: [Int: OpusTranscoder] = [:]
+        if audioToOpus {
+            for (i, s) in streams.enumerated() where s.mediaType == .audio && !webRTCAudio.contains(s.codecName) {
+                guard let t = try? OpusTranscoder(source: s) else { continue }
+                transcoders[s.index] = t
+                streams[i] = t.streamInfo
+            }
+        }
+        let p = try packetizer(format, epoch, title: hub.title ?? hub.name, maxPacketSize: maxPacketSize, streams: streams)
+        return RTPFeed(hub: hub, name: name, kind: kind, packetizer: p, format: format, layout: Self.layout(epoch), policy: policy, transcoders: transcoders)
     }
 
-    private init(hub: StreamHub, name: String, kind: OutputKind, packetizer: any RTPPacketizing, format: RTPPayloadFormat, layout: [String], policy: SinkPolicy) {
+    private init(hub: StreamHub, name: String, kind: OutputKind, packetizer: any RTPPacketizing, format: RTPPayloadFormat, layout: [String], policy: SinkPolicy,
+                 transcoders: [Int: OpusTranscoder] = [:]) {
         self.packetizer = packetizer
+        self.transcoders = transcoders
         self.layout = layout
         description = RTSPDescription(format: format, sdp: packetizer.sdp, tracks: packetizer.tracks, skipped: packetizer.skipped)
         handle = hub.attachOutput(name, kind: kind, policy: policy, taking: .async)
@@ -93,6 +112,14 @@ public final class RTPFeed: PacketOutput, @unchecked Sendable {
                 return nil
             }
             do {
+                if let t = transcoders[at.packet.streamIndex] {
+                    var out: [RTPPacketizer.Datagram] = []
+                    for o in t.transcode(at.packet, pts: at.pts) {
+                        out += try packetizer.packetize(o.packet, pts: o.pts, dts: o.pts)
+                    }
+                    if !out.isEmpty { return out }
+                    continue
+                }
                 let out = try packetizer.packetize(at.packet, pts: at.pts, dts: at.dts)
                 if !out.isEmpty { return out }
             } catch {

@@ -31,6 +31,10 @@ public struct SDPOffer: Sendable, Equatable {
         /// `a=ssrc:` values seen (a publisher's streams).
         public var ssrcs: [UInt32] = []
         public var rtcpMux = false
+        /// `a=bundle-only` (RFC 8843): port 0 in the offer, yet active inside the bundle.
+        public var bundleOnly = false
+        /// Whether the section is offered: a port, or carried in the bundle.
+        public var isActive: Bool { port != 0 || bundleOnly }
         /// `a=extmap:` ids by URI.
         public var extensions: [String: Int] = [:]
     }
@@ -103,6 +107,7 @@ public struct SDPOffer: Sendable, Equatable {
         case "mid": setMedia { $0.mid = String(value.prefix(32)) }
         case "sendrecv", "sendonly", "recvonly", "inactive": setMedia { $0.direction = name }
         case "rtcp-mux": setMedia { $0.rtcpMux = true }
+        case "bundle-only": setMedia { $0.bundleOnly = true }
         case "rtpmap":
             // `96 H264/90000`, `111 opus/48000/2`
             let p = value.split(separator: " ", maxSplits: 1)
