@@ -19,6 +19,12 @@ extension PacketSource {
     public var videoStream: StreamInfo? { streams.first { $0.mediaType == .video } }
 }
 
+/// A source that can be asked for a keyframe now (a WebRTC publisher, through RTCP PLI): a new
+/// viewer starts at once, an HLS segment ends on time. Callable from any thread.
+public protocol KeyframeRequesting: AnyObject, Sendable {
+    func requestKeyframe()
+}
+
 /// A source that can hand its packets on from the thread that produces them (a publisher's
 /// session on an event loop), so that the ingest thread does not wake for each packet.
 public protocol PushingPacketSource: PacketSource {

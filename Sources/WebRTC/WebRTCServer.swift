@@ -200,7 +200,8 @@ public final class WebRTCServer: Sendable {
             throw .failed("\(error)")
         }
         let session = WebRTCSession(id: id, stream: hub.name, localUfrag: ufrag, localPwd: pwd, remoteUfrag: creds.ufrag,
-                                    tracks: plan.sending, feed: feed, dtls: dtls, logger: logger, send: send)
+                                    tracks: plan.sending, feed: feed, dtls: dtls, logger: logger,
+                                    onKeyframeRequest: { hub.requestKeyframe() }, send: send)
         register(session, client: client)
         admitted = false
         let answer = plan.answer(ufrag: ufrag, pwd: pwd, fingerprint: identity.fingerprint, candidates: candidates, port: port, tcpPort: tcpPort)
@@ -247,6 +248,7 @@ public final class WebRTCServer: Sendable {
                                     publisherVideoPayloadType: plan.sections.first { $0.media.kind == "video" }?.format?.payloadType ?? -1,
                                     dtls: dtls, logger: logger,
                                     onClose: { points.end(stream) }, send: send)
+        source.onKeyframeRequest { [weak session] in session?.requestKeyframe() }
         register(session, client: client)
         admitted = false
         logger.info("webrtc: WHIP offer answered", metadata: ["stream": "\(stream)", "session": "\(id)", "publisher": "\(publisher)",

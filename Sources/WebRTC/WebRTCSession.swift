@@ -35,6 +35,11 @@ final class WebRTCSession: @unchecked Sendable {
         /// WHIP: the publisher's video SSRC (from its packets), and when a keyframe was last asked.
         var publisherVideoSSRC: UInt32?
         var lastKeyframeRequest = ContinuousClock.now
+        /// A request that came within `keyframeSpacing` of the last PLI: sent by the next tick.
+        var keyframeRequestPending = false
+        /// PLIs sent to a publisher, and PLIs and FIRs a viewer sent.
+        var keyframeRequestsSent = 0
+        var keyframeRequestsReceived = 0
     }
 
     static let historySize = 1024
@@ -52,6 +57,8 @@ final class WebRTCSession: @unchecked Sendable {
     /// WHIP: the payload type of the publisher's video.
     let publisherVideoPayloadType: Int
     private let onClose: @Sendable () -> Void
+    /// WHEP: a viewer's PLI or FIR, passed to the stream (a WHIP publisher is asked in turn).
+    private let onKeyframeRequest: @Sendable () -> Void
     let created = ContinuousClock.now
     private let state: Mutex<State>
     private let connected = AsyncStream<Void>.makeStream()
@@ -60,8 +67,10 @@ final class WebRTCSession: @unchecked Sendable {
 
     init(id: String, stream: String, localUfrag: String, localPwd: String, remoteUfrag: String, tracks: [Int: Sending],
          feed: RTPFeed?, publisher: RTPPushSource? = nil, publisherVideoPayloadType: Int = -1, dtls: DTLSTransport, logger: Logger,
-         onClose: @escaping @Sendable () -> Void = {}, send: @escaping @Sendable (PeerAddress, [UInt8]) -> Void) {
+         onClose: @escaping @Sendable () -> Void = {}, onKeyframeRequest: @escaping @Sendable () -> Void = {},
+         send: @escaping @Sendable (PeerAddress, [UInt8]) -> Void) {
         self.publisher = publisher
+        self.onKeyframeRequest = onKeyframeRequest
         self.publisherVideoPayloadType = publisherVideoPayloadType
         self.onClose = onClose
         self.id = id
@@ -114,6 +123,8 @@ final class WebRTCSession: @unchecked Sendable {
                             metadata: ["stream": "\(stream)", "session": "\(id)", "over": "\(remote?.transport ?? "-")"])
                 connected.continuation.yield()
                 connected.continuation.finish()
+                // A viewer starts at a keyframe: a WHIP publisher is asked for one now.
+                if publisher == nil { onKeyframeRequest() }
             }
         case .failure(let e):
             logger.notice("webrtc: viewer refused", metadata: ["stream": "\(stream)", "session": "\(id)", "error": "\(e)"])
@@ -128,23 +139,57 @@ final class WebRTCSession: @unchecked Sendable {
         let (out, pli, to, expired) = state.withLock { s -> ([UInt8], [UInt8]?, PeerAddress?, Bool) in
             let now = ContinuousClock.now
             let expired = s.closed || finished || now - s.lastCheck > .seconds(30) || (s.outbound == nil && now - created > .seconds(15))
-            // A browser sends a keyframe only when asked: asked every second, so that a viewer
-            // who joins, HLS segments and recordings each start within a second.
-            var pli: [UInt8]?
-            if let media = s.publisherVideoSSRC, let srtp = s.outbound, now - s.lastKeyframeRequest >= .seconds(1) {
-                s.lastKeyframeRequest = now
-                var b: [UInt8] = [0x81, 206, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0]
-                Self.put(Self.ownSSRC, into: &b, at: 4)
-                Self.put(media, into: &b, at: 8)
-                pli = srtp.protectRTCP(b)
-            }
+            // A browser sends a keyframe only when asked. The stream asks when it needs one (a
+            // viewer joins or loses one, an HLS segment is due); this is the floor beneath.
+            let since = now - s.lastKeyframeRequest
+            let due = since >= Self.keyframeFloor || (s.keyframeRequestPending && since >= Self.keyframeSpacing)
+            let pli = due ? Self.pli(&s, now: now) : nil
             return (s.dtls.tick(), pli, s.remote, expired)
         }
         if let to {
             if !out.isEmpty { send(to, out) }
-            if let pli { send(to, pli) }
+            if let pli {
+                logger.debug("webrtc: keyframe asked of the publisher (deferred or floor)", metadata: ["stream": "\(stream)"])
+                send(to, pli)
+            }
         }
         return expired
+    }
+
+    /// WHIP: with no request from the stream, the publisher is still asked this often.
+    static let keyframeFloor = Duration.seconds(5)
+
+    /// WHIP: PLIs to the publisher are at least this far apart; one asked sooner is sent when
+    /// the spacing has passed (by the tick). Chromium drops a request that comes within 300 ms
+    /// of the last it honoured (libwebrtc's minimum keyframe send interval): sent at once it
+    /// would be lost, and an HLS segment would wait for the next keyframe. Viewers' PLIs,
+    /// however many or hostile, reach the publisher at most three times a second.
+    static let keyframeSpacing = Duration.milliseconds(320)
+
+    /// WHIP: asks the publisher for a keyframe now (the stream's request), or at the next tick.
+    func requestKeyframe() {
+        let (pli, to) = state.withLock { s -> ([UInt8]?, PeerAddress?) in
+            let now = ContinuousClock.now
+            guard now - s.lastKeyframeRequest >= Self.keyframeSpacing else {
+                s.keyframeRequestPending = true
+                return (nil, nil)
+            }
+            return (Self.pli(&s, now: now), s.remote)
+        }
+        logger.debug("webrtc: keyframe asked of the publisher", metadata: ["stream": "\(stream)", "sent": "\(pli != nil)"])
+        if let pli, let to { send(to, pli) }
+    }
+
+    /// A PLI (RFC 4585) for the publisher's video, protected; nil before DTLS or its first packet.
+    private static func pli(_ s: inout State, now: ContinuousClock.Instant) -> [UInt8]? {
+        guard let media = s.publisherVideoSSRC, let srtp = s.outbound else { return nil }
+        s.lastKeyframeRequest = now
+        s.keyframeRequestPending = false
+        s.keyframeRequestsSent += 1
+        var b: [UInt8] = [0x81, 206, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0]
+        put(ownSSRC, into: &b, at: 4)
+        put(media, into: &b, at: 8)
+        return srtp.protectRTCP(b)
     }
 
     /// The SSRC LiveRelay's own RTCP (keyframe requests) is sent from.
@@ -153,6 +198,7 @@ final class WebRTCSession: @unchecked Sendable {
     /// SRTCP from the viewer: receiver reports, NACKs, PLIs and FIRs.
     func rtcp(_ bytes: [UInt8]) {
         var resend: [[UInt8]] = []
+        var keyframeAsked = false
         let to: PeerAddress? = state.withLock { s -> PeerAddress? in
             guard let inbound = s.inbound, let plain = inbound.unprotectRTCP(bytes) else { return nil }
             for fb in RTCPFeedback.parse(plain) {
@@ -165,13 +211,15 @@ final class WebRTCSession: @unchecked Sendable {
                         }
                     }
                 case .pli, .fir:
-                    // The stream's own keyframes come every GOP; the viewer's queue starts at one.
-                    break
+                    s.keyframeRequestsReceived += 1
+                    keyframeAsked = true
                 }
             }
             return s.remote
         }
         if let to { for p in resend { send(to, p) } }
+        // A camera's keyframes come every GOP; a WHIP publisher is asked (at most 5 a second).
+        if keyframeAsked { onKeyframeRequest() }
     }
 
     /// SRTP from a publisher: decrypted and handed to the stream's source.

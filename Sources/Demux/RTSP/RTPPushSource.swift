@@ -2,14 +2,15 @@ internal import CFFmpeg
 import Foundation
 public import MediaCore
 import Wire
+import Synchronization
 
 /// A source fed RTP packets by a session layer that received them (WebRTC's WHIP: decrypted
 /// SRTP), described by the session description that session agreed: H.264 (RFC 6184), Opus
 /// (RFC 7587) and G.711 are rebuilt into packets with the same depacketizer as LiveRelay's RTSP
 /// client (`RTPTrack`), one timeline per track from its RTP clock, lined up by arrival. The
 /// session layer pushes from its own thread; the stream's ingest thread reads.
-public final class RTPPushSource: PacketSource, @unchecked Sendable {
-    // Safety: everything mutable is under `condition`.
+public final class RTPPushSource: PacketSource, KeyframeRequesting, @unchecked Sendable {
+    // Safety: everything mutable is under `condition`, or is the Mutex below.
     public private(set) var streams: [StreamInfo] = []
     public let formatName = "rtp"
     public private(set) var interruptHandle: InterruptHandle
@@ -27,6 +28,8 @@ public final class RTPPushSource: PacketSource, @unchecked Sendable {
     private var timelines = RTPTimelines()
     private let scratch: UnsafeMutablePointer<AVPacket>
     private let readTimeout: Double
+    /// What asks the publisher for a keyframe (the WHIP session's PLI).
+    private let keyframeAsker = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// Why a description cannot be taken.
     public struct Unsupported: Error, CustomStringConvertible {
@@ -64,6 +67,15 @@ public final class RTPPushSource: PacketSource, @unchecked Sendable {
     deinit {
         var p: UnsafeMutablePointer<AVPacket>? = scratch
         av_packet_free(&p)
+    }
+
+    /// Sets what asks the publisher for a keyframe.
+    public func onKeyframeRequest(_ ask: @escaping @Sendable () -> Void) {
+        keyframeAsker.withLock { $0 = ask }
+    }
+
+    public func requestKeyframe() {
+        keyframeAsker.withLock { $0 }?()
     }
 
     /// One RTP packet as received (any payload type of the session's; others are ignored).

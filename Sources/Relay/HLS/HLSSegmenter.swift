@@ -55,6 +55,7 @@ public final class HLSSegmenter: PacketOutput, Sendable {
         handle = hub.attachOutput(Self.outputName, kind: .hls, policy: policy, taking: .blocking(batching: settings.variant != .lowLatency))
         let work = Work(settings: settings, store: store, queue: handle.queue, logger: logger)
         work.timeline.anchor = anchor
+        work.askKeyframe = { [weak hub] in hub?.requestKeyframe() ?? false }
         worker = PacketWorker(handle: handle, work: work)
         hub.register(self)
         work.onPlaced = { [weak self] o in self?.offset.withLock { $0 = o } }
@@ -84,6 +85,15 @@ private final class Work: PacketWork {
     let timeline = PacketTimeline()
     /// Told the timeline's offset after each placed packet (read by renditions' segmenters).
     var onPlaced: ((Int64) -> Void)?
+    /// Asks the stream's source for a keyframe (a WHIP publisher sends one when asked only);
+    /// whether the source takes such requests.
+    var askKeyframe: (@Sendable () -> Bool)?
+    /// Whether this segment's closing keyframe was asked for, and whether the source will send it.
+    var keyframeAsked = false
+    var keyframeComing = false
+    /// How long before a segment is due its keyframe is asked for: a publisher's round trip and
+    /// its encoder's time.
+    static let askAhead: Int64 = 200_000
     var placedOffset: Int64?
     var muxer: FragmentMuxer?
     var initURI: String?
@@ -159,7 +169,9 @@ private final class Work: PacketWork {
             if let start = segmentStart {
                 // A segment cut without a keyframe ends at the next one, however short: the
                 // segments line up with keyframes again at once.
-                if at.keyframe && (at.dts - start >= segmentTarget - 1000 || !segmentIndependent) {
+                // The keyframe asked of a publisher ends the segment when it comes, a little early.
+                let due = keyframeComing ? segmentTarget - Self.askAhead : segmentTarget - 1000
+                if at.keyframe && (at.dts - start >= due || !segmentIndependent) {
                     closeSegment()
                 } else if at.dts + at.duration - start > maxSegment {
                     // The keyframe is late, lost or never comes (intra refresh, one IDR): cut
@@ -170,6 +182,10 @@ private final class Work: PacketWork {
                 }
             }
             if segmentStart == nil { openSegment(at: at.dts, arrivalNanos: at.packet.arrivalNanos, independent: at.keyframe) }
+            if let start = segmentStart, !keyframeAsked, at.dts - start >= segmentTarget - Self.askAhead {
+                keyframeAsked = true
+                keyframeComing = askKeyframe?() ?? false
+            }
             if lowLatency && partStart == nil {
                 partStart = at.dts
                 partIndependent = at.keyframe
@@ -196,9 +212,20 @@ private final class Work: PacketWork {
     /// be cut when it reaches the longest a segment may be, not at the next wake-up (up to a
     /// second later, which players would wait for). The wall-clock moment that media reaches
     /// it, from the last packet written and when it arrived.
+    /// Woken also when the segment's keyframe is to be asked for.
     var wakeWithin: Double? {
+        guard let close = closeWithin else { return nil }
+        guard !keyframeAsked, let ask = dueWithin(segmentTarget &- Self.askAhead) else { return close }
+        return min(close, ask)
+    }
+
+    var closeWithin: Double? { dueWithin(maxSegment) }
+
+    /// Seconds until the segment's media reaches `length` (µs), from the last packet written
+    /// and when it arrived; nil when no classic segment is open.
+    func dueWithin(_ length: Int64) -> Double? {
         guard !lowLatency, segmentIndependent, let start = segmentStart, let end = writtenEnd, writtenArrival > 0 else { return nil }
-        let mediaLeft = Double(start &+ maxSegment &- end) / 1e6
+        let mediaLeft = Double(start &+ length &- end) / 1e6
         return mediaLeft - Double(MonotonicClock.nanoseconds() &- writtenArrival) / 1e9
     }
 
@@ -207,12 +234,18 @@ private final class Work: PacketWork {
     /// due again at every wake-up: the thread would poll every 5 ms for as long as the source is
     /// away (200 wake-ups a second for each offline publisher).
     func idle() {
-        guard let due = wakeWithin, due <= 0.001 else { return }
+        if !keyframeAsked, let ask = dueWithin(segmentTarget &- Self.askAhead), ask <= 0.001 {
+            keyframeAsked = true
+            keyframeComing = askKeyframe?() ?? false
+        }
+        guard let due = closeWithin, due <= 0.001 else { return }
         closeSegment()
     }
 
     func openSegment(at dts: Int64, arrivalNanos: UInt64, independent: Bool = true) {
         segmentIndependent = independent
+        keyframeAsked = false
+        keyframeComing = false
         let age = Double(MonotonicClock.nanoseconds() &- arrivalNanos) / 1e9
         let wall = Date().addingTimeInterval(-max(0, age))
         let sequence = nextSequence

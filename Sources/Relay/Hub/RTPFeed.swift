@@ -78,7 +78,10 @@ public final class RTPFeed: PacketOutput, @unchecked Sendable {
             }
         }
         let p = try packetizer(format, epoch, title: hub.title ?? hub.name, maxPacketSize: maxPacketSize, streams: streams)
-        return RTPFeed(hub: hub, name: name, kind: kind, packetizer: p, format: format, layout: Self.layout(epoch), policy: policy, transcoders: transcoders)
+        let feed = RTPFeed(hub: hub, name: name, kind: kind, packetizer: p, format: format, layout: Self.layout(epoch), policy: policy, transcoders: transcoders)
+        // The client starts at a keyframe: a source that can be asked sends one now.
+        hub.requestKeyframe()
+        return feed
     }
 
     private init(hub: StreamHub, name: String, kind: OutputKind, packetizer: any RTPPacketizing, format: RTPPayloadFormat, layout: [String], policy: SinkPolicy,

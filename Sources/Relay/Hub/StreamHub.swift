@@ -38,6 +38,8 @@ public final class StreamHub: Sendable {
     /// The streams of the latest connection (kept while reconnecting): what a session
     /// description is made from before any packet.
     private let lastEpoch = Mutex<IngestEpoch?>(nil)
+    /// The current source, where it can be asked for a keyframe (a WHIP publisher).
+    private let keyframes = KeyframeLine()
     private let fps = RateMeter()
     private let bytesIn = ByteRateMeter()
     private let linkTotals = Mutex(LinkTotals())
@@ -235,13 +237,15 @@ public final class StreamHub: Sendable {
         let pacing = pacing
         let opener = opener
         let transports = transportMemory
+        let keyframes = keyframes
         let reachability = Reachability(url: url, listen: options.listen)
         let sup = SourceSupervisor(name: name, backoff: backoff, reconnectAtEnd: !SourceOpener.isFile(url: url) || options.loop,
                                    reachability: reachability, logger: logger,
                                    factory: { handle in
                                        let o = transports.options(options, url: url)
-                                       return transports.watch(try opener.open(url: url, options: o, interruptHandle: handle, pacing: pacing),
-                                                               options: o, reachability: reachability)
+                                       let source = try opener.open(url: url, options: o, interruptHandle: handle, pacing: pacing)
+                                       keyframes.source(source as? any KeyframeRequesting)
+                                       return transports.watch(source, options: o, reachability: reachability)
                                    },
                                    onEvent: { [weak self] e in self?.handle(e) })
         let started = supervisor.withLock { s -> Bool in
@@ -274,6 +278,14 @@ public final class StreamHub: Sendable {
 
     /// The latest connection's streams; nil before the first.
     public var latestEpoch: IngestEpoch? { lastEpoch.withLock { $0 } }
+
+    /// Asks the source for a keyframe now: a new viewer (RTSP, WHEP), a viewer's PLI or FIR, an
+    /// HLS segment due. Only a source that can be asked hears it (a WHIP publisher, by PLI); a
+    /// camera's GOP is its own. The source spaces what reaches its publisher (a WHIP session
+    /// sends at most one PLI in 100 ms and defers the rest). Returns whether the source takes
+    /// requests (a keyframe is on its way).
+    @discardableResult
+    public func requestKeyframe() -> Bool { keyframes.request() }
 
     public var currentStatus: StreamStatus {
         var s = status.withLock { $0 }
@@ -384,5 +396,20 @@ public final class StreamHub: Sendable {
         if packet.isDamaged != ingest.damaged { setDamaged(packet.isDamaged) }
         fps.tick()
         decodeQueue.withLock { $0 }?.push(item)
+    }
+}
+
+/// The stream's current source, where it takes keyframe requests.
+final class KeyframeLine: Sendable {
+    private let current = Mutex<(any KeyframeRequesting)?>(nil)
+
+    func source(_ s: (any KeyframeRequesting)?) {
+        current.withLock { $0 = s }
+    }
+
+    func request() -> Bool {
+        guard let source = current.withLock({ $0 }) else { return false }
+        source.requestKeyframe()
+        return true
     }
 }
