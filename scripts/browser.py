@@ -56,6 +56,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=20)
     ap.add_argument("--fake-camera", action="store_true", help="Chromium's fake camera and microphone, allowed without asking")
     ap.add_argument("--hold", type=float, default=0, help="stay on the page this many seconds more at the end")
+    ap.add_argument("--rtc-stats", action="store_true", help="add the page's RTCPeerConnection (window.pc) inbound video stats: losses, NACKs, freezes")
     a = ap.parse_args()
     w, h = (int(x) for x in a.size.lower().split("x"))
     opts = webdriver.ChromeOptions()
@@ -120,6 +121,8 @@ def main():
                 out["hlsjs"] = hls
         if a.stamps:
             out.update(read_stamps(driver, a.stamps, a.seconds, deadline, a.csv))
+        if a.rtc_stats:
+            out["rtc"] = driver.execute_async_script(RTC_STATS)
         if not a.img and not a.video and not a.stamps and not a.all_imgs and not a.wait_text and not a.wall and not a.stamps_tile:
             time.sleep(a.seconds)
         if a.hold > 0:
@@ -294,6 +297,21 @@ function onFrame() {
   v.requestVideoFrameCallback(onFrame);
 }
 v.requestVideoFrameCallback(onFrame);
+"""
+
+RTC_STATS = """
+const done = arguments[arguments.length - 1];
+if (!window.pc) { done(null); return; }
+window.pc.getStats().then(r => {
+  const o = {};
+  r.forEach(s => {
+    if (s.type === 'inbound-rtp' && s.kind === 'video') {
+      for (const k of ['packetsReceived', 'packetsLost', 'nackCount', 'pliCount', 'firCount', 'framesDecoded',
+                       'keyFramesDecoded', 'framesDropped', 'freezeCount', 'totalFreezesDuration', 'jitter']) o[k] = s[k];
+    }
+  });
+  done(o);
+}, () => done(null));
 """
 
 def read_stamps(driver, ident, seconds, deadline, csv_path):

@@ -60,6 +60,32 @@ public final class NetworkNamespace {
         rules.append(rule)
     }
 
+    /// Impairs what enters the namespace (what a client there receives): random loss of UDP
+    /// (`loss`, 0–1) and a delay of `delayMs` ± `jitterMs` on every packet (an NFQUEUE inside the
+    /// namespace and scripts/nfq_delay.py run there). Rules inside go with the namespace.
+    public func impairInbound(loss: Double, delayMs: Double, jitterMs: Double) throws {
+        if loss > 0 {
+            let (cmd, args) = command("/usr/sbin/iptables", ["-A", "INPUT", "-p", "udp", "-m", "statistic", "--mode", "random",
+                                                             "--probability", String(loss), "-j", "DROP"])
+            let r = try ChildProcess.run(cmd, args, timeout: 20)
+            guard r.status == 0 else { throw Servers.ServerError("iptables in \(name): \(r.stderr)") }
+        }
+        if delayMs > 0 || jitterMs > 0 {
+            let queue = String(1000 + Int(getpid() % 900))
+            let (cmd, args) = command("/usr/bin/python3", ["-u", Paths.packageRoot.appendingPathComponent("scripts/nfq_delay.py").path,
+                                                           "--queue", queue, "--delay-ms", String(delayMs), "--jitter-ms", String(jitterMs)])
+            let d = try ChildProcess(name: "nfq-delay", cmd, args)
+            guard d.waitFor("ready", timeout: 10) else {
+                d.stop()
+                throw Servers.ServerError("the NFQUEUE delayer did not start (python3 NetfilterQueue; scripts/setup.sh installs it): \(d.stderr.suffix(300))")
+            }
+            delayer = d
+            let (c2, a2) = command("/usr/sbin/iptables", ["-t", "raw", "-A", "PREROUTING", "-j", "NFQUEUE", "--queue-num", queue, "--queue-bypass"])
+            let r = try ChildProcess.run(c2, a2, timeout: 20)
+            guard r.status == 0 else { throw Servers.ServerError("iptables in \(name): \(r.stderr)") }
+        }
+    }
+
     /// A command run inside the namespace.
     public func command(_ executable: String, _ arguments: [String]) -> (String, [String]) {
         ("/usr/sbin/ip", ["netns", "exec", name, executable] + arguments)
