@@ -240,11 +240,15 @@ public final class SQLiteCatalog: CatalogStore {
     public func markDeleted(stream: String, path: String, at: Date) async throws {
         let rows = try await db.query("UPDATE segments SET deleted_at = ? WHERE stream = ? AND path = ? AND deleted_at IS NULL RETURNING span, start",
                                       [.float(at.timeIntervalSince1970), .text(stream), .text(path)])
-        // Taken from inside a span (a hold kept what was before it): what follows is a span of its own.
+        // Taken from inside a span (a hold kept what was before it): what follows is a span of its
+        // own, unless what is left still joins up (the segment taken was shorter than the gap
+        // that breaks a span), as spans made again from the live segments would.
         guard let r = rows.first, let span = r.column("span")?.integer, let start = r.column("start")?.double else { return }
-        let before = try await db.query("SELECT 1 FROM segments WHERE stream = ? AND span = ? AND deleted_at IS NULL AND start < ? LIMIT 1",
-                                        [.text(stream), .integer(span), .float(start)])
-        guard !before.isEmpty else { return }
+        let around = try await db.query("""
+            SELECT (SELECT MAX(start + duration) FROM segments WHERE stream = ?1 AND span = ?2 AND deleted_at IS NULL AND start < ?3) AS e,
+                   (SELECT MIN(start) FROM segments WHERE stream = ?1 AND span = ?2 AND deleted_at IS NULL AND start > ?3) AS s
+            """, [.text(stream), .integer(span), .float(start)])
+        guard let e = around.first?.column("e")?.double, let s = around.first?.column("s")?.double, s - e > Self.spanGap else { return }
         let next = try await newSpan()
         _ = try await db.query("UPDATE segments SET span = ? WHERE stream = ? AND span = ? AND start > ? AND deleted_at IS NULL",
                                [.integer(next), .text(stream), .integer(span), .float(start)])

@@ -214,10 +214,13 @@ public final class PostgresCatalog: CatalogStore {
                 UPDATE segments SET deleted_at = \(when) WHERE stream = \(stream) AND path = \(path) AND deleted_at IS NULL RETURNING span, start
                 """)
             guard let r = rows.first, let (span, start) = try? r.decode((Int, Double).self) else { return }
-            let before = try await s.query("""
-                SELECT 1 FROM segments WHERE stream = \(stream) AND span = \(span) AND deleted_at IS NULL AND start < \(start) LIMIT 1
+            // A split only where what is left no longer joins up (as SQLiteCatalog).
+            let around = try await s.query("""
+                SELECT (SELECT MAX(start + duration) FROM segments WHERE stream = \(stream) AND span = \(span) AND deleted_at IS NULL AND start < \(start)),
+                       (SELECT MIN(start) FROM segments WHERE stream = \(stream) AND span = \(span) AND deleted_at IS NULL AND start > \(start))
                 """)
-            guard !before.isEmpty else { return }
+            guard let row = around.first, let (e, after) = try? row.decode((Double?, Double?).self),
+                  let e, let after, after - e > RecordedSpan.gap else { return }
             let next = try await Self.newSpan(s)
             try await s.query("""
                 UPDATE segments SET span = \(next) WHERE stream = \(stream) AND span = \(span) AND start > \(start) AND deleted_at IS NULL

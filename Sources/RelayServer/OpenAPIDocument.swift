@@ -977,6 +977,44 @@ enum OpenAPIDocument {
    }
   },
   "responses": {
+   "ICEServers": {
+    "description": "As RTCPeerConnection takes them",
+    "content": {
+     "application/json": {
+      "schema": {
+       "type": "object",
+       "required": [
+        "ice_servers"
+       ],
+       "properties": {
+        "ice_servers": {
+         "type": "array",
+         "items": {
+          "type": "object",
+          "required": [
+           "urls"
+          ],
+          "properties": {
+           "urls": {
+            "type": "array",
+            "items": {
+             "type": "string"
+            }
+           },
+           "username": {
+            "type": "string"
+           },
+           "credential": {
+            "type": "string"
+           }
+          }
+         }
+        }
+       }
+      }
+     }
+    }
+   },
    "Unauthorized": {
     "description": "No or wrong credentials (where auth is on)",
     "content": {
@@ -3100,42 +3138,7 @@ enum OpenAPIDocument {
     "operationId": "whepICEServers",
     "responses": {
      "200": {
-      "description": "As RTCPeerConnection takes them",
-      "content": {
-       "application/json": {
-        "schema": {
-         "type": "object",
-         "required": [
-          "ice_servers"
-         ],
-         "properties": {
-          "ice_servers": {
-           "type": "array",
-           "items": {
-            "type": "object",
-            "required": [
-             "urls"
-            ],
-            "properties": {
-             "urls": {
-              "type": "array",
-              "items": {
-               "type": "string"
-              }
-             },
-             "username": {
-              "type": "string"
-             },
-             "credential": {
-              "type": "string"
-             }
-            }
-           }
-          }
-         }
-        }
-       }
-      }
+      "$ref": "#/components/responses/ICEServers"
      },
      "401": {
       "$ref": "#/components/responses/Unauthorized"
@@ -3167,42 +3170,7 @@ enum OpenAPIDocument {
     "operationId": "whipICEServers",
     "responses": {
      "200": {
-      "description": "As RTCPeerConnection takes them",
-      "content": {
-       "application/json": {
-        "schema": {
-         "type": "object",
-         "required": [
-          "ice_servers"
-         ],
-         "properties": {
-          "ice_servers": {
-           "type": "array",
-           "items": {
-            "type": "object",
-            "required": [
-             "urls"
-            ],
-            "properties": {
-             "urls": {
-              "type": "array",
-              "items": {
-               "type": "string"
-              }
-             },
-             "username": {
-              "type": "string"
-             },
-             "credential": {
-              "type": "string"
-             }
-            }
-           }
-          }
-         }
-        }
-       }
-      }
+      "$ref": "#/components/responses/ICEServers"
      },
      "401": {
       "$ref": "#/components/responses/Unauthorized"

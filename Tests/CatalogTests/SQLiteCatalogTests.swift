@@ -80,6 +80,28 @@ import TestSupport
         await c.close()
     }
 
+    /// A segment shorter than the gap that breaks a span, taken from its middle, leaves one span
+    /// (what is left still joins up); a longer one leaves two.
+    @Test func takingAShortSegmentFromASpanLeavesItWhole() async throws {
+        let dir = Paths.tempDirectory("spans")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let c = try await SQLiteCatalog.open(path: dir.appendingPathComponent("catalog.sqlite").path)
+        var t = 1_800_000_000.0
+        for (i, d) in [10.0, 1.2, 10, 10, 30, 10].enumerated() {
+            try await c.addSegment(RecordedSegment(stream: "cam", path: "/r/cam-\(i).mp4", start: Date(timeIntervalSince1970: t), duration: d,
+                                                   bytes: 100, codecs: "h264", sha256: "x"))
+            t += d
+        }
+        let all = (Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: t + 1))
+        try await c.markDeleted(stream: "cam", path: "/r/cam-1.mp4", at: Date())
+        #expect(try await c.spans(stream: "cam", from: all.0, to: all.1).count == 1)
+        try await c.markDeleted(stream: "cam", path: "/r/cam-4.mp4", at: Date())
+        let spans = try await c.spans(stream: "cam", from: all.0, to: all.1)
+        #expect(spans.map(\.segments) == [3, 1], "\(spans)")
+        #expect(spans.count == RecordedSpan.spans(try await c.segments(stream: "cam", from: all.0, to: all.1)).count)
+        await c.close()
+    }
+
     /// The spans SQLite computes are the ones `RecordedSpan.spans` makes from the same rows.
     @Test func spansFromTheCatalogMatchSpansFromTheSegments() async throws {
         let dir = Paths.tempDirectory("spans")

@@ -4,7 +4,7 @@ import TestSupport
 import Bench
 
 /// The compressed soak of the fault matrix: sixteen streams (the test source, previews and
-/// classic HLS) while viewers join and leave every second for ninety seconds — an MJPEG viewer
+/// classic HLS) while viewers join and leave every second for 75 seconds — an MJPEG viewer
 /// for 1.5 s, a snapshot, a player's playlist and newest segment. After the warm-up, the
 /// server's memory, descriptors and threads stay flat. (`liverelay bench faults --soak 1800`
 /// runs the same for 30 minutes.)
@@ -12,7 +12,7 @@ import Bench
     @Test func sixteenStreamsWithViewersComingAndGoingStayFlat() throws {
         let work = Paths.tempDirectory("soak")
         defer { try? FileManager.default.removeItem(at: work) }
-        let samples = try FaultsBenchmark.soak(me: Paths.liverelay, streams: 16, seconds: 90, work: work.path)
+        let samples = try FaultsBenchmark.soak(me: Paths.liverelay, streams: 16, seconds: 75, work: work.path)
         // Warm once the HLS windows and their retired segments have filled (~30 s).
         let warm = try #require(samples.first { $0.seconds >= 40 })
         let last = try #require(samples.last)

@@ -64,7 +64,7 @@ import Bench
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         let publisher = try ChildProcess(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path,
                                                            "http://127.0.0.1:\(port)/streams/phone/publish?auto", "--fake-camera",
-                                                           "--wait-text", "#state=connected", "--seconds", "20", "--hold", "20", "--timeout", "30"])
+                                                           "--wait-text", "#state=connected", "--seconds", "20", "--hold", "16", "--timeout", "30"])
         defer { publisher.stop() }
         try #require(publisher.waitFor("holding", timeout: 45), "\(publisher.stdout.suffix(300)) \(publisher.stderr.suffix(300)) \(serve.stdout.suffix(600))")
         #expect(publisher.stdout.contains("watching"))
@@ -138,6 +138,45 @@ import Bench
         #expect((j["frames"] as? Int ?? 0) >= 60 && j["width"] as? Int == 640 && j["height"] as? Int == 360, "\(j)")
     }
 
+    /// `serve` on the host side of `lab` (beyond loopback, so reading is opened on purpose),
+    /// WebRTC bound there too (`webrtc`: more of server.webrtc), one 640x360 test camera.
+    static func serve(facing lab: NetworkNamespace, webrtc: String = "", arguments: [String] = []) throws -> (serve: ChildProcess, port: Int, dir: URL) {
+        let dir = Paths.tempDirectory("serve")
+        let config = dir.appendingPathComponent("config.yaml")
+        try """
+        auth:
+          anonymous: [read]
+        server:
+          webrtc: {listen: "\(lab.hostAddress):0"\(webrtc.isEmpty ? "" : ", " + webrtc)}
+        streams:
+          cam: {source: "testsrc://?size=640x360&fps=30&gop=30", preview: false}
+        """.write(to: config, atomically: true, encoding: .utf8)
+        let port = FreePort.tcp()
+        let serve = try ChildProcess(Paths.liverelay, ["serve", "--config", config.path, "--listen", "\(lab.hostAddress):\(port)",
+                                                       "--state-dir", dir.path] + arguments)
+        guard serve.waitFor("listening on", timeout: 20) else {
+            serve.stop()
+            throw Servers.ServerError("serve did not start: \(serve.stderr.suffix(400))")
+        }
+        return (serve, port, dir)
+    }
+
+    /// Chromium inside `lab` on the stream's public page for `seconds`, reading the stamps into
+    /// `csv`: browser.py's JSON line.
+    static func watchInside(_ lab: NetworkNamespace, port: Int, csv: String, seconds: Int, _ extra: [String] = []) throws -> [String: Any] {
+        let (cmd, args) = lab.command(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path,
+                                                       "http://\(lab.hostAddress):\(port)/streams/cam/watch", "--stamps", "video",
+                                                       "--csv", csv, "--seconds", String(seconds), "--timeout", "40"] + extra)
+        let browser = try ChildProcess(cmd, args)
+        defer { browser.stop() }
+        _ = browser.wait(timeout: 90)
+        let line = browser.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
+        guard let j = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+            throw Servers.ServerError("browser.py said no result: \(browser.stdout.suffix(300)) \(browser.stderr.suffix(400))")
+        }
+        return j
+    }
+
     /// A viewer whose network blocks UDP: Chromium in a network namespace of its own, every UDP
     /// packet from it dropped, still plays over WHEP through ICE-TCP (RFC 6544: the answer's
     /// passive TCP candidate, RFC 4571 framing) and the stamps come back. (With `tcp: off` the
@@ -146,35 +185,12 @@ import Bench
     func chromiumPlaysOverICETCPWhenUDPIsBlocked() throws {
         let lab = try NetworkNamespace(tag: "itcp", net: 216)
         defer { lab.tearDown() }
-        let dir = Paths.tempDirectory("serve")
-        defer { try? FileManager.default.removeItem(at: dir) }
-        // Reachable from the namespace, so beyond loopback: reading opened on purpose.
-        let config = dir.appendingPathComponent("config.yaml")
-        try """
-        auth:
-          anonymous: [read]
-        server:
-          webrtc: {listen: "\(lab.hostAddress):0"}
-        streams:
-          cam: {source: "testsrc://?size=640x360&fps=30&gop=30", preview: false}
-        """.write(to: config, atomically: true, encoding: .utf8)
-        let port = FreePort.tcp()
-        let serve = try ChildProcess(Paths.liverelay, ["serve", "--config", config.path, "--listen", "\(lab.hostAddress):\(port)",
-                                                       "--state-dir", dir.path, "--verbose"])
-        defer { serve.stop() }
-        try #require(serve.waitFor("listening on", timeout: 20), "\(serve.stderr)")
+        let (serve, port, dir) = try Self.serve(facing: lab, arguments: ["--verbose"])
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         #expect(serve.stdout.contains("ICE-TCP on tcp://\(lab.hostAddress):"), "\(serve.stdout.prefix(600))")
         try lab.addInputRule(["-p", "udp", "-j", "DROP"])
         usleep(1_000_000)
-        let csv = dir.appendingPathComponent("stamps.csv").path
-        let (cmd, args) = lab.command(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path,
-                                                       "http://\(lab.hostAddress):\(port)/streams/cam/watch", "--stamps", "video",
-                                                       "--csv", csv, "--seconds", "6", "--timeout", "40"])
-        let browser = try ChildProcess(cmd, args)
-        defer { browser.stop() }
-        _ = browser.wait(timeout: 90)
-        let line = browser.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
-        let j = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(browser.stdout) \(browser.stderr.suffix(400))")
+        let j = try Self.watchInside(lab, port: port, csv: dir.appendingPathComponent("stamps.csv").path, seconds: 6)
         print("WebRTCTests: Chromium over ICE-TCP: \(j)")
         let log = serve.stdout + serve.stderr
         #expect(j["player"] as? String == "webrtc", "\(j) \(log.suffix(1500))")
@@ -192,31 +208,11 @@ import Bench
     func nackRepairsALossyJitteryLinkToAWHEPViewer() throws {
         let lab = try NetworkNamespace(tag: "wnak", net: 217)
         defer { lab.tearDown() }
-        let dir = Paths.tempDirectory("serve")
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let config = dir.appendingPathComponent("config.yaml")
-        try """
-        auth:
-          anonymous: [read]
-        server:
-          webrtc: {listen: "\(lab.hostAddress):0", tcp: off}
-        streams:
-          cam: {source: "testsrc://?size=640x360&fps=30&gop=30", preview: false}
-        """.write(to: config, atomically: true, encoding: .utf8)
-        let port = FreePort.tcp()
-        let serve = try ChildProcess(Paths.liverelay, ["serve", "--config", config.path, "--listen", "\(lab.hostAddress):\(port)", "--state-dir", dir.path])
-        defer { serve.stop() }
-        try #require(serve.waitFor("listening on", timeout: 20), "\(serve.stderr)")
+        let (serve, port, dir) = try Self.serve(facing: lab, webrtc: "tcp: off")
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         try lab.impairInbound(loss: 0.02, delayMs: 30, jitterMs: 10)
         let csv = dir.appendingPathComponent("stamps.csv").path
-        let (cmd, args) = lab.command(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path,
-                                                       "http://\(lab.hostAddress):\(port)/streams/cam/watch", "--stamps", "video",
-                                                       "--csv", csv, "--seconds", "12", "--timeout", "40", "--rtc-stats"])
-        let browser = try ChildProcess(cmd, args)
-        defer { browser.stop() }
-        _ = browser.wait(timeout: 90)
-        let line = browser.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
-        let j = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(browser.stdout) \(browser.stderr.suffix(400))")
+        let j = try Self.watchInside(lab, port: port, csv: csv, seconds: 12, ["--rtc-stats"])
         let rtc = j["rtc"] as? [String: Any] ?? [:]
         let rows = RecordingPlaybackTests.stampRows(csv)
         let gaps = zip(rows, rows.dropFirst()).map { $1.1 - $0.1 }

@@ -2,7 +2,7 @@
 # Runs one hostile peer long against the real `liverelay serve` (debug build: the same overflow
 # and bounds traps as release, and assertions besides) and says whether
 # the process survived and a good stream beside stayed live:
-#   scripts/hostile/run.sh camera|rtsp_player|http_client|rtmp_publisher|srt_caller|push_origin|jwks_endpoint|webhook_receiver EXCHANGES [SEED]
+#   scripts/hostile/run.sh camera|rtsp_player|http_client|rtmp_publisher|srt_caller|push_origin|jwks_endpoint|webhook_receiver|webrtc_peer EXCHANGES [SEED]
 # The peer prints what it sent per exchange into .build-hostile/FACE-SEED.log, so a crash replays
 # with the same seed. Exit 0 when serve is still running and the good stream is live.
 set -euo pipefail
@@ -63,7 +63,12 @@ case "$face" in
       done; } > "$conf"
     /usr/bin/python3 scripts/hostile/push_origin.py --port "$peer" --seed "$seed" --exchanges "$exchanges" > "$log" &
     ;;
-  *) echo "faces: camera rtsp_player http_client rtmp_publisher srt_caller push_origin jwks_endpoint webhook_receiver" >&2; exit 2 ;;
+  webrtc_peer)
+    # Mutated WHEP offers, then mutated STUN, DTLS, RTP and RTCP on the shared UDP port and in
+    # ICE-TCP frames, against one session of its own (EXCHANGES datagrams and as many frames).
+    printf 'server:\n  limits: {per_client: {viewers: 8}}\nstreams:\n  good: {source: "testsrc://?size=320x240&fps=15", preview: false}\n  cam: {source: "testsrc://?size=320x240&fps=15&gop=15", preview: false}\n' > "$conf"
+    ;;
+  *) echo "faces: camera rtsp_player http_client rtmp_publisher srt_caller push_origin jwks_endpoint webhook_receiver webrtc_peer" >&2; exit 2 ;;
 esac
 peerpid=${!:-}
 "$bin" serve --config "$conf" --listen "127.0.0.1:$http" --state-dir "$out/$face-$seed.state" > "$out/$face-$seed.serve.log" 2>&1 &
@@ -77,6 +82,10 @@ elif [ "$face" = rtmp_publisher ]; then
   /usr/bin/python3 scripts/hostile/rtmp_publisher.py --port "$peer" --stream phone --seed "$seed" --exchanges "$exchanges" > "$log"
 elif [ "$face" = srt_caller ]; then
   /usr/bin/python3 scripts/hostile/srt_caller.py --port "$peer" --stream cam --seed "$seed" --exchanges "$exchanges" > "$log"
+elif [ "$face" = webrtc_peer ]; then
+  /usr/bin/python3 scripts/hostile/webrtc_peer.py --whep "http://127.0.0.1:$http/streams/cam/whep" --offers "http://127.0.0.1:$http/streams/cam/whep" \
+    --offer-count $(( exchanges / 10 )) --count "$exchanges" --seed "$seed" --log-exchanges > "$log" \
+    || { echo "webrtc_peer seed $seed: a correct check went unanswered or wrong; see $log"; exit 1; }
 elif [ "$face" = http_client ]; then
   /usr/bin/python3 scripts/hostile/http_client.py --port "$http" --stream cam --seed "$seed" --exchanges "$exchanges" > "$log"
 else

@@ -14,8 +14,9 @@ in a frame, the mutations in frames, raw bytes that break the framing on a conne
 own, the correct check again; then connections past the per-client cap, which must be closed.
 
     webrtc_peer.py --port P --ufrag U --pwd PW [--peer OFFER-UFRAG] [--seed 1] [--count 1000] [--tcp PORT]
+    webrtc_peer.py --whep URL [--log-exchanges] ...   (a session of its own first: ports and credentials from its answer)
 """
-import argparse, base64, binascii, hashlib, hmac, os, random, socket, struct, sys, urllib.error, urllib.request
+import argparse, base64, binascii, hashlib, hmac, os, random, socket, struct, sys, time, urllib.error, urllib.request
 
 COOKIE = 0x2112A442
 
@@ -131,9 +132,11 @@ def post_offers(url, user, seed, count):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("--ufrag", required=True)
-    p.add_argument("--pwd", required=True)
+    p.add_argument("--port", type=int)
+    p.add_argument("--ufrag")
+    p.add_argument("--pwd")
+    p.add_argument("--whep", help="POST a correct offer here first and take the ports and credentials from the answer")
+    p.add_argument("--log-exchanges", action="store_true", help="print each mutation sent (exchange N KIND LENGTH), to replay a crash by seed")
     p.add_argument("--peer", default="abcd", help="the ice-ufrag of the offer")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--count", type=int, default=1000)
@@ -144,6 +147,10 @@ def main():
     p.add_argument("--tcp", type=int, help="the ICE-TCP port: the same attacks in RFC 4571 frames")
     p.add_argument("--tcp-extra", type=int, default=8, help="connections opened at the end, past the per-client cap")
     a = p.parse_args()
+    if a.whep:
+        session(a)
+    if not (a.port and a.ufrag and a.pwd):
+        p.error("--port, --ufrag and --pwd (or --whep)")
     if a.offers:
         post_offers(a.offers, a.user, a.seed, a.offer_count)
     checker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -156,6 +163,8 @@ def main():
     for n in range(a.count):
         r = random.Random(f"{a.seed}:{n}")
         m = mutate(r, good, a.pwd, a.ufrag, a.peer)
+        if a.log_exchanges:
+            print(f"exchange {n} udp {m[:1].hex()} {len(m)}")
         (checker if m[:1] and m[0] < 4 else other).sendto(m, ("127.0.0.1", a.port))
         try:
             while True:
@@ -163,10 +172,39 @@ def main():
                 answered += 1
         except (BlockingIOError, socket.error):
             pass
+    if a.whep:
+        session(a)  # a session never connected ends after 15 s: a long run checks a fresh one
     correct_check(checker, a, " after the mutations")
     print(f"{a.count} mutated datagrams sent; {answered} of them answered (they must have authenticated: flipped bits outside the checked bytes)")
     if a.tcp:
         tcp_part(a)
+
+def session(a):
+    """A correct WHEP offer: the answer's UDP and TCP ports and its ICE credentials."""
+    # The mutated offers' sessions may hold the per-client cap (429) until they expire (15 s).
+    for attempt in range(40):
+        req = urllib.request.Request(a.whep, data=OFFER.encode(), method="POST", headers={"Content-Type": "application/sdp"})
+        if a.user:
+            req.add_header("Authorization", "Basic " + base64.b64encode(a.user.encode()).decode())
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                answer = resp.read().decode()
+            break
+        except urllib.error.HTTPError as e:
+            if e.code != 429 or attempt == 39:
+                raise
+            time.sleep(1)
+    for line in answer.split("\r\n"):
+        if line.startswith("a=ice-ufrag:"):
+            a.ufrag = line[12:]
+        elif line.startswith("a=ice-pwd:"):
+            a.pwd = line[10:]
+        elif line.startswith("a=candidate:"):
+            f = line.split(" ")
+            if f[2] == "udp":
+                a.port = int(f[5])
+            elif f[2] == "tcp":
+                a.tcp = int(f[5])
 
 def framed(m):
     return struct.pack("!H", len(m)) + m
@@ -207,6 +245,8 @@ def tcp_part(a):
     for n in range(a.count):
         r = random.Random(f"tcp:{a.seed}:{n}")
         m = mutate(r, good, a.pwd, a.ufrag, a.peer)
+        if a.log_exchanges:
+            print(f"exchange {n} tcp {m[:1].hex()} {len(m)}")
         try:
             if n % 17 == 0:  # bytes that break the framing: a length that lies, a cut frame
                 raw.sendall(os.urandom(r.randrange(1, 300)))
@@ -221,6 +261,8 @@ def tcp_part(a):
                 pass
         except (BlockingIOError, socket.error):
             pass
+    if a.whep:
+        session(a)
     tcp_check(s, a, " after the mutations")
     # Connections past the per-client cap are closed at once.
     extra, closed = [], 0
