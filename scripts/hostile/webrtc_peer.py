@@ -147,12 +147,12 @@ def main():
     p.add_argument("--tcp", type=int, help="the ICE-TCP port: the same attacks in RFC 4571 frames")
     p.add_argument("--tcp-extra", type=int, default=8, help="connections opened at the end, past the per-client cap")
     a = p.parse_args()
-    if a.whep:
-        session(a)
-    if not (a.port and a.ufrag and a.pwd):
+    if not a.whep and not (a.port and a.ufrag and a.pwd):
         p.error("--port, --ufrag and --pwd (or --whep)")
     if a.offers:
         post_offers(a.offers, a.user, a.seed, a.offer_count)
+    if a.whep:
+        session(a)  # after the offers: a session never connected ends after 15 s
     checker = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     checker.bind((a.bind, 0))
     good = correct_check(checker, a, "")
