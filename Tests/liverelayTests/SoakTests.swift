@@ -18,7 +18,9 @@ import Bench
         let last = try #require(samples.last)
         let table = samples.map { String(format: "%.0f s: %.1f MiB, %d fds, %d threads", $0.seconds, $0.resources.rssMiB, $0.resources.fds, $0.resources.threads) }
         print("SoakTests: " + table.joined(separator: "; ") + "; \(last.requests) requests")
-        #expect(last.requests > 300, "the viewers did not get through: \(last.requests) requests")
+        // Each second a viewer, a snapshot, a playlist and, once HLS has one, the newest segment:
+        // 225 requests in 75 s without segments, 300 with them all.
+        #expect(last.requests > 250, "the viewers did not get through: \(last.requests) requests")
         #expect(last.resources.rssMiB <= warm.resources.rssMiB * 1.1 + 8, "memory grew: \(table)")
         #expect(last.resources.fds <= warm.resources.fds + 8, "descriptors grew: \(table)")
         #expect(last.resources.threads <= warm.resources.threads + 4, "threads grew: \(table)")
