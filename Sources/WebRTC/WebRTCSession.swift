@@ -37,9 +37,6 @@ final class WebRTCSession: @unchecked Sendable {
         var lastKeyframeRequest = ContinuousClock.now
         /// A request that came within `keyframeSpacing` of the last PLI: sent by the next tick.
         var keyframeRequestPending = false
-        /// PLIs sent to a publisher, and PLIs and FIRs a viewer sent.
-        var keyframeRequestsSent = 0
-        var keyframeRequestsReceived = 0
     }
 
     static let historySize = 1024
@@ -185,7 +182,6 @@ final class WebRTCSession: @unchecked Sendable {
         guard let media = s.publisherVideoSSRC, let srtp = s.outbound else { return nil }
         s.lastKeyframeRequest = now
         s.keyframeRequestPending = false
-        s.keyframeRequestsSent += 1
         var b: [UInt8] = [0x81, 206, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0]
         put(ownSSRC, into: &b, at: 4)
         put(media, into: &b, at: 8)
@@ -211,7 +207,6 @@ final class WebRTCSession: @unchecked Sendable {
                         }
                     }
                 case .pli, .fir:
-                    s.keyframeRequestsReceived += 1
                     keyframeAsked = true
                 }
             }
