@@ -56,7 +56,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=20)
     ap.add_argument("--fake-camera", action="store_true", help="Chromium's fake camera and microphone, allowed without asking")
     ap.add_argument("--hold", type=float, default=0, help="stay on the page this many seconds more at the end")
-    ap.add_argument("--rtc-stats", action="store_true", help="add the page's RTCPeerConnection (window.pc) inbound video stats: losses, NACKs, freezes")
+    ap.add_argument("--rtc-stats", action="store_true", help="add the page's RTCPeerConnection (window.pc) inbound video stats: losses, NACKs, freezes, sender reports")
     a = ap.parse_args()
     w, h = (int(x) for x in a.size.lower().split("x"))
     opts = webdriver.ChromeOptions()
@@ -308,6 +308,10 @@ window.pc.getStats().then(r => {
     if (s.type === 'inbound-rtp' && s.kind === 'video') {
       for (const k of ['packetsReceived', 'packetsLost', 'nackCount', 'pliCount', 'firCount', 'framesDecoded',
                        'keyFramesDecoded', 'framesDropped', 'freezeCount', 'totalFreezesDuration', 'jitter']) o[k] = s[k];
+    }
+    // What the server's sender reports said: the capture time (NTP) of the last one, and how many.
+    if (s.type === 'remote-outbound-rtp' && s.kind === 'video') {
+      o.reportsSent = s.reportsSent; o.remoteTimestamp = s.remoteTimestamp; o.readAt = Date.now();
     }
   });
   done(o);

@@ -21,7 +21,7 @@ public protocol RTPPacketizing: AnyObject {
 /// Confined to one thread.
 public final class RTPPacketizer: RTPPacketizing {
     /// One RTP packet (or RTCP sender report) of one track.
-    public struct Datagram {
+    public struct Datagram: Sendable {
         public let track: Int
         public let bytes: [UInt8]
         public let isRTCP: Bool

@@ -80,15 +80,20 @@ final class ICETCPConnections: Sendable {
 
     /// One frame to the peer at `remote`; dropped (and counted) when its connection is gone or
     /// its send buffer is full: a slow TCP viewer loses packets, as over UDP, and NACKs them.
-    func send(_ bytes: [UInt8], to remote: SocketAddress) {
-        guard let channel = table.withLock({ $0.channels[remote] }), bytes.count <= Int(UInt16.max) else { return }
+    func send(_ bytes: [UInt8], to remote: SocketAddress) { send([bytes], to: remote) }
+
+    /// Frames on `remote`'s connection, flushed once; dropped (counted) while it is not writable.
+    func send(_ all: [[UInt8]], to remote: SocketAddress) {
+        guard let channel = table.withLock({ $0.channels[remote] }) else { return }
         guard channel.isWritable else {
-            dropped.add(1, ordering: .relaxed)
+            dropped.add(all.count, ordering: .relaxed)
             return
         }
-        var buf = channel.allocator.buffer(capacity: bytes.count + 2)
-        buf.writeInteger(UInt16(bytes.count))
-        buf.writeBytes(bytes)
+        var buf = channel.allocator.buffer(capacity: all.reduce(0) { $0 + $1.count + 2 })
+        for bytes in all where bytes.count <= Int(UInt16.max) {
+            buf.writeInteger(UInt16(bytes.count))
+            buf.writeBytes(bytes)
+        }
         channel.writeAndFlush(buf, promise: nil)
     }
 

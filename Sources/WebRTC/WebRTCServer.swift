@@ -179,8 +179,7 @@ public final class WebRTCServer: Sendable {
         let id = Self.token(16)
         let feed: RTPFeed?
         do {
-            feed = try RTPFeed.attach(hub: hub, name: "webrtc-\(id.prefix(8))", kind: .webrtc, policy: settings.policy, maxPacketSize: 1200,
-                                   audioToOpus: true)
+            feed = try RTPFeed.attachShared(hub: hub, name: "webrtc-\(id.prefix(8))", kind: .webrtc, policy: settings.policy, maxPacketSize: 1200)
         } catch {
             throw .failed("cannot cut the stream into RTP: \(error)")
         }
@@ -188,7 +187,7 @@ public final class WebRTCServer: Sendable {
         let streams = hub.latestEpoch?.streams ?? []
         let plan = AnswerPlan.make(offer: offer, tracks: feed.description.tracks, streams: streams)
         guard plan.sending.values.contains(where: { _ in true }) else {
-            feed.handle.detach()
+            feed.finish()
             throw .noCommonCodec("no track of the stream can be sent in a format the offer takes (\(feed.description.tracks.map(\.codecName).joined(separator: ", ")))")
         }
         let ufrag = Self.token(8), pwd = Self.token(24)
@@ -196,12 +195,12 @@ public final class WebRTCServer: Sendable {
         do {
             dtls = try DTLSTransport(identity: identity, peerFingerprint: fp)
         } catch {
-            feed.handle.detach()
+            feed.finish()
             throw .failed("\(error)")
         }
         let session = WebRTCSession(id: id, stream: hub.name, localUfrag: ufrag, localPwd: pwd, remoteUfrag: creds.ufrag,
                                     tracks: plan.sending, feed: feed, dtls: dtls, logger: logger,
-                                    onKeyframeRequest: { hub.requestKeyframe() }, send: send)
+                                    onKeyframeRequest: { hub.requestKeyframe() }, send: send, sendAll: sendAll)
         register(session, client: client)
         admitted = false
         let answer = plan.answer(ufrag: ufrag, pwd: pwd, fingerprint: identity.fingerprint, candidates: candidates, port: port, tcpPort: tcpPort)
@@ -274,6 +273,26 @@ public final class WebRTCServer: Sendable {
             channel.writeAndFlush(AddressedEnvelope(remoteAddress: a, data: buf), promise: nil)
         case .tcp(let a):
             tcp.send(bytes, to: a)
+        }
+    }
+
+    /// Packets to one peer at once: over UDP, one hop onto the channel's event loop and one
+    /// flush (NIO sends the datagrams with one `sendmmsg`); over TCP, one flush of the frames.
+    private func sendAll(_ to: PeerAddress, _ all: [[UInt8]]) {
+        switch to {
+        case .udp(let a):
+            let channel = channel
+            let envelopes = all.map { bytes in
+                var buf = channel.allocator.buffer(capacity: bytes.count)
+                buf.writeBytes(bytes)
+                return AddressedEnvelope(remoteAddress: a, data: buf)
+            }
+            channel.eventLoop.execute {
+                for e in envelopes { channel.write(e, promise: nil) }
+                channel.flush()
+            }
+        case .tcp(let a):
+            tcp.send(all, to: a)
         }
     }
 

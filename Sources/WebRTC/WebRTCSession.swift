@@ -37,7 +37,21 @@ final class WebRTCSession: @unchecked Sendable {
         var lastKeyframeRequest = ContinuousClock.now
         /// A request that came within `keyframeSpacing` of the last PLI: sent by the next tick.
         var keyframeRequestPending = false
+        /// WHEP, per track: the next sequence number this viewer's packets get (continuous
+        /// across what its queue skipped), and what its sender reports count.
+        var sequence: [Int: UInt16] = [:]
+        var reports: [Int: Reporting] = [:]
     }
+
+    /// A track's sender-report counts (RFC 3550 §6.4.1) and when the last report went.
+    struct Reporting {
+        var packets: UInt32 = 0
+        var octets: UInt32 = 0
+        var last: ContinuousClock.Instant?
+    }
+
+    /// Sender reports go this often per track (and with a track's first packet).
+    static let reportInterval = Duration.seconds(1)
 
     static let historySize = 1024
 
@@ -60,12 +74,16 @@ final class WebRTCSession: @unchecked Sendable {
     private let state: Mutex<State>
     private let connected = AsyncStream<Void>.makeStream()
     private let send: @Sendable (PeerAddress, [UInt8]) -> Void
+    /// Several packets at once (one wake-up of the event loop, one `sendmmsg`).
+    private let sendAll: @Sendable (PeerAddress, [[UInt8]]) -> Void
     private let logger: Logger
 
     init(id: String, stream: String, localUfrag: String, localPwd: String, remoteUfrag: String, tracks: [Int: Sending],
          feed: RTPFeed?, publisher: RTPPushSource? = nil, publisherVideoPayloadType: Int = -1, dtls: DTLSTransport, logger: Logger,
          onClose: @escaping @Sendable () -> Void = {}, onKeyframeRequest: @escaping @Sendable () -> Void = {},
-         send: @escaping @Sendable (PeerAddress, [UInt8]) -> Void) {
+         send: @escaping @Sendable (PeerAddress, [UInt8]) -> Void,
+         sendAll: (@Sendable (PeerAddress, [[UInt8]]) -> Void)? = nil) {
+        self.sendAll = sendAll ?? { to, all in for p in all { send(to, p) } }
         self.publisher = publisher
         self.onKeyframeRequest = onKeyframeRequest
         self.publisherVideoPayloadType = publisherVideoPayloadType
@@ -235,37 +253,70 @@ final class WebRTCSession: @unchecked Sendable {
     func run() async {
         for await _ in connected.stream { break }
         guard let feed else { return }
-        while !isClosed, let datagrams = await feed.next() {
-            var out: [[UInt8]] = []
-            let to: PeerAddress? = state.withLock { s -> PeerAddress? in
-                guard !s.closed, let srtp = s.outbound else { return nil }
-                for d in datagrams {
-                    guard let t = tracks[d.track] else { continue }
+        while !isClosed, let piece = await feed.nextPiece() {
+            let now = ContinuousClock.now
+            let (out, to) = state.withLock { s -> ([[UInt8]], PeerAddress?) in
+                guard !s.closed, let srtp = s.outbound else { return ([], nil) }
+                var out: [[UInt8]] = []
+                out.reserveCapacity(piece.datagrams.count + 1)
+                var reportsDue: [(track: Int, rtpTime: UInt32)] = []
+                for d in piece.datagrams {
+                    guard let t = tracks[d.track], d.bytes.count >= 12 else { continue }
                     var b = d.bytes
-                    if d.isRTCP {
-                        guard b.count >= 8 else { continue }
-                        Self.put(t.ssrc, into: &b, at: 4)
-                        if let p = srtp.protectRTCP(b) { out.append(p) }
-                    } else {
-                        guard b.count >= 12 else { continue }
-                        if let id = t.playoutDelayID, b[0] & 0x1F == 0 {
-                            // One-byte header extension (RFC 8285): playout delay min 0, max 0.
-                            b[0] |= 0x10
-                            b.insert(contentsOf: [0xBE, 0xDE, 0x00, 0x01, id << 4 | 2, 0, 0, 0], at: 12)
-                        }
-                        b[1] = (b[1] & 0x80) | (t.payloadType & 0x7F)
-                        Self.put(t.ssrc, into: &b, at: 8)
-                        let seq = UInt16(b[2]) << 8 | UInt16(b[3])
-                        s.history[Int(seq) % Self.historySize] = b
-                        if let p = srtp.protect(b) { out.append(p) }
+                    if let id = t.playoutDelayID, b[0] & 0x1F == 0 {
+                        // One-byte header extension (RFC 8285): playout delay min 0, max 0.
+                        b[0] |= 0x10
+                        b.insert(contentsOf: [0xBE, 0xDE, 0x00, 0x01, id << 4 | 2, 0, 0, 0], at: 12)
                     }
+                    b[1] = (b[1] & 0x80) | (t.payloadType & 0x7F)
+                    let seq = s.sequence[d.track] ?? UInt16.random(in: 0...UInt16.max)
+                    s.sequence[d.track] = seq &+ 1
+                    b[2] = UInt8(seq >> 8)
+                    b[3] = UInt8(seq & 0xFF)
+                    Self.put(t.ssrc, into: &b, at: 8)
+                    s.history[Int(seq) % Self.historySize] = b
+                    var r = s.reports[d.track] ?? Reporting()
+                    r.packets &+= 1
+                    r.octets &+= UInt32(truncatingIfNeeded: d.bytes.count - 12)
+                    if r.last.map({ now - $0 >= Self.reportInterval }) ?? true {
+                        r.last = now
+                        reportsDue.removeAll { $0.track == d.track }
+                        reportsDue.append((d.track, Self.rtpTime(d.bytes)))
+                    }
+                    s.reports[d.track] = r
+                    if let p = srtp.protect(b) { out.append(p) }
                 }
-                return s.remote
+                for due in reportsDue {
+                    guard let t = tracks[due.track], let r = s.reports[due.track] else { continue }
+                    let sr = Self.senderReport(ssrc: t.ssrc, wallMicros: piece.captureWallMicros, rtpTime: due.rtpTime, packets: r.packets, octets: r.octets)
+                    if let p = srtp.protectRTCP(sr) { out.append(p) }
+                }
+                return (out, s.remote)
             }
-            guard let to else { continue }
-            for p in out { send(to, p) }
+            guard let to, !out.isEmpty else { continue }
+            sendAll(to, out)
         }
         close()
+    }
+
+    /// An RTP packet's timestamp (the header is there: only packets of 12 bytes or more are sent).
+    static func rtpTime(_ b: [UInt8]) -> UInt32 {
+        UInt32(b[4]) << 24 | UInt32(b[5]) << 16 | UInt32(b[6]) << 8 | UInt32(b[7])
+    }
+
+    /// A sender report (RFC 3550 §6.4.1): the packet's capture time on the NTP clock beside its
+    /// RTP timestamp, so a player can tell how old what it shows is; and this viewer's counts.
+    static func senderReport(ssrc: UInt32, wallMicros: Int64, rtpTime: UInt32, packets: UInt32, octets: UInt32) -> [UInt8] {
+        // NTP counts from 1900; its fraction is 1/2^32 of a second.
+        let micros = max(0, wallMicros)
+        let seconds = UInt64(micros / 1_000_000) + 2_208_988_800
+        let fraction = UInt64(micros % 1_000_000) << 32 / 1_000_000
+        var b: [UInt8] = [0x80, 200, 0, 6]
+        b.reserveCapacity(28)
+        for v in [ssrc, UInt32(truncatingIfNeeded: seconds), UInt32(truncatingIfNeeded: fraction), rtpTime, packets, octets] {
+            b += [UInt8(v >> 24), UInt8((v >> 16) & 0xFF), UInt8((v >> 8) & 0xFF), UInt8(v & 0xFF)]
+        }
+        return b
     }
 
     func close() {
@@ -275,10 +326,7 @@ final class WebRTCSession: @unchecked Sendable {
         }
         connected.continuation.finish()
         if !was {
-            if let feed {
-                feed.handle.queue.close()
-                feed.handle.detach()
-            }
+            feed?.finish()
             publisher?.finish()
             onClose()
         }

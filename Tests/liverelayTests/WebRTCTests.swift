@@ -28,7 +28,7 @@ import Bench
         let csv = dir.appendingPathComponent("stamps.csv").path
         let browser = try ChildProcess(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path,
                                                          "http://127.0.0.1:\(port)/streams/cam/watch", "--stamps", "video",
-                                                         "--csv", csv, "--seconds", "6", "--timeout", "30"])
+                                                         "--csv", csv, "--seconds", "6", "--timeout", "30", "--rtc-stats"])
         // While it plays, the viewer is an output of the stream like any other.
         var seen: [[String: Any]] = []
         let until = Date().addingTimeInterval(15)
@@ -48,6 +48,18 @@ import Bench
         #expect((j["p50"] as? Int ?? .max) < 500, "\(j)")
         #expect(seen.first?["kind"] as? String == "webrtc", "\(seen)")
         #expect(serve.stdout.contains("WebRTC (WHEP) on udp://127.0.0.1:"), "\(serve.stdout.prefix(600))")
+        // Sender reports, about one a second, put a picture's capture time on the NTP clock:
+        // when Chromium's stats are read, the last one is at most a report interval (and the
+        // path) old, and never from the future.
+        let rtc = j["rtc"] as? [String: Any] ?? [:]
+        #expect((rtc["reportsSent"] as? Int ?? 0) >= 4, "\(rtc)")
+        if let reported = rtc["remoteTimestamp"] as? Double, let readAt = rtc["readAt"] as? Double {
+            let age = readAt - reported
+            print("WebRTCTests: the last sender report's capture time was \(Int(age)) ms old when read")
+            #expect(age > 0 && age < 1_600, "\(rtc)")
+        } else {
+            Issue.record("no sender report's time in Chromium's stats: \(rtc)")
+        }
     }
 
     /// A phone's browser becomes a camera: Chromium's fake camera and microphone on the publish

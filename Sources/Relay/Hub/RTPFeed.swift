@@ -35,12 +35,13 @@ public final class RTPFeed: PacketOutput, @unchecked Sendable {
 
     public let handle: OutputHandle
     public let description: RTSPDescription
-    private let packetizer: any RTPPacketizing
+    /// The client's own packetizer (RTSP), or the stream's cut shared by its WebRTC viewers.
+    private let packetizer: (any RTPPacketizing)?
+    private let shared: RTPCut?
     private let timeline = PacketTimeline()
-    /// Audio tracks made Opus for this client, by source stream index (WebRTC: AAC sources).
-    private let transcoders: [Int: OpusTranscoder]
     private let layout: [String]
     private let ended = Atomic<Bool>(false)
+    private let left = Atomic<Bool>(false)
 
     /// The session description of `hub`'s latest connection; nil before its first.
     public static func describe(_ hub: StreamHub, format: RTPPayloadFormat = .perTrack) throws(FFmpegError) -> RTSPDescription? {
@@ -66,46 +67,65 @@ public final class RTPFeed: PacketOutput, @unchecked Sendable {
     /// `audioToOpus`: audio in a codec WebRTC does not carry (AAC …) is transcoded to Opus
     /// for this client (the video is never re-encoded); a track that cannot be is left as it is.
     public static func attach(hub: StreamHub, name: String, kind: OutputKind = .rtsp, format: RTPPayloadFormat = .perTrack,
-                              policy: SinkPolicy = defaultPolicy, maxPacketSize: Int = 1400, audioToOpus: Bool = false) throws(FFmpegError) -> RTPFeed? {
+                              policy: SinkPolicy = defaultPolicy, maxPacketSize: Int = 1400) throws(FFmpegError) -> RTPFeed? {
         guard let epoch = hub.latestEpoch else { return nil }
-        var streams = epoch.streams
-        var transcoders: [Int: OpusTranscoder] = [:]
-        if audioToOpus {
-            for (i, s) in streams.enumerated() where s.mediaType == .audio && !webRTCAudio.contains(s.codecName) {
-                guard let t = try? OpusTranscoder(source: s) else { continue }
-                transcoders[s.index] = t
-                streams[i] = t.streamInfo
-            }
-        }
-        let p = try packetizer(format, epoch, title: hub.title ?? hub.name, maxPacketSize: maxPacketSize, streams: streams)
-        let feed = RTPFeed(hub: hub, name: name, kind: kind, packetizer: p, format: format, layout: Self.layout(epoch), policy: policy, transcoders: transcoders)
+        let p = try packetizer(format, epoch, title: hub.title ?? hub.name, maxPacketSize: maxPacketSize)
+        let feed = RTPFeed(hub: hub, name: name, kind: kind, packetizer: p, shared: nil, format: format, layout: Self.layout(epoch), policy: policy)
         // The client starts at a keyframe: a source that can be asked sends one now.
         hub.requestKeyframe()
         return feed
     }
 
-    private init(hub: StreamHub, name: String, kind: OutputKind, packetizer: any RTPPacketizing, format: RTPPayloadFormat, layout: [String], policy: SinkPolicy,
-                 transcoders: [Int: OpusTranscoder] = [:]) {
+    /// A feed of `hub` for one WebRTC viewer, registered as output `name`, whose RTP is cut once
+    /// for all the stream's viewers (`RTPCut`); audio in a codec WebRTC does not carry (AAC …)
+    /// is transcoded to Opus there (the video is never re-encoded). Nil before the stream's
+    /// first connection. End it with `finish()`.
+    public static func attachShared(hub: StreamHub, name: String, kind: OutputKind = .webrtc, policy: SinkPolicy = defaultPolicy,
+                                    maxPacketSize: Int = 1200) throws(FFmpegError) -> RTPFeed? {
+        guard let cut = try RTPCut.join(hub: hub, maxPacketSize: maxPacketSize, audioToOpus: true) else { return nil }
+        let feed = RTPFeed(hub: hub, name: name, kind: kind, packetizer: nil, shared: cut, format: .perTrack, layout: cut.layout, policy: policy)
+        hub.requestKeyframe()
+        return feed
+    }
+
+    private init(hub: StreamHub, name: String, kind: OutputKind, packetizer: (any RTPPacketizing)?, shared: RTPCut?, format: RTPPayloadFormat,
+                 layout: [String], policy: SinkPolicy) {
         self.packetizer = packetizer
-        self.transcoders = transcoders
+        self.shared = shared
         self.layout = layout
-        description = RTSPDescription(format: format, sdp: packetizer.sdp, tracks: packetizer.tracks, skipped: packetizer.skipped)
+        if let shared {
+            description = shared.description
+        } else if let packetizer {
+            description = RTSPDescription(format: format, sdp: packetizer.sdp, tracks: packetizer.tracks, skipped: packetizer.skipped)
+        } else {
+            description = RTSPDescription(format: format, sdp: "", tracks: [], skipped: [])
+        }
         handle = hub.attachOutput(name, kind: kind, policy: policy, taking: .async)
         hub.register(self)
     }
 
+    /// The stream's cut this feed shares with the other WebRTC viewers (nil for RTSP's own).
+    public var cut: RTPCut? { shared }
+
     public func start() {}
     public func stop() async { handle.queue.close() }
 
+    /// Ends the feed: its queue closes, the stream forgets it, and it leaves the shared cut.
+    public func finish() {
+        handle.queue.close()
+        handle.detach()
+        if !left.exchange(true, ordering: .relaxed) { shared?.leave() }
+    }
 
     /// What must stay the same for the session's tracks to carry a new connection.
-    private static func layout(_ epoch: IngestEpoch) -> [String] {
+    static func layout(_ epoch: IngestEpoch) -> [String] {
         epoch.streams.map { "\($0.index):\($0.codecName)" }
     }
 
     /// The next packet's RTP packets (and any RTCP sender report before them), waiting for one;
     /// nil once the feed or the stream ended, or the source came back with other tracks.
     public func next() async -> [RTPPacketizer.Datagram]? {
+        guard let packetizer else { return await nextPiece()?.datagrams }
         let queue = handle.queue
         while !ended.load(ordering: .relaxed), let p = await handle.next() {
             if queue.takeDiscontinuity() { timeline.restart() }
@@ -115,20 +135,38 @@ public final class RTPFeed: PacketOutput, @unchecked Sendable {
                 return nil
             }
             do {
-                if let t = transcoders[at.packet.streamIndex] {
-                    var out: [RTPPacketizer.Datagram] = []
-                    for o in t.transcode(at.packet, pts: at.pts) {
-                        out += try packetizer.packetize(o.packet, pts: o.pts, dts: o.pts)
-                    }
-                    if !out.isEmpty { return out }
-                    continue
-                }
                 let out = try packetizer.packetize(at.packet, pts: at.pts, dts: at.dts)
                 if !out.isEmpty { return out }
             } catch {
                 handle.countError()
                 queue.dropTaken(.resync)
                 timeline.restart()
+            }
+        }
+        return nil
+    }
+
+    /// A shared feed's next packet's RTP (no RTCP: the viewer reports for itself), waiting for
+    /// one; nil once the feed or the stream ended, or the source came back with other tracks.
+    public func nextPiece() async -> RTPCut.Piece? {
+        guard let shared else { return nil }
+        let queue = handle.queue
+        while !ended.load(ordering: .relaxed), let p = await handle.next() {
+            _ = queue.takeDiscontinuity()
+            if Self.layout(p.epoch) != layout {
+                ended.store(true, ordering: .relaxed)
+                return nil
+            }
+            switch shared.lookup(p) {
+            case .piece(let piece):
+                if !piece.datagrams.isEmpty { return piece }
+            case .missed:
+                // Kept longer than the cut keeps its RTP: resume at a keyframe, counted.
+                queue.dropTaken(.resync)
+                queue.discardAll(.resync, always: true)
+            case .ended:
+                ended.store(true, ordering: .relaxed)
+                return nil
             }
         }
         return nil

@@ -28,14 +28,24 @@ struct SinkSet<Item: QueueItem>: Sendable {
     private(set) var byName: [String: SinkQueue<Item>] = [:]
     private(set) var all: [SinkQueue<Item>] = []
 
+    /// Queues in the order they were added: a packet reaches an earlier queue first (a shared
+    /// RTP cut, added before its viewers, has every packet before any of them takes it).
+    private var order: [String] = []
+
     subscript(name: String) -> SinkQueue<Item>? {
         get { byName[name] }
-        set { byName[name] = newValue; all = Array(byName.values) }
+        set {
+            if byName[name] == nil, newValue != nil { order.append(name) }
+            byName[name] = newValue
+            if newValue == nil { order.removeAll { $0 == name } }
+            all = order.compactMap { byName[$0] }
+        }
     }
 
     mutating func remove(_ name: String) -> SinkQueue<Item>? {
         let q = byName.removeValue(forKey: name)
-        all = Array(byName.values)
+        order.removeAll { $0 == name }
+        all = order.compactMap { byName[$0] }
         return q
     }
 }
