@@ -192,7 +192,7 @@ let package = Package(
         .target(
             name: "Bench",
             dependencies: [
-                "Relay", "MediaCore", "Demux", "Decode", "StampedSource", "IngestServer",
+                "Relay", "MediaCore", "Demux", "Decode", "StampedSource", "IngestServer", "WebRTC",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),

@@ -1,6 +1,7 @@
 public import Access
 public import Prometheus
 public import Relay
+public import WebRTC
 import MediaCore
 import Synchronization
 
@@ -12,6 +13,7 @@ public final class RelayMetrics: Sendable {
     /// The authorizer whose failed logins are counted.
     private let authorizer: Authorizer?
     private let ingestRefusals = Mutex<[(String, @Sendable () -> [String: Int])]>([])
+    private let webrtc = Mutex<(@Sendable () -> WebRTCFigures)?>(nil)
 
     public init(authorizer: Authorizer?) {
         self.authorizer = authorizer
@@ -21,6 +23,11 @@ public final class RelayMetrics: Sendable {
     /// `liverelay_ingest_refused_total{protocol, reason}`.
     public func watchIngest(_ protocolName: String, refusals: @escaping @Sendable () -> [String: Int]) {
         ingestRefusals.withLock { $0.append((protocolName, refusals)) }
+    }
+
+    /// The WebRTC server's sessions, repairs and keyframe requests, as `liverelay_webrtc_*`.
+    public func watchWebRTC(_ figures: @escaping @Sendable () -> WebRTCFigures) {
+        webrtc.withLock { $0 = figures }
     }
 
     func counter(_ name: String, _ labels: [(String, String)], total: Int) {
@@ -51,6 +58,16 @@ public final class RelayMetrics: Sendable {
         }
         for (proto, refusals) in ingestRefusals.withLock({ $0 }) {
             for (reason, n) in refusals() { counter("liverelay_ingest_refused_total", [("protocol", proto), ("reason", reason)], total: n) }
+        }
+        if let f = webrtc.withLock({ $0 })?() {
+            gauge("liverelay_webrtc_sessions", [("direction", "whep")], Double(f.viewers))
+            gauge("liverelay_webrtc_sessions", [("direction", "whip")], Double(f.publishers))
+            counter("liverelay_webrtc_ice_tcp_dropped_total", [], total: f.iceTCPDropped)
+            counter("liverelay_webrtc_nack_resent_total", [], total: f.nackResent)
+            counter("liverelay_webrtc_nack_unavailable_total", [], total: f.nackMissed)
+            counter("liverelay_webrtc_keyframe_requests_total", [("direction", "from_viewers")], total: f.keyframeRequestsReceived)
+            counter("liverelay_webrtc_keyframe_requests_total", [("direction", "to_publishers")], total: f.keyframeRequestsSent)
+            counter("liverelay_webrtc_sender_reports_total", [], total: f.senderReports)
         }
         // Each hook's deliveries by result, and what waits.
         for h in engine.hooks?.statuses ?? [] {

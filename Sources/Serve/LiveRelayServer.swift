@@ -172,6 +172,7 @@ public enum LiveRelayServer {
                                                             iceServers: configuration.webrtcICEServers),
                                                       logger: logger)
             webrtc = server
+            metrics.watchWebRTC { server.figures }
             services.append(.init(service: WebRTCService(server: server)))
         }
         // systemd (Type=notify) is told the server is ready once HTTP listens, and that it stops.

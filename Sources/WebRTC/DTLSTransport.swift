@@ -74,8 +74,10 @@ final class DTLSTransport: @unchecked Sendable {
     private let expected: String
     private(set) var isConnected = false
     private(set) var isClosed = false
+    /// The client's side (the bench's load viewers); LiveRelay itself is always the server.
+    private let isClient: Bool
 
-    init(identity: DTLSIdentity, peerFingerprint: String) throws(WebRTCError) {
+    init(identity: DTLSIdentity, peerFingerprint: String, client: Bool = false) throws(WebRTCError) {
         guard let ssl = SSL_new(identity.context) else { throw .openSSL("SSL_new") }
         guard let rb = BIO_new(BIO_s_mem()), let wb = BIO_new(BIO_s_mem()) else {
             SSL_free(ssl)
@@ -83,12 +85,20 @@ final class DTLSTransport: @unchecked Sendable {
         }
         lr_bio_set_mem_eof_return(rb, -1)
         SSL_set_bio(ssl, rb, wb)
-        SSL_set_accept_state(ssl)
+        if client { SSL_set_connect_state(ssl) } else { SSL_set_accept_state(ssl) }
         _ = lr_ssl_set_mtu(ssl, 1200)
         self.ssl = ssl
         incoming = rb
         outgoing = wb
         expected = peerFingerprint
+        isClient = client
+    }
+
+    /// The client's first flight (ClientHello).
+    func start() -> [UInt8] {
+        guard isClient else { return [] }
+        _ = SSL_do_handshake(ssl)
+        return drain()
     }
 
     deinit { SSL_free(ssl) }
@@ -156,9 +166,8 @@ final class DTLSTransport: @unchecked Sendable {
             throw .openSSL("DTLS keying material")
         }
         isConnected = true
-        // client key | server key | client salt | server salt; the server is LiveRelay.
-        let clientKey = material[0..<16], serverKey = material[16..<32]
-        let clientSalt = material[32..<46], serverSalt = material[46..<60]
-        return SRTPKeys(local: Array(serverKey + serverSalt), remote: Array(clientKey + clientSalt))
+        // client key | server key | client salt | server salt.
+        let client = Array(material[0..<16] + material[32..<46]), server = Array(material[16..<32] + material[46..<60])
+        return isClient ? SRTPKeys(local: client, remote: server) : SRTPKeys(local: server, remote: client)
     }
 }

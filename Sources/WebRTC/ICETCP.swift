@@ -80,19 +80,19 @@ final class ICETCPConnections: Sendable {
 
     /// One frame to the peer at `remote`; dropped (and counted) when its connection is gone or
     /// its send buffer is full: a slow TCP viewer loses packets, as over UDP, and NACKs them.
-    func send(_ bytes: [UInt8], to remote: SocketAddress) { send([bytes], to: remote) }
+    func send(_ bytes: [UInt8], to remote: SocketAddress) { send([ByteBuffer(bytes: bytes)], to: remote) }
 
     /// Frames on `remote`'s connection, flushed once; dropped (counted) while it is not writable.
-    func send(_ all: [[UInt8]], to remote: SocketAddress) {
+    func send(_ all: [ByteBuffer], to remote: SocketAddress) {
         guard let channel = table.withLock({ $0.channels[remote] }) else { return }
         guard channel.isWritable else {
             dropped.add(all.count, ordering: .relaxed)
             return
         }
-        var buf = channel.allocator.buffer(capacity: all.reduce(0) { $0 + $1.count + 2 })
-        for bytes in all where bytes.count <= Int(UInt16.max) {
-            buf.writeInteger(UInt16(bytes.count))
-            buf.writeBytes(bytes)
+        var buf = channel.allocator.buffer(capacity: all.reduce(0) { $0 + $1.readableBytes + 2 })
+        for packet in all where packet.readableBytes <= Int(UInt16.max) {
+            buf.writeInteger(UInt16(packet.readableBytes))
+            buf.writeImmutableBuffer(packet)
         }
         channel.writeAndFlush(buf, promise: nil)
     }

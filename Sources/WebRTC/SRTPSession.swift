@@ -39,6 +39,18 @@ final class SRTPSession: @unchecked Sendable {
     func unprotect(_ srtp: [UInt8]) -> [UInt8]? { run(srtp, grow: false, srtp_unprotect) }
     func unprotectRTCP(_ srtcp: [UInt8]) -> [UInt8]? { run(srtcp, grow: false, srtp_unprotect_rtcp) }
 
+    /// Room an RTP packet needs after it for protection (the authentication tag).
+    static let trailer = Int(SRTP_MAX_TRAILER_LEN)
+
+    /// Protects the RTP packet of `length` bytes at the start of `buffer` in place (the buffer
+    /// has `trailer` bytes more); its protected length, nil when libsrtp refuses it.
+    func protect(inPlace buffer: UnsafeMutableRawBufferPointer, length: Int) -> Int? {
+        guard let session, length >= 12, length + Self.trailer <= buffer.count, let base = buffer.baseAddress else { return nil }
+        var n = Int32(length)
+        guard srtp_protect(session, base, &n) == srtp_err_status_ok, n >= 0, Int(n) <= buffer.count else { return nil }
+        return Int(n)
+    }
+
     private func run(_ bytes: [UInt8], grow: Bool,
                      _ f: (srtp_t?, UnsafeMutableRawPointer?, UnsafeMutablePointer<Int32>?) -> srtp_err_status_t) -> [UInt8]? {
         guard let session, bytes.count >= 8, bytes.count <= 8192 else { return nil }

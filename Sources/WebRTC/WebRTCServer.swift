@@ -100,7 +100,8 @@ public final class WebRTCServer: Sendable {
     private let channel: any Channel
     private let tcpListener: (any Channel)?
     private let tcp: ICETCPConnections
-    private let registry = Mutex(Registry())
+    let registry = Mutex(Registry())
+    let counters = WebRTCCounters()
     private let logger: Logger
     private let timer: Mutex<RepeatedTask?> = Mutex(nil)
 
@@ -200,7 +201,7 @@ public final class WebRTCServer: Sendable {
         }
         let session = WebRTCSession(id: id, stream: hub.name, localUfrag: ufrag, localPwd: pwd, remoteUfrag: creds.ufrag,
                                     tracks: plan.sending, feed: feed, dtls: dtls, logger: logger,
-                                    onKeyframeRequest: { hub.requestKeyframe() }, send: send, sendAll: sendAll)
+                                    counters: counters, onKeyframeRequest: { hub.requestKeyframe() }, send: send, sendAll: sendAll)
         register(session, client: client)
         admitted = false
         let answer = plan.answer(ufrag: ufrag, pwd: pwd, fingerprint: identity.fingerprint, candidates: candidates, port: port, tcpPort: tcpPort)
@@ -245,7 +246,7 @@ public final class WebRTCServer: Sendable {
         let session = WebRTCSession(id: id, stream: stream, localUfrag: ufrag, localPwd: pwd, remoteUfrag: creds.ufrag,
                                     tracks: [:], feed: nil, publisher: source,
                                     publisherVideoPayloadType: plan.sections.first { $0.media.kind == "video" }?.format?.payloadType ?? -1,
-                                    dtls: dtls, logger: logger,
+                                    dtls: dtls, logger: logger, counters: counters,
                                     onClose: { points.end(stream) }, send: send)
         source.onKeyframeRequest { [weak session] in session?.requestKeyframe() }
         register(session, client: client)
@@ -278,17 +279,12 @@ public final class WebRTCServer: Sendable {
 
     /// Packets to one peer at once: over UDP, one hop onto the channel's event loop and one
     /// flush (NIO sends the datagrams with one `sendmmsg`); over TCP, one flush of the frames.
-    private func sendAll(_ to: PeerAddress, _ all: [[UInt8]]) {
+    private func sendAll(_ to: PeerAddress, _ all: [ByteBuffer]) {
         switch to {
         case .udp(let a):
             let channel = channel
-            let envelopes = all.map { bytes in
-                var buf = channel.allocator.buffer(capacity: bytes.count)
-                buf.writeBytes(bytes)
-                return AddressedEnvelope(remoteAddress: a, data: buf)
-            }
             channel.eventLoop.execute {
-                for e in envelopes { channel.write(e, promise: nil) }
+                for b in all { channel.write(AddressedEnvelope(remoteAddress: a, data: b), promise: nil) }
                 channel.flush()
             }
         case .tcp(let a):

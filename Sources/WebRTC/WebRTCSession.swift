@@ -31,7 +31,8 @@ final class WebRTCSession: @unchecked Sendable {
         var closed = false
         /// The last packets sent, by sequence number modulo `historySize` (each packet's own
         /// SSRC and sequence number tell a stale slot): what NACKs ask for (RFC 4585).
-        var history = [[UInt8]?](repeating: nil, count: WebRTCSession.historySize)
+        /// Kept protected: a NACK is answered with the very packet again.
+        var history = [ByteBuffer?](repeating: nil, count: WebRTCSession.historySize)
         /// WHIP: the publisher's video SSRC (from its packets), and when a keyframe was last asked.
         var publisherVideoSSRC: UInt32?
         var lastKeyframeRequest = ContinuousClock.now
@@ -75,15 +76,19 @@ final class WebRTCSession: @unchecked Sendable {
     private let connected = AsyncStream<Void>.makeStream()
     private let send: @Sendable (PeerAddress, [UInt8]) -> Void
     /// Several packets at once (one wake-up of the event loop, one `sendmmsg`).
-    private let sendAll: @Sendable (PeerAddress, [[UInt8]]) -> Void
+    private let sendAll: @Sendable (PeerAddress, [ByteBuffer]) -> Void
+    private let allocator = ByteBufferAllocator()
     private let logger: Logger
+    private let counters: WebRTCCounters
 
     init(id: String, stream: String, localUfrag: String, localPwd: String, remoteUfrag: String, tracks: [Int: Sending],
          feed: RTPFeed?, publisher: RTPPushSource? = nil, publisherVideoPayloadType: Int = -1, dtls: DTLSTransport, logger: Logger,
+         counters: WebRTCCounters = WebRTCCounters(),
          onClose: @escaping @Sendable () -> Void = {}, onKeyframeRequest: @escaping @Sendable () -> Void = {},
          send: @escaping @Sendable (PeerAddress, [UInt8]) -> Void,
-         sendAll: (@Sendable (PeerAddress, [[UInt8]]) -> Void)? = nil) {
-        self.sendAll = sendAll ?? { to, all in for p in all { send(to, p) } }
+         sendAll: (@Sendable (PeerAddress, [ByteBuffer]) -> Void)? = nil) {
+        self.sendAll = sendAll ?? { to, all in for p in all { send(to, Array(p.readableBytesView)) } }
+        self.counters = counters
         self.publisher = publisher
         self.onKeyframeRequest = onKeyframeRequest
         self.publisherVideoPayloadType = publisherVideoPayloadType
@@ -165,6 +170,7 @@ final class WebRTCSession: @unchecked Sendable {
             if !out.isEmpty { send(to, out) }
             if let pli {
                 logger.debug("webrtc: keyframe asked of the publisher (deferred or floor)", metadata: ["stream": "\(stream)"])
+                counters.keyframeRequestsSent.add(1, ordering: .relaxed)
                 send(to, pli)
             }
         }
@@ -192,7 +198,10 @@ final class WebRTCSession: @unchecked Sendable {
             return (Self.pli(&s, now: now), s.remote)
         }
         logger.debug("webrtc: keyframe asked of the publisher", metadata: ["stream": "\(stream)", "sent": "\(pli != nil)"])
-        if let pli, let to { send(to, pli) }
+        if let pli, let to {
+            counters.keyframeRequestsSent.add(1, ordering: .relaxed)
+            send(to, pli)
+        }
     }
 
     /// A PLI (RFC 4585) for the publisher's video, protected; nil before DTLS or its first packet.
@@ -211,17 +220,19 @@ final class WebRTCSession: @unchecked Sendable {
 
     /// SRTCP from the viewer: receiver reports, NACKs, PLIs and FIRs.
     func rtcp(_ bytes: [UInt8]) {
-        var resend: [[UInt8]] = []
+        var resend: [ByteBuffer] = []
         var keyframeAsked = false
+        var missed = 0
         let to: PeerAddress? = state.withLock { s -> PeerAddress? in
             guard let inbound = s.inbound, let plain = inbound.unprotectRTCP(bytes) else { return nil }
             for fb in RTCPFeedback.parse(plain) {
                 switch fb {
                 case .nack(let ssrc, let seqs):
                     for q in seqs {
-                        if let p = s.history[Int(q) % Self.historySize], Self.ssrcAndSequence(p) == (ssrc, q),
-                           let out = s.outbound?.protect(p) {
-                            resend.append(out)
+                        if let p = s.history[Int(q) % Self.historySize], let got = Self.ssrcAndSequence(p), got == (ssrc, q) {
+                            resend.append(p)
+                        } else {
+                            missed += 1
                         }
                     }
                 case .pli, .fir:
@@ -230,7 +241,12 @@ final class WebRTCSession: @unchecked Sendable {
             }
             return s.remote
         }
-        if let to { for p in resend { send(to, p) } }
+        if missed > 0 { counters.nackMissed.add(missed, ordering: .relaxed) }
+        if let to, !resend.isEmpty {
+            counters.nackResent.add(resend.count, ordering: .relaxed)
+            sendAll(to, resend)
+        }
+        if keyframeAsked { counters.keyframeRequestsReceived.add(1, ordering: .relaxed) }
         // A camera's keyframes come every GOP; a WHIP publisher is asked (at most 5 a second).
         if keyframeAsked { onKeyframeRequest() }
     }
@@ -255,26 +271,16 @@ final class WebRTCSession: @unchecked Sendable {
         guard let feed else { return }
         while !isClosed, let piece = await feed.nextPiece() {
             let now = ContinuousClock.now
-            let (out, to) = state.withLock { s -> ([[UInt8]], PeerAddress?) in
+            let (out, to) = state.withLock { s -> ([ByteBuffer], PeerAddress?) in
                 guard !s.closed, let srtp = s.outbound else { return ([], nil) }
-                var out: [[UInt8]] = []
+                var out: [ByteBuffer] = []
                 out.reserveCapacity(piece.datagrams.count + 1)
                 var reportsDue: [(track: Int, rtpTime: UInt32)] = []
                 for d in piece.datagrams {
-                    guard let t = tracks[d.track], d.bytes.count >= 12 else { continue }
-                    var b = d.bytes
-                    if let id = t.playoutDelayID, b[0] & 0x1F == 0 {
-                        // One-byte header extension (RFC 8285): playout delay min 0, max 0.
-                        b[0] |= 0x10
-                        b.insert(contentsOf: [0xBE, 0xDE, 0x00, 0x01, id << 4 | 2, 0, 0, 0], at: 12)
-                    }
-                    b[1] = (b[1] & 0x80) | (t.payloadType & 0x7F)
-                    let seq = s.sequence[d.track] ?? UInt16.random(in: 0...UInt16.max)
-                    s.sequence[d.track] = seq &+ 1
-                    b[2] = UInt8(seq >> 8)
-                    b[3] = UInt8(seq & 0xFF)
-                    Self.put(t.ssrc, into: &b, at: 8)
-                    s.history[Int(seq) % Self.historySize] = b
+                    guard let t = tracks[d.track], d.bytes.count >= 12,
+                          let p = Self.protected(d.bytes, as: t, sequence: &s.sequence, track: d.track, srtp: srtp, allocator: allocator) else { continue }
+                    s.history[Int(p.sequence) % Self.historySize] = p.packet
+                    out.append(p.packet)
                     var r = s.reports[d.track] ?? Reporting()
                     r.packets &+= 1
                     r.octets &+= UInt32(truncatingIfNeeded: d.bytes.count - 12)
@@ -284,12 +290,14 @@ final class WebRTCSession: @unchecked Sendable {
                         reportsDue.append((d.track, Self.rtpTime(d.bytes)))
                     }
                     s.reports[d.track] = r
-                    if let p = srtp.protect(b) { out.append(p) }
                 }
                 for due in reportsDue {
                     guard let t = tracks[due.track], let r = s.reports[due.track] else { continue }
                     let sr = Self.senderReport(ssrc: t.ssrc, wallMicros: piece.captureWallMicros, rtpTime: due.rtpTime, packets: r.packets, octets: r.octets)
-                    if let p = srtp.protectRTCP(sr) { out.append(p) }
+                    if let p = srtp.protectRTCP(sr) {
+                        out.append(allocator.buffer(bytes: p))
+                        counters.senderReports.add(1, ordering: .relaxed)
+                    }
                 }
                 return (out, s.remote)
             }
@@ -297,6 +305,42 @@ final class WebRTCSession: @unchecked Sendable {
             sendAll(to, out)
         }
         close()
+    }
+
+    /// One of the cut's RTP packets as this viewer sends it, protected, in one buffer: the
+    /// answer's payload type, this viewer's SSRC and next sequence number for the track, the
+    /// playout-delay extension (RFC 8285 one-byte form: min 0, max 0) where negotiated.
+    static func protected(_ rtp: [UInt8], as t: Sending, sequence: inout [Int: UInt16], track: Int, srtp: SRTPSession,
+                          allocator: ByteBufferAllocator) -> (packet: ByteBuffer, sequence: UInt16)? {
+        let seq = sequence[track] ?? UInt16.random(in: 0...UInt16.max)
+        sequence[track] = seq &+ 1
+        let extend = t.playoutDelayID != nil && rtp[0] & 0x1F == 0
+        let length = rtp.count + (extend ? 8 : 0)
+        var buffer = allocator.buffer(capacity: length + SRTPSession.trailer)
+        var ok = false
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: length + SRTPSession.trailer) { out in
+            rtp.withUnsafeBytes { src in
+                out.copyMemory(from: UnsafeRawBufferPointer(rebasing: src[0..<12]))
+                out[0] = extend ? rtp[0] | 0x10 : rtp[0]
+                out[1] = (rtp[1] & 0x80) | (t.payloadType & 0x7F)
+                out[2] = UInt8(seq >> 8)
+                out[3] = UInt8(seq & 0xFF)
+                out[8] = UInt8(t.ssrc >> 24)
+                out[9] = UInt8((t.ssrc >> 16) & 0xFF)
+                out[10] = UInt8((t.ssrc >> 8) & 0xFF)
+                out[11] = UInt8(t.ssrc & 0xFF)
+                var at = 12
+                if extend, let id = t.playoutDelayID {
+                    for (i, b) in [0xBE, 0xDE, 0x00, 0x01, id << 4 | 2, 0, 0, 0].enumerated() { out[12 + i] = b }
+                    at = 20
+                }
+                UnsafeMutableRawBufferPointer(rebasing: out[at..<length]).copyMemory(from: UnsafeRawBufferPointer(rebasing: src[12...]))
+            }
+            guard let n = srtp.protect(inPlace: out, length: length) else { return 0 }
+            ok = true
+            return n
+        }
+        return ok ? (buffer, seq) : nil
     }
 
     /// An RTP packet's timestamp (the header is there: only packets of 12 bytes or more are sent).
@@ -334,8 +378,9 @@ final class WebRTCSession: @unchecked Sendable {
 
     /// An RTP packet's SSRC and sequence number (the header is there: only packets of 12 bytes
     /// or more are kept).
-    static func ssrcAndSequence(_ b: [UInt8]) -> (UInt32, UInt16) {
-        (UInt32(b[8]) << 24 | UInt32(b[9]) << 16 | UInt32(b[10]) << 8 | UInt32(b[11]), UInt16(b[2]) << 8 | UInt16(b[3]))
+    static func ssrcAndSequence(_ b: ByteBuffer) -> (UInt32, UInt16)? {
+        guard let seq = b.getInteger(at: b.readerIndex + 2, as: UInt16.self), let ssrc = b.getInteger(at: b.readerIndex + 8, as: UInt32.self) else { return nil }
+        return (ssrc, seq)
     }
 
     static func put(_ v: UInt32, into b: inout [UInt8], at i: Int) {

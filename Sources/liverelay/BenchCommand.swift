@@ -267,17 +267,25 @@ struct WebRTCBench: ParsableCommand {
     @Option(help: "Seconds per reader and per cost phase.")
     var seconds = 8.0
 
-    @Option(help: "WHEP viewers (GStreamer webrtcbin, no decoding) for the cost phase.")
+    @Option(help: "WHEP viewers (GStreamer webrtcbin, no decoding) for the cost phase; 0 skips it.")
     var viewers = 20
+
+    @Option(help: "Light WHEP viewers of the bench's own (ICE, DTLS, SRTP decrypted and counted) for a load phase: 20 of them, then this many; 0 skips it.")
+    var load = 0
+
+    @Option(help: "Rounds of WHIP publish (Chromium's fake camera) → first picture on the ops wall; 0 skips it.")
+    var whip = 0
 
     @Option(help: "Where results go.")
     var out = "./bench-results"
 
     func run() throws {
         var b = WebRTCBenchmark()
+        b.whip = whip
         b.rounds = rounds
         b.seconds = seconds
         b.viewers = viewers
+        b.load = load
         b.out = out
         do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
     }

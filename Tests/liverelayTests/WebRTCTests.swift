@@ -119,11 +119,26 @@ import Bench
         #expect(startingWithKeyframe >= 4, "\(startingWithKeyframe) of 6 segments start with a keyframe: \(playlist)")
         let stream = Self.json(port, "/api/streams/phone")["stream"] as? [String: Any] ?? [:]
         #expect(stream["state"] as? String == "live", "\(stream) \(serve.stdout.suffix(1500)) \(serve.stderr.suffix(1500))")
+        // The asks are counted: more than the 5 s floor alone would make in this test.
+        let metrics = Self.metrics(port)
+        #expect((metrics["liverelay_webrtc_keyframe_requests_total{direction=\"to_publishers\"}"] ?? 0) >= 8, "\(metrics)")
+        #expect(metrics["liverelay_webrtc_sessions{direction=\"whip\"}"] == 1, "\(metrics)")
         // The page leaves on its own (browser.py quits Chromium, which a stop also does now).
         _ = publisher.wait(timeout: 30)
     }
 
     static let globalAddress = WebRTCBenchmark.globalAddress()
+
+    /// `/metrics` of a server at `host:port`: the `liverelay_webrtc_*` samples by name and labels.
+    static func metrics(_ port: Int, host: String = "127.0.0.1") -> [String: Double] {
+        let text = (try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "3", "http://\(host):\(port)/metrics"], timeout: 5).stdout) ?? ""
+        var out: [String: Double] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("liverelay_webrtc_") {
+            let f = line.split(separator: " ")
+            if f.count == 2, let v = Double(f[1]) { out[String(f[0])] = v }
+        }
+        return out
+    }
 
     /// A second, independent WebRTC stack: GStreamer's webrtcbin (libnice, its own DTLS and
     /// SRTP) plays over WHEP and decodes the pictures.
@@ -157,7 +172,7 @@ import Bench
         let config = dir.appendingPathComponent("config.yaml")
         try """
         auth:
-          anonymous: [read]
+          anonymous: [read, metrics]
         server:
           webrtc: {listen: "\(lab.hostAddress):0"\(webrtc.isEmpty ? "" : ", " + webrtc)}
         streams:
@@ -237,6 +252,10 @@ import Bench
         #expect(Double(lost) <= Double(received) * 0.005, "\(rtc)")
         // No picture missing for longer than a GOP.
         #expect((j["stamps"] as? Int ?? 0) >= 250 && (gaps.max() ?? .max) <= 1000, "\(j) gaps \(gaps.max() ?? -1)")
+        // The server counted its resends: about as many as Chromium's NACKs asked for.
+        let metrics = Self.metrics(port, host: lab.hostAddress)
+        let resent = metrics["liverelay_webrtc_nack_resent_total"] ?? 0
+        #expect(resent >= Double(nacks) / 2 && (metrics["liverelay_webrtc_sender_reports_total"] ?? 0) >= 10, "\(metrics) \(rtc)")
     }
 
     /// TURN (coturn, Debian's): LiveRelay offers the TURN server with credentials minted per

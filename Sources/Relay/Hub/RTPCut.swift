@@ -181,6 +181,6 @@ public final class RTPCut: @unchecked Sendable {
     static func wallMicros(atMonotonic nanos: UInt64) -> Int64 {
         let now = MonotonicClock.nanoseconds()
         let ago = now >= nanos ? Int64(clamping: (now - nanos) / 1000) : 0
-        return Int64(Date().timeIntervalSince1970 * 1e6) - ago
+        return Timestamps.subtract(Timestamps.int64(Date().timeIntervalSince1970 * 1e6), ago)
     }
 }
