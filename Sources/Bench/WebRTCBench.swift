@@ -123,28 +123,32 @@ public struct WebRTCBenchmark {
             }
         }
 
-        // WHIP publish → the picture on the wall: from the server's "publisher connected" (its
-        // DTLS is up; its first keyframe follows) to the wall's tile first painting it.
+        // WHIP publish → the picture on the wall: from the stream turning live (the publisher's
+        // first keyframe is in) to the wall's tile first painting it.
         var whipToWall: [Double] = []
         for round in stride(from: 1, through: whip, by: 1) {
             let wall = try ChildProcess(name: "wall", "/usr/bin/python3", [scripts + "/browser.py", "http://127.0.0.1:\(port)/?only=phone", "--wall",
                                                                       "--seconds", "40", "--timeout", "30"])
             defer { wall.stop() }
             guard wall.waitFor("watching", timeout: 30) else { print("bench: the wall did not open: \(wall.stderr.suffix(300))"); continue }
-            // The server logs to standard error.
-            func connections() -> Int { (serve.stdout + serve.stderr).components(separatedBy: "webrtc: publisher connected").count }
-            let before = connections()
+            // The publisher's first keyframe reached the server when the stream turns live (its
+            // source opens at the first keyframe).
+            func live() -> Bool {
+                let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "1", "http://127.0.0.1:\(port)/api/streams/phone"], timeout: 3)
+                let j = (try? JSONSerialization.jsonObject(with: Data((r?.stdout ?? "").utf8))) as? [String: Any]
+                return (j?["stream"] as? [String: Any])?["state"] as? String == "live"
+            }
             let phone = try ChildProcess(name: "phone", "/usr/bin/python3", [scripts + "/browser.py", "http://127.0.0.1:\(port)/streams/phone/publish?auto",
                                                                         "--fake-camera", "--wait-text", "#state=connected", "--seconds", "20", "--hold", "6", "--timeout", "30"])
             defer { phone.stop() }
             let until = Date().addingTimeInterval(30)
-            while Date() < until, connections() == before { usleep(5_000) }
-            guard connections() > before else { print("bench: round \(round): the publisher did not connect: \(phone.stdout.suffix(300))"); continue }
+            while Date() < until, !live() { usleep(5_000) }
+            guard live() else { print("bench: round \(round): the publisher did not go live: \(phone.stdout.suffix(300))"); continue }
             let connected = Date()
             guard wall.waitFor("painting phone", timeout: 15) else { print("bench: round \(round): the wall never painted the publisher"); continue }
             let ms = Date().timeIntervalSince(connected) * 1000
             whipToWall.append(ms)
-            print("bench: WHIP round \(round): publisher connected → painted on the wall in \(Int(ms)) ms")
+            print("bench: WHIP round \(round): first keyframe in (stream live) → painted on the wall in \(Int(ms)) ms")
             phone.stop()
             wall.stop()
             Thread.sleep(forTimeInterval: 3)
@@ -165,7 +169,7 @@ public struct WebRTCBenchmark {
         }
         if !whipToWall.isEmpty {
             let v = whipToWall.sorted()
-            md += "\nWHIP publish (Chromium's fake camera) → first picture on the ops wall, from the server's \"publisher connected\": "
+            md += "\nWHIP publish (Chromium's fake camera) → first picture on the ops wall, from the stream turning live (its first keyframe in): "
             md += whipToWall.map { String(format: "%.0f", $0) }.joined(separator: ", ") + " ms (median \(String(format: "%.0f", v[v.count / 2])) ms).\n"
         }
         if !loadRows.isEmpty {

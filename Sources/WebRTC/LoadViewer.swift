@@ -126,7 +126,7 @@ package final class LoadViewer: @unchecked Sendable {
                     let r = try dtls.receive(b)
                     if !r.send.isEmpty { send(r.send) }
                     if let keys = r.keys {
-                        inbound = try SRTPSession(key: keys.remote, outbound: false)
+                        inbound = try SRTPSession(key: keys.remote, outbound: false, profile: keys.profile)
                         tally.connected = true
                     }
                 } catch {

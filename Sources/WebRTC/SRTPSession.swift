@@ -1,21 +1,27 @@
 internal import CWebRTC
 import Synchronization
 
-/// One direction of SRTP and SRTCP (AES-128 counter mode, HMAC-SHA1 80-bit tags) with libsrtp2:
-/// outbound protects what LiveRelay sends, inbound checks and decrypts what the peer sends.
-/// Each instance is used under its owner's lock.
+/// One direction of SRTP and SRTCP with libsrtp2, in the profile DTLS agreed (AES-128-GCM, or
+/// AES-128 counter mode with HMAC-SHA1 80-bit tags): outbound protects what LiveRelay sends,
+/// inbound checks and decrypts what the peer sends. Each instance is used under its owner's lock.
 final class SRTPSession: @unchecked Sendable {
     // Safety: used only under its session's lock.
     private static let initialized: Bool = { srtp_init() == srtp_err_status_ok }()
     private var session: srtp_t?
 
-    /// `key`: 16-byte key then 14-byte salt, from DTLS.
-    init(key: [UInt8], outbound: Bool) throws(WebRTCError) {
+    /// `key`: the 16-byte key then the profile's salt (14 bytes, or 12 for GCM), from DTLS.
+    init(key: [UInt8], outbound: Bool, profile: SRTPProfile = .aesCM128HMACSHA1_80) throws(WebRTCError) {
         guard Self.initialized else { throw WebRTCError("libsrtp2 did not initialize") }
-        guard key.count == 30 else { throw WebRTCError("SRTP: a key of \(key.count) bytes") }
+        guard key.count == 16 + profile.saltLength else { throw WebRTCError("SRTP: a key of \(key.count) bytes") }
         var policy = srtp_policy_t()
-        srtp_crypto_policy_set_rtp_default(&policy.rtp)
-        srtp_crypto_policy_set_rtcp_default(&policy.rtcp)
+        switch profile {
+        case .aeadAES128GCM:
+            srtp_crypto_policy_set_aes_gcm_128_16_auth(&policy.rtp)
+            srtp_crypto_policy_set_aes_gcm_128_16_auth(&policy.rtcp)
+        case .aesCM128HMACSHA1_80:
+            srtp_crypto_policy_set_rtp_default(&policy.rtp)
+            srtp_crypto_policy_set_rtcp_default(&policy.rtcp)
+        }
         policy.ssrc.type = outbound ? ssrc_any_outbound : ssrc_any_inbound
         policy.window_size = 1024
         // A NACK is answered with the same packet again.

@@ -126,8 +126,8 @@ final class WebRTCSession: @unchecked Sendable {
             do throws(WebRTCError) {
                 let r = try s.dtls.receive(bytes)
                 if let keys = r.keys {
-                    s.outbound = try SRTPSession(key: keys.local, outbound: true)
-                    s.inbound = try SRTPSession(key: keys.remote, outbound: false)
+                    s.outbound = try SRTPSession(key: keys.local, outbound: true, profile: keys.profile)
+                    s.inbound = try SRTPSession(key: keys.remote, outbound: false, profile: keys.profile)
                 }
                 return .success(r)
             } catch {
@@ -140,7 +140,8 @@ final class WebRTCSession: @unchecked Sendable {
             if !r.send.isEmpty, let to = remote { send(to, r.send) }
             if r.keys != nil {
                 logger.info(publisher == nil ? "webrtc: viewer connected" : "webrtc: publisher connected",
-                            metadata: ["stream": "\(stream)", "session": "\(id)", "over": "\(remote?.transport ?? "-")"])
+                            metadata: ["stream": "\(stream)", "session": "\(id)", "over": "\(remote?.transport ?? "-")",
+                                       "srtp": "\(r.keys?.profile == .aeadAES128GCM ? "AEAD_AES_128_GCM" : "AES_CM_128_HMAC_SHA1_80")"])
                 connected.continuation.yield()
                 connected.continuation.finish()
                 // A viewer starts at a keyframe: a WHIP publisher is asked for one now.

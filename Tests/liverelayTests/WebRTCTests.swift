@@ -22,7 +22,7 @@ import Bench
         let (serve, port, dir) = try Servers.serve("""
         streams:
           cam: {source: "testsrc://?size=640x360&fps=30&gop=30", preview: false}
-        """)
+        """, arguments: ["--verbose"])
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         usleep(1_500_000)
         let csv = dir.appendingPathComponent("stamps.csv").path
@@ -48,6 +48,9 @@ import Bench
         #expect((j["p50"] as? Int ?? .max) < 500, "\(j)")
         #expect(seen.first?["kind"] as? String == "webrtc", "\(seen)")
         #expect(serve.stdout.contains("WebRTC (WHEP) on udp://127.0.0.1:"), "\(serve.stdout.prefix(600))")
+        // Chromium offers AES-GCM for SRTP, which LiveRelay prefers (a quarter of the cost).
+        let log = serve.stdout + serve.stderr
+        #expect(log.contains("webrtc: viewer connected") && log.contains("srtp=AEAD_AES_128_GCM"), "\(log.suffix(800))")
         // Sender reports, about one a second, put a picture's capture time on the NTP clock:
         // when Chromium's stats are read, the last one is at most a report interval (and the
         // path) old, and never from the future.
@@ -153,14 +156,15 @@ import Bench
           webrtc: {listen: "\(address):0"}
         streams:
           cam: {source: "testsrc://?size=640x360&fps=30&gop=30", preview: false}
-        """)
+        """, arguments: ["--verbose"])
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         usleep(1_500_000)
         let r = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/whep_gst.py").path,
                                                       "http://127.0.0.1:\(port)/streams/cam/whep", "--seconds", "5"], timeout: 60)
         let line = r.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
         let j = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(r.output.suffix(800))")
-        print("WebRTCTests: webrtcbin over WHEP: \(j)")
+        let log = serve.stdout + serve.stderr
+        print("WebRTCTests: webrtcbin over WHEP: \(j), SRTP \(log.contains("srtp=AEAD_AES_128_GCM") ? "AES-GCM" : "AES-CM + HMAC-SHA1")")
         #expect(j["state"] as? String == "connected", "\(j)")
         #expect((j["frames"] as? Int ?? 0) >= 60 && j["width"] as? Int == 640 && j["height"] as? Int == 360, "\(j)")
     }
