@@ -278,10 +278,17 @@ final class WebRTCSession: @unchecked Sendable {
                 out.reserveCapacity(piece.datagrams.count + 1)
                 var reportsDue: [(track: Int, rtpTime: UInt32)] = []
                 for d in piece.datagrams {
-                    guard let t = tracks[d.track], d.bytes.count >= 12,
-                          let p = Self.protected(d.bytes, as: t, sequence: &s.sequence, track: d.track, srtp: srtp, allocator: allocator) else { continue }
-                    s.history[Int(p.sequence) % Self.historySize] = p.packet
-                    out.append(p.packet)
+                    guard let t = tracks[d.track], d.bytes.count >= 12 else { continue }
+                    let seq = s.sequence[d.track] ?? UInt16.random(in: 0...UInt16.max)
+                    s.sequence[d.track] = seq &+ 1
+                    // The packet 1,024 back in this slot went long ago: its buffer is reused
+                    // (no allocation once the history is full).
+                    let slot = Int(seq) % Self.historySize
+                    var buffer = s.history[slot] ?? allocator.buffer(capacity: d.bytes.count + 8 + SRTPSession.trailer)
+                    s.history[slot] = nil
+                    guard Self.protect(d.bytes, as: t, sequence: seq, srtp: srtp, into: &buffer) else { continue }
+                    s.history[slot] = buffer
+                    out.append(buffer)
                     var r = s.reports[d.track] ?? Reporting()
                     r.packets &+= 1
                     r.octets &+= UInt32(truncatingIfNeeded: d.bytes.count - 12)
@@ -308,16 +315,13 @@ final class WebRTCSession: @unchecked Sendable {
         close()
     }
 
-    /// One of the cut's RTP packets as this viewer sends it, protected, in one buffer: the
-    /// answer's payload type, this viewer's SSRC and next sequence number for the track, the
-    /// playout-delay extension (RFC 8285 one-byte form: min 0, max 0) where negotiated.
-    static func protected(_ rtp: [UInt8], as t: Sending, sequence: inout [Int: UInt16], track: Int, srtp: SRTPSession,
-                          allocator: ByteBufferAllocator) -> (packet: ByteBuffer, sequence: UInt16)? {
-        let seq = sequence[track] ?? UInt16.random(in: 0...UInt16.max)
-        sequence[track] = seq &+ 1
+    /// One of the cut's RTP packets as this viewer sends it, protected, written over `buffer`:
+    /// the answer's payload type, this viewer's SSRC and `sequence`, the playout-delay extension
+    /// (RFC 8285 one-byte form: min 0, max 0) where negotiated. False when libsrtp refuses it.
+    static func protect(_ rtp: [UInt8], as t: Sending, sequence seq: UInt16, srtp: SRTPSession, into buffer: inout ByteBuffer) -> Bool {
         let extend = t.playoutDelayID != nil && rtp[0] & 0x1F == 0
         let length = rtp.count + (extend ? 8 : 0)
-        var buffer = allocator.buffer(capacity: length + SRTPSession.trailer)
+        buffer.clear()
         var ok = false
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: length + SRTPSession.trailer) { out in
             rtp.withUnsafeBytes { src in
@@ -341,7 +345,7 @@ final class WebRTCSession: @unchecked Sendable {
             ok = true
             return n
         }
-        return ok ? (buffer, seq) : nil
+        return ok
     }
 
     /// An RTP packet's timestamp (the header is there: only packets of 12 bytes or more are sent).
