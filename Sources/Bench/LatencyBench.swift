@@ -37,6 +37,9 @@ public struct LatencyBenchmark {
     /// Where results go.
     public var out = "./bench-results"
 
+    /// A rendition of this height for each of the wall's 16 camera streams; nil: none.
+    public var wallRendition: Int?
+
     public init() {}
 
     public func run() throws {
@@ -55,6 +58,7 @@ public struct LatencyBenchmark {
             bench.lab = try NetworkLab(impairment: impairment, scriptPath: bench.scriptPath)
         }
         defer { bench.lab?.tearDown() }
+        bench.wallRendition = wallRendition
         try bench.run()
     }
 }

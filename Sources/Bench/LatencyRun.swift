@@ -30,6 +30,12 @@ final class LatencyRun {
     var notes: [String] = []
     /// Set for impaired runs: the sources live across a veth link.
     var lab: NetworkLab?
+    /// The wall's sixteen camera streams each get a rendition of this height (libx264); its
+    /// tiles, smaller than the source, then play it.
+    var wallRendition: Int?
+    var wallRenditionLine: String {
+        wallRendition.map { "    renditions: [{name: r\($0), height: \($0), bitrate: 400k}]\n" } ?? ""
+    }
     var sourceHost: String { lab?.sourceAddress ?? "127.0.0.1" }
 
     init(width: Int, height: Int, fps: Int, gop: Int, bitrate: Int, lateKeyframe: Int = 0, out: String, seconds: Double, parallel: Bool, only: Set<String>?) throws {
@@ -98,7 +104,7 @@ final class LatencyRun {
                           ready: "ready", atSource: true)
             _ = try start("camera-source", me, ["publish", "udp://127.0.0.1:\(udp)", "--source", testsrc, "--duration", "100000"], atSource: true)
             let cam = "rtsp://\(sourceHost):\(camPort)/cam"
-            serveStreams += "  cam_udp:\n    source: \(cam)\n    transport: udp\n    measure: true\n    \(preview)\n"
+            serveStreams += "  cam_udp:\n    source: \(cam)\n    transport: udp\n    measure: true\n    \(preview)\n" + wallRenditionLine
             scenarios.append(Scenario(name: "floor-rtsp-udp", path: "camera → ffmpeg (RTSP/UDP, nobuffer)", input: nobuffer + ["-rtsp_transport", "udp", "-i", cam], relay: nil, warmup: 3))
             scenarios.append(Scenario(name: "liverelay-preview-rtsp-udp", path: "camera → LiveRelay (RTSP/UDP) → MJPEG → ffmpeg", input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/cam_udp/preview.mjpg"], relay: "serve", warmup: 3))
             if lab != nil {
@@ -125,7 +131,8 @@ final class LatencyRun {
             // sessions of the same camera), H.264 over one WebSocket to WebCodecs; the stamped
             // tile's canvas is read.
             if fm.fileExists(atPath: "/usr/bin/chromium") {
-                for i in 1...15 { serveStreams += "  wall\(String(format: "%02d", i)):\n    source: \(cam)\n    transport: udp\n    preview: {fps: 10, size: 320x180}\n" }
+                for i in 1...15 { serveStreams += "  wall\(String(format: "%02d", i)):\n    source: \(cam)\n    transport: udp\n    preview: {fps: 10, size: 320x180}\n" + wallRenditionLine }
+                if let h = wallRendition { notes.append("The wall's 16 camera streams each have a \(h)-line rendition (libx264, 400 kbit/s): their tiles play it.") }
                 scenarios.append(Scenario(name: "liverelay-wall-webcodecs-rtsp-udp", path: "camera → LiveRelay (RTSP/UDP) → WebSocket, H.264 → WebCodecs canvas (16-tile wall, Chromium)",
                                           input: [], relay: "serve", warmup: 6, page: "http://127.0.0.1:\(servePort)/?measure=cam_udp", tile: "cam_udp"))
                 if !parallel {

@@ -32,15 +32,18 @@ enum HLSMultivariant {
         // The source, at what it measures (or a guess above the top rendition's).
         let top = settings.renditions.map(\.bitrateKbps).max() ?? 1000
         let sourceBits = status.bitrateIn > 0 ? Int(saturating: status.bitrateIn * 1.1) : top * 2000
+        // Every rendition carries the source's sound as it is.
+        let sound = hub.latestEpoch?.streams.first { $0.mediaType == .audio }.flatMap { RenditionInfo.codecs(audio: $0) }
+        func codecs(_ video: String?) -> String? { video.map { v in sound.map { "\(v),\($0)" } ?? v } }
         entry(bandwidth: sourceBits, width: status.width, height: status.height,
-              codecs: video.flatMap { RenditionInfo.codecs(avcC: $0.parameters.extradata) }, fps: sourceRate, uri: "index.m3u8")
+              codecs: codecs(video.flatMap { RenditionInfo.codecs(avcC: $0.parameters.extradata) }), fps: sourceRate, uri: "index.m3u8")
         for r in settings.renditions.sorted(by: { $0.height > $1.height }) {
             let stream = RenditionSettings.streamName(name, r.name)
             guard let rh = engine.hubs[stream], engine.settings(stream)?.hls != nil else { continue }
             rh.demand()
             let info = engine.renditions[stream]
             let width = info?.width ?? r.width ?? status.width.flatMap { w in status.height.map { h in max(2, Int(saturating: (Double(w) * Double(r.height) / Double(max(1, h)) / 2).rounded()) * 2) } }
-            entry(bandwidth: r.bitrateKbps * 1100, width: width, height: r.height, codecs: info?.codecs ?? "avc1.64001f",
+            entry(bandwidth: r.bitrateKbps * 1100, width: width, height: r.height, codecs: codecs(info?.codecs ?? "avc1.64001f"),
                   fps: r.fps.map { min($0, sourceRate) } ?? sourceRate, uri: "/streams/\(stream)/hls/index.m3u8")
         }
         var headers = HTTPFields()

@@ -80,11 +80,15 @@ struct LatencyBench: ParsableCommand {
     @Option(name: .customLong("late-keyframe"), help: "Every Nth keyframe of the test source comes a GOP late (an irregular GOP: HLS target durations, players' distance to the edge).")
     var lateKeyframe = 0
 
+    @Option(name: .customLong("wall-rendition"), help: "Give each of the wall's 16 camera streams a rendition of this height (its tiles play it).")
+    var wallRendition: Int?
+
     @Option(help: "Where results go.")
     var out = "./bench-results"
 
     func run() throws {
         var b = LatencyBenchmark()
+        b.wallRendition = wallRendition
         b.quick = quick
         b.seconds = seconds
         b.size = size

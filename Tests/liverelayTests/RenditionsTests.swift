@@ -114,6 +114,49 @@ import TestSupport
         #expect(played.stdout.contains("640") && played.stdout.contains("426") && played.stdout.contains("320"), "\(played.output.prefix(300))")
     }
 
+    /// A camera with AAC sound (gst-rtsp-server's, as IP cameras send it): its rendition carries
+    /// the sound as it is, interleaved with the re-encoded pictures, and the multivariant
+    /// playlist says so for every variant (hls.js switches only between variants alike).
+    @Test func aRenditionCarriesTheCamerasSound() throws {
+        let camera = try Servers.RTSP(mounts: ["/av=( videotestsrc is-live=true ! video/x-raw,width=320,height=180,framerate=30/1 ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 ! rtph264pay name=pay0 pt=96  audiotestsrc is-live=true wave=sine freq=440 volume=0.5 ! audioconvert ! avenc_aac ! rtpmp4gpay name=pay1 pt=97 )"])
+        let (serve, port, dir) = try Servers.serve("""
+        streams:
+          cam:
+            source: "\(camera.url("/av"))"
+            transport: tcp
+            open_timeout: 20s
+            preview: false
+            hls: {variant: mpegts, segment_duration: 1s}
+            renditions: [{name: 90p, height: 90, bitrate: 100k}]
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let base = "http://127.0.0.1:\(port)"
+        // Asking for the ladder starts the rendition; its playlist fills within a few segments.
+        var master = "", playlist = ""
+        let until = Date().addingTimeInterval(30)
+        while Date() < until {
+            master = try Self.get("\(base)/streams/cam/hls/master.m3u8")
+            playlist = try Self.get("\(base)/streams/cam_90p/hls/index.m3u8")
+            if playlist.components(separatedBy: "#EXTINF").count > 3 { break }
+            Thread.sleep(forTimeInterval: 1)
+        }
+        #expect(master.components(separatedBy: ",mp4a.40.2\"").count == 3, "both variants say AAC: \(master)")
+        let segment = try #require(playlist.split(separator: "\n").last { !$0.hasPrefix("#") && !$0.isEmpty }, "\(playlist)")
+        let file = dir.appendingPathComponent("r.ts").path
+        _ = try ChildProcess.run("/usr/bin/curl", ["-s", "-m", "10", "-o", file, "\(base)/streams/cam_90p/hls/\(segment)"], timeout: 15)
+        // Both streams in the segment, each about the segment's length: interleaved, not one
+        // ahead of the other.
+        let probe = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,height,duration", "-of", "csv=p=0", file], timeout: 30)
+        let rows = probe.stdout.split(separator: "\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        let video = rows.first { $0.first == "h264" }, audio = rows.first { $0.first == "aac" }
+        #expect(video?.dropFirst().first == "90", "\(probe.output)")
+        let vd = Double(video?.last ?? "") ?? 0, ad = Double(audio?.last ?? "") ?? 0
+        #expect(vd > 0.5 && ad > 0.5 && abs(vd - ad) < 0.4, "durations: video \(vd) s, audio \(ad) s: \(probe.output)")
+        // The sound decodes: a tone, not silence.
+        let decoded = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "info", "-nostats", "-i", file, "-map", "0:a", "-af", "volumedetect", "-f", "null", "-"], timeout: 30)
+        #expect(decoded.status == 0 && decoded.stderr.contains("mean_volume:") && !decoded.stderr.contains("mean_volume: -inf"), "\(decoded.stderr.suffix(400))")
+    }
+
     /// hls.js on the public page plays the ladder, goes down to a rendition when the link is
     /// throttled to 400 kbit/s (below the source, above the 240p rendition) (Chrome DevTools Protocol network emulation) and back up when
     /// the throttle is lifted.

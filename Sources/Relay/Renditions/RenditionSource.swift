@@ -54,6 +54,19 @@ extension RenditionInfo {
     }
 }
 
+extension RenditionInfo {
+    /// RFC 6381 for a sound stream in HLS (renditions carry the parent's sound as it is):
+    /// AAC `mp4a.40.2` (AAC-LC, what cameras send), MP3 `mp4a.40.34`, `opus`; nil for anything else.
+    public static func codecs(audio s: StreamInfo) -> String? {
+        switch s.codecName {
+        case "aac": "mp4a.40.2"
+        case "mp3": "mp4a.40.34"
+        case "opus": "opus"
+        default: nil
+        }
+    }
+}
+
 /// Every rendition's state, by its stream's name.
 public final class RenditionBoard: Sendable {
     private let entries = Mutex<[String: RenditionInfo]>([:])
@@ -79,6 +92,11 @@ final class RenditionSource: PacketSource {
     private let url: String
     private let parent: StreamHub
     private let feed: RenditionFeed
+    /// The parent's sound, passed through (never re-encoded); nil when it has none.
+    private let sound: RenditionSound?
+    private var heldSound: [Packet] = []
+    /// Seconds of the last picture handed on: sound up to it goes out, so the two interleave.
+    private var videoReached = -Double.infinity
     private let encoder: VideoEncoder
     private let board: RenditionBoard
     private let stream: String
@@ -116,6 +134,13 @@ final class RenditionSource: PacketSource {
             if let f = feed.queue.pop(timeout: 0.2), f.isKeyframe, !f.isDamaged { first = f }
         }
         let frame = first!
+        // Sound from the parent's next packet on, for as long as this connection of it lasts
+        // (known once a picture came: the parent may have connected only for this rendition).
+        if let epoch = parent.latestEpoch, let audio = epoch.streams.first(where: { $0.mediaType == .audio }) {
+            sound = RenditionSound(hub: parent, name: "rendition \(settings.name) sound", epoch: epoch.generation, index: audio.index, info: audio)
+        } else {
+            sound = nil
+        }
         let height = settings.height
         let width = settings.width ?? max(2, Int(saturating: (Double(frame.width) * Double(height) / Double(max(1, frame.height)) / 2).rounded()) * 2)
         let parentRate = parent.latestEpoch?.streams.first { $0.mediaType == .video }?.frameRate ?? 30
@@ -127,9 +152,12 @@ final class RenditionSource: PacketSource {
             encoder = try VideoEncoder(settings: es, timeBase: frame.timeBase)
         } catch {
             feed.close()
+            sound?.close()
             throw IngestError(.failed, source: url, stage: "opening", detail: "no H.264 encoder: \(error)")
         }
-        streams = [StreamInfo(index: 0, timeBase: encoder.timeBase, frameRate: fps, parameters: encoder.parameters)]
+        var streams = [StreamInfo(index: 0, timeBase: encoder.timeBase, frameRate: fps, parameters: encoder.parameters)]
+        if let sound { streams.append(StreamInfo(index: 1, timeBase: sound.info.timeBase, frameRate: nil, parameters: sound.info.parameters)) }
+        self.streams = streams
         info.width = width
         info.encoder = encoder.choice
         info.encoding = true
@@ -140,6 +168,7 @@ final class RenditionSource: PacketSource {
 
     deinit {
         feed.close()
+        sound?.close()
         board.update(stream) { $0.encoding = false }
     }
 
@@ -165,6 +194,12 @@ final class RenditionSource: PacketSource {
     }
 
     func readPacket() throws -> Packet? {
+        if let sound {
+            heldSound += sound.take()
+            if let first = heldSound.first, let t = first.pts ?? first.dts, Double(t) * first.timeBase.seconds <= videoReached {
+                return heldSound.removeFirst()
+            }
+        }
         while pending.isEmpty {
             if interruptHandle.isInterrupted { throw IngestError(.stopped, source: url, stage: "reading", detail: "stopped") }
             parent.demand()
@@ -178,8 +213,45 @@ final class RenditionSource: PacketSource {
             lastFrameAt = MonotonicClock.nanoseconds()
             try encode(f)
         }
-        return pending.removeFirst()
+        let picture = pending.removeFirst()
+        if let t = picture.pts ?? picture.dts { videoReached = Double(t) * picture.timeBase.seconds }
+        return picture
     }
+}
+
+/// A rendition's sound: the parent's audio packets of one connection, as stream 1 of the
+/// rendition, through a queue of the parent's (listed with its drops) that the rendition's
+/// ingest thread drains as it reads.
+final class RenditionSound: PacketOutput, @unchecked Sendable {
+    // Safety: `take` is called from the rendition's ingest thread only; the rest is immutable.
+    let handle: OutputHandle
+    let info: StreamInfo
+    private let epoch: Int
+    private let index: Int
+
+    init(hub: StreamHub, name: String, epoch: Int, index: Int, info: StreamInfo) {
+        self.epoch = epoch
+        self.index = index
+        self.info = info
+        // A few seconds of sound: the pictures it waits for are a decode and an encode behind.
+        handle = hub.attachOutput(name, kind: .frames, policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 512)),
+                                  taking: .blocking(batching: false), keepsPolicy: true)
+        hub.register(self)
+    }
+
+    /// The sound queued so far, as the rendition's stream 1.
+    func take() -> [Packet] {
+        var out: [Packet] = []
+        while let item = handle.pop(timeout: 0) {
+            guard item.epoch.generation == epoch, item.packet.streamIndex == index, let p = try? item.packet.copy(streamIndex: 1) else { continue }
+            out.append(p)
+        }
+        return out
+    }
+
+    func start() {}
+    func stop() async { handle.queue.close() }
+    func close() { handle.detach() }
 }
 
 /// A rendition's place among its parent's outputs: its queue of decoded pictures (decoding
