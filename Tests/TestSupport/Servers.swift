@@ -29,6 +29,10 @@ public enum Servers {
 
         public func url(_ path: String = "/test") -> String { "rtsp://127.0.0.1:\(port)\(path)" }
         deinit { child.stop() }
+
+        /// A camera with sound, as IP cameras send it: x264 320x180 at 30 fps (GOP 1 s) and a
+        /// 440 Hz tone in AAC, at `/av`.
+        public static let aacCameraMount = "/av=( videotestsrc is-live=true ! video/x-raw,width=320,height=180,framerate=30/1 ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 ! rtph264pay name=pay0 pt=96  audiotestsrc is-live=true wave=sine freq=440 volume=0.5 ! audioconvert ! avenc_aac ! rtpmp4gpay name=pay1 pt=97 )"
     }
 
     /// nginx with libnginx-mod-rtmp: application `live`.

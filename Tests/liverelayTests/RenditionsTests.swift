@@ -118,7 +118,7 @@ import TestSupport
     /// the sound as it is, interleaved with the re-encoded pictures, and the multivariant
     /// playlist says so for every variant (hls.js switches only between variants alike).
     @Test func aRenditionCarriesTheCamerasSound() throws {
-        let camera = try Servers.RTSP(mounts: ["/av=( videotestsrc is-live=true ! video/x-raw,width=320,height=180,framerate=30/1 ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 ! rtph264pay name=pay0 pt=96  audiotestsrc is-live=true wave=sine freq=440 volume=0.5 ! audioconvert ! avenc_aac ! rtpmp4gpay name=pay1 pt=97 )"])
+        let camera = try Servers.RTSP(mounts: [Servers.RTSP.aacCameraMount])
         let (serve, port, dir) = try Servers.serve("""
         streams:
           cam:

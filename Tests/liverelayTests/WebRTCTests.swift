@@ -341,7 +341,7 @@ import Bench
     @Test(.enabled(if: globalAddress != nil, "needs a global IPv4 address"))
     func anAACCamerasSoundReachesWHEPViewersAsOpus() throws {
         let address = try #require(Self.globalAddress)
-        let camera = try Servers.RTSP(mounts: ["/av=( videotestsrc is-live=true ! video/x-raw,width=320,height=180,framerate=30/1 ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 ! rtph264pay name=pay0 pt=96  audiotestsrc is-live=true wave=sine freq=440 volume=0.5 ! audioconvert ! avenc_aac ! rtpmp4gpay name=pay1 pt=97 )"])
+        let camera = try Servers.RTSP(mounts: [Servers.RTSP.aacCameraMount])
         let (serve, port, dir) = try Servers.serve("""
         auth:
           anonymous: [read]
