@@ -97,9 +97,9 @@ public final class WebRTCServer: Sendable {
     public let tcpPort: Int?
     public let candidates: [String]
     let identity: DTLSIdentity
-    private let channel: any Channel
+    let channel: any Channel
     private let tcpListener: (any Channel)?
-    private let tcp: ICETCPConnections
+    let tcp: ICETCPConnections
     let registry = Mutex(Registry())
     let counters = WebRTCCounters()
     private let logger: Logger
@@ -263,33 +263,6 @@ public final class WebRTCServer: Sendable {
         guard let m0 = offer.media.first, let creds = offer.credentials(m0) else { throw .badOffer("no ICE credentials (a=ice-ufrag, a=ice-pwd)") }
         guard let fp = offer.fingerprint(m0), fp.hasPrefix("sha-256 ") else { throw .badOffer("no sha-256 DTLS fingerprint") }
         return (offer, creds, fp)
-    }
-
-    /// A packet to a peer: a datagram from the shared port, or a frame on its TCP connection.
-    private func send(_ to: PeerAddress, _ bytes: [UInt8]) {
-        switch to {
-        case .udp(let a):
-            var buf = channel.allocator.buffer(capacity: bytes.count)
-            buf.writeBytes(bytes)
-            channel.writeAndFlush(AddressedEnvelope(remoteAddress: a, data: buf), promise: nil)
-        case .tcp(let a):
-            tcp.send(bytes, to: a)
-        }
-    }
-
-    /// Packets to one peer at once: over UDP, one hop onto the channel's event loop and one
-    /// flush (NIO sends the datagrams with one `sendmmsg`); over TCP, one flush of the frames.
-    private func sendAll(_ to: PeerAddress, _ all: [ByteBuffer]) {
-        switch to {
-        case .udp(let a):
-            let channel = channel
-            channel.eventLoop.execute {
-                for b in all { channel.write(AddressedEnvelope(remoteAddress: a, data: b), promise: nil) }
-                channel.flush()
-            }
-        case .tcp(let a):
-            tcp.send(all, to: a)
-        }
     }
 
     /// Frames a TCP peer did not read in time, dropped.

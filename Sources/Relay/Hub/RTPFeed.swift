@@ -50,11 +50,10 @@ public final class RTPFeed: PacketOutput, @unchecked Sendable {
         return RTSPDescription(format: format, sdp: p.sdp, tracks: p.tracks, skipped: p.skipped)
     }
 
-    private static func packetizer(_ format: RTPPayloadFormat, _ epoch: IngestEpoch, title: String, maxPacketSize: Int = 1400,
-                                   streams: [StreamInfo]? = nil) throws(FFmpegError) -> any RTPPacketizing {
+    private static func packetizer(_ format: RTPPayloadFormat, _ epoch: IngestEpoch, title: String, maxPacketSize: Int = 1400) throws(FFmpegError) -> any RTPPacketizing {
         switch format {
-        case .perTrack: return try RTPPacketizer(streams: streams ?? epoch.streams, title: title, maxPacketSize: maxPacketSize)
-        case .mpegTS: return try MPEGTSPacketizer(streams: streams ?? epoch.streams, title: title)
+        case .perTrack: return try RTPPacketizer(streams: epoch.streams, title: title, maxPacketSize: maxPacketSize)
+        case .mpegTS: return try MPEGTSPacketizer(streams: epoch.streams, title: title)
         }
     }
 
