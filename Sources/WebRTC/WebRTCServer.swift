@@ -357,11 +357,14 @@ public final class WebRTCServer: Sendable {
 
     static func ipBytes(_ a: SocketAddress) -> [UInt8]? {
         switch a {
+        // Read by offset, not by C member: which clang module owns `sin_addr` (Glibc or NIO's
+        // CNIOLinux) depends on build order, and member import visibility then refuses it.
+        // Linux layouts: sockaddr_in is family(2) port(2) addr(4); sockaddr_in6 is family(2)
+        // port(2) flowinfo(4) addr(16).
         case .v4(let v):
-            let n = v.address.sin_addr.s_addr
-            return withUnsafeBytes(of: n) { Array($0) }
+            return withUnsafeBytes(of: v.address) { Array($0[4..<8]) }
         case .v6(let v):
-            return withUnsafeBytes(of: v.address.sin6_addr) { Array($0) }
+            return withUnsafeBytes(of: v.address) { Array($0[8..<24]) }
         default:
             return nil
         }
