@@ -38,16 +38,37 @@ public final class ChildProcess: @unchecked Sendable {
         if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         process.standardInput = FileHandle.nullDevice
         process.standardError = errPipe
-        let ob = outBuffer, eb = errBuffer
-        if rawStdout {
-            self.rawStdout = outPipe
-        } else {
-            self.rawStdout = nil
-            outPipe.fileHandleForReading.readabilityHandler = { h in ob.append(h.availableData) }
-        }
+        self.rawStdout = rawStdout ? outPipe : nil
         process.standardOutput = outPipe
-        errPipe.fileHandleForReading.readabilityHandler = { h in eb.append(h.availableData) }
         try process.run()
+        if !rawStdout { Self.drain(outPipe, into: outBuffer) }
+        Self.drain(errPipe, into: errBuffer)
+    }
+
+    /// Collects a pipe's output on a thread of its own, reading a duplicate of its descriptor
+    /// until the end. Not Foundation's `readabilityHandler`: its dispatch source, cancelled while
+    /// the pipe's descriptor is closed and reused, crashed the test runner in libdispatch's
+    /// `_dispatch_event_loop_drain` (a soak starts and drops a hundred children).
+    private static func drain(_ pipe: Pipe, into buffer: LockedData) {
+        let fd = dup(pipe.fileHandleForReading.fileDescriptor)
+        guard fd >= 0 else { return }
+        let t = Thread {
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n > 0 {
+                    buffer.append(Data(chunk[0..<n]))
+                } else if n < 0 && errno == EINTR {
+                    continue
+                } else {
+                    break
+                }
+            }
+            close(fd)
+        }
+        t.name = "child-output"
+        t.stackSize = 256 * 1024
+        t.start()
     }
 
     /// A named child (the bench's tables and errors say which).

@@ -40,6 +40,10 @@ public struct LatencyBenchmark {
     /// A rendition of this height for each of the wall's 16 camera streams; nil: none.
     public var wallRendition: Int?
 
+    /// A stream with a rendition of this height, read through the rendition and through the
+    /// source (RTSP out, LL-HLS in hls.js) in the same run; nil: none.
+    public var rendition: Int?
+
     public init() {}
 
     public func run() throws {
@@ -59,6 +63,7 @@ public struct LatencyBenchmark {
         }
         defer { bench.lab?.tearDown() }
         bench.wallRendition = wallRendition
+        bench.rendition = rendition
         try bench.run()
     }
 }

@@ -36,6 +36,9 @@ final class LatencyRun {
     var wallRenditionLine: String {
         wallRendition.map { "    renditions: [{name: r\($0), height: \($0), bitrate: 400k}]\n" } ?? ""
     }
+    /// A stream (`cam_rend`) with a rendition of this height, read through the rendition and
+    /// through the source in the same run: what a rendition adds.
+    var rendition: Int?
     var sourceHost: String { lab?.sourceAddress ?? "127.0.0.1" }
 
     init(width: Int, height: Int, fps: Int, gop: Int, bitrate: Int, lateKeyframe: Int = 0, out: String, seconds: Double, parallel: Bool, only: Set<String>?) throws {
@@ -123,6 +126,20 @@ final class LatencyRun {
             serveStreams += "  cam_ffclient:\n    source: \(cam)\n    transport: udp\n    rtsp_client: ffmpeg\n    preview: false\n"
             scenarios.append(Scenario(name: "liverelay-rtsp-out-udp-ffmpeg-client", path: "camera → LiveRelay with FFmpeg's RTSP client (RTSP/UDP) → LiveRelay RTSP server → ffmpeg (RTSP/UDP, nobuffer)",
                                       input: nobuffer + ["-rtsp_transport", "udp", "-i", "rtsp://127.0.0.1:\(rtspOut!)/cam_ffclient"], relay: "serve", warmup: 3))
+            if let h = rendition {
+                // The same camera with LL-HLS and one rendition, read both ways through the same
+                // RTSP server: the difference is what decoding, scaling and encoding add.
+                serveStreams += "  cam_rend:\n    source: \(cam)\n    transport: udp\n    preview: false\n"
+                    + "    hls: { variant: lowLatency, segment_duration: \(Double(gop) / Double(fps))s, part_duration: 200ms }\n"
+                    + "    renditions: [{name: r\(h), height: \(h), bitrate: 400k}]\n"
+                notes.append("cam_rend has a \(h)-line rendition (libx264 veryfast, zerolatency, 400 kbit/s), encoded only while read.")
+                scenarios += [
+                    Scenario(name: "liverelay-rendition-source-rtsp", path: "camera → LiveRelay (RTSP/UDP) → LiveRelay RTSP server, the source → ffmpeg (RTSP/TCP, nobuffer)",
+                             input: nobuffer + ["-rtsp_transport", "tcp", "-i", "rtsp://127.0.0.1:\(rtspOut!)/cam_rend"], relay: "serve", warmup: 3),
+                    Scenario(name: "liverelay-rendition-rtsp", path: "camera → LiveRelay (RTSP/UDP), decode, scale, encode \(h) lines → LiveRelay RTSP server → ffmpeg (RTSP/TCP, nobuffer)",
+                             input: nobuffer + ["-rtsp_transport", "tcp", "-i", "rtsp://127.0.0.1:\(rtspOut!)/cam_rend_r\(h)"], relay: "serve", warmup: 4),
+                ]
+            }
             if !parallel {
                 scenarios.append(Scenario(name: "liverelay-rtsp-out-tcp", path: "camera → LiveRelay (RTSP/UDP) → LiveRelay RTSP server → ffmpeg (RTSP/TCP, nobuffer)",
                                           input: nobuffer + ["-rtsp_transport", "tcp", "-i", "rtsp://127.0.0.1:\(rtspOut!)/cam_udp"], relay: "serve", warmup: 3))
@@ -211,6 +228,14 @@ final class LatencyRun {
                 func native(_ src: String) -> String { "\(pages)/native.html?src=\(src)" }
                 scenarios.append(Scenario(name: "liverelay-hls-lowlatency-hlsjs", path: "LiveRelay LL-HLS (1 s / 200 ms parts), hls.js low-latency mode in Chromium",
                                           input: [], relay: "serve", warmup: 6, page: hlsjs("\(relay)/rtmp/hls/index.m3u8")))
+                if let h = rendition, haveRTSP {
+                    scenarios += [
+                        Scenario(name: "liverelay-rendition-source-hlsjs", path: "camera → LiveRelay LL-HLS, the source, hls.js low-latency mode in Chromium",
+                                 input: [], relay: "serve", warmup: 6, page: hlsjs("\(relay)/cam_rend/hls/index.m3u8")),
+                        Scenario(name: "liverelay-rendition-hlsjs", path: "camera → LiveRelay LL-HLS, the \(h)-line rendition, hls.js low-latency mode in Chromium",
+                                 input: [], relay: "serve", warmup: 6, page: hlsjs("\(relay)/cam_rend_r\(h)/hls/index.m3u8")),
+                    ]
+                }
                 if !parallel {
                     scenarios += [
                         Scenario(name: "liverelay-hls-mpegts-1s-hlsjs", path: "LiveRelay HLS MPEG-TS 1 s, hls.js in Chromium", input: [], relay: "serve", warmup: 6, page: hlsjs("\(relay)/rtmp_ts/hls/index.m3u8")),

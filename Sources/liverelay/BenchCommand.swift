@@ -83,12 +83,16 @@ struct LatencyBench: ParsableCommand {
     @Option(name: .customLong("wall-rendition"), help: "Give each of the wall's 16 camera streams a rendition of this height (its tiles play it).")
     var wallRendition: Int?
 
+    @Option(help: "Add a stream with a rendition of this height, read through the rendition and through the source (RTSP out; LL-HLS in hls.js).")
+    var rendition: Int?
+
     @Option(help: "Where results go.")
     var out = "./bench-results"
 
     func run() throws {
         var b = LatencyBenchmark()
         b.wallRendition = wallRendition
+        b.rendition = rendition
         b.quick = quick
         b.seconds = seconds
         b.size = size
