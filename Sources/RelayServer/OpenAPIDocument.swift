@@ -532,6 +532,10 @@ enum OpenAPIDocument {
        "frames_encoded": {
         "type": "integer"
        },
+       "encode_ms": {
+        "type": "number",
+        "description": "The encoder's own time per picture (scale and encode), mean over the last 30 pictures, in ms."
+       },
        "codecs": {
         "type": "string"
        },

@@ -77,6 +77,8 @@ import TestSupport
         let encoder = r?["encoder"] as? [String: Any]
         #expect(r?["encoding"] as? Bool == true)
         #expect(r?["of"] as? String == "cam")
+        let encodeMs = r?["encode_ms"] as? Double ?? 0
+        #expect(encodeMs > 0 && encodeMs < 100, "the encoder's own time per picture: \(encodeMs) ms")
         #expect(encoder?["encoder"] as? String == "libx264", "\(String(describing: r))")
         #expect(encoder?["path"] as? String == "software")
         let why = encoder?["fallback_reason"] as? String ?? ""
