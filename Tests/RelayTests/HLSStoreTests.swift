@@ -67,6 +67,31 @@ import Synchronization
         #expect(await store.resource("seg2.ts")?.data == [2])
     }
 
+    /// A stream back after a silence longer than its window (a rendition nobody watched, an
+    /// on-demand source) starts its window again: a new player is not handed the stale edge,
+    /// and waits for the first new segment; the stale segments stay fetchable for their time.
+    @Test func aStreamBackAfterALongSilenceStartsItsWindowAgain() async {
+        let now = Atomic<UInt64>(0)
+        let store = HLSStore(settings: Self.settings(.mpegts, count: 3), clock: { now.load(ordering: .relaxed) })
+        for i in 0..<4 { Self.addSegment(store, i) }
+        // Back within the window's 3 s: a discontinuity, and the window goes on.
+        now.store(2_000_000_000, ordering: .relaxed)
+        Self.addSegment(store, 4, discontinuity: true)
+        #expect(store.snapshot.complete.map(\.sequence) == [2, 3, 4])
+        // Back after 20 s: the window starts again with the new segment.
+        now.store(22_000_000_000, ordering: .relaxed)
+        store.beginSegment(sequence: 5, uri: "seg5.ts", programDateTime: Date(), discontinuity: false, initURI: nil)
+        #expect(store.snapshot.segments.map(\.sequence) == [5])
+        #expect(await store.playlist(msn: nil, part: nil) == .notYet, "a new player waits for the first new segment")
+        #expect(await store.resource("seg4.ts")?.data == [4], "a stale segment is retired, still served")
+        store.completeSegment(duration: 1, data: [5])
+        guard case .playlist(let text) = await store.playlist(msn: nil, part: nil) else { Issue.record("no playlist"); return }
+        #expect(text.contains("#EXT-X-MEDIA-SEQUENCE:5"), "\(text)")
+        #expect(text.contains("#EXT-X-DISCONTINUITY-SEQUENCE:1"), "segment 4's discontinuity left the window: \(text)")
+        #expect(!text.contains("seg4.ts"))
+        #expect(text.contains("#EXT-X-DISCONTINUITY\n"), "the new window begins with a discontinuity: \(text)")
+    }
+
     /// A segment cut without a keyframe (a late one) never heads the window while a later
     /// segment starts with one: Chromium's own HLS player reads the codec from the first listed
     /// segment. A source with no keyframe at all keeps its whole window.

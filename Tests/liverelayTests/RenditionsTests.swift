@@ -119,6 +119,47 @@ import TestSupport
     /// A camera with AAC sound (gst-rtsp-server's, as IP cameras send it): its rendition carries
     /// the sound as it is, interleaved with the re-encoded pictures, and the multivariant
     /// playlist says so for every variant (hls.js switches only between variants alike).
+    /// A rendition nobody watched has stopped encoding; a player's first load of its playlist
+    /// waits for the new pictures and gets a live edge, not the stale one it stopped at.
+    @Test func aPlayerBackAtAStoppedRenditionGetsALiveEdgeNotAStaleOne() throws {
+        let yaml = """
+        streams:
+          cam:
+            source: "testsrc://?size=640x360&fps=30&gop=30"
+            preview: false
+            hls: {variant: lowLatency, segment_duration: 1s, part_duration: 200ms}
+            renditions: [{name: r240, height: 240, bitrate: 300k}]
+        """
+        let (serve, port, dir) = try Servers.serve(yaml)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let url = "http://127.0.0.1:\(port)/streams/cam_r240/hls/index.m3u8"
+        func encoding() -> Bool? { (Self.json("http://127.0.0.1:\(port)/api/streams/cam_r240")?["rendition"] as? [String: Any])?["encoding"] as? Bool }
+        /// Seconds between now and the newest program date-time the playlist lists.
+        func edgeAge(_ playlist: String) -> Double? {
+            let f = ISO8601DateFormatter()
+            f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let last = playlist.split(separator: "\n").last { $0.hasPrefix("#EXT-X-PROGRAM-DATE-TIME:") }
+            return last.flatMap { f.date(from: String($0.dropFirst("#EXT-X-PROGRAM-DATE-TIME:".count))) }.map { Date().timeIntervalSince($0) }
+        }
+        // Watched for a few seconds, then left until it stops (10 s idle).
+        let first = try Self.get(url)
+        #expect(edgeAge(first).map { $0 < 4 } == true, "first start: \(first)")
+        Thread.sleep(forTimeInterval: 3)
+        let end = Date().addingTimeInterval(25)
+        while encoding() != false && Date() < end { Thread.sleep(forTimeInterval: 0.5) }
+        #expect(encoding() == false, "the rendition stops when nobody watches")
+        // Long enough that the edge it stopped at is older than the 4 s allowed below.
+        Thread.sleep(forTimeInterval: 5)
+        let asked = Date()
+        let again = try Self.get(url)
+        let waited = Date().timeIntervalSince(asked)
+        let age = edgeAge(again)
+        print("renditions: back after a stop, answered in \(String(format: "%.2f", waited)) s, edge \(age.map { String(format: "%.2f", $0) } ?? "–") s old")
+        #expect(age.map { $0 < 4 } == true, "a stale edge: \(again)")
+        #expect(waited < 5, "answered in \(waited) s")
+        #expect(!again.contains("seg0.m4s"), "the stale segments left the window: \(again)")
+    }
+
     @Test func aRenditionCarriesTheCamerasSound() throws {
         let camera = try Servers.RTSP(mounts: [Servers.RTSP.aacCameraMount])
         let (serve, port, dir) = try Servers.serve("""

@@ -34,6 +34,8 @@ public final class HLSStore: Sendable {
         var retired: [Retired] = []
         var waiters: [UInt64: Waiter] = [:]
         var nextWaiter: UInt64 = 0
+        /// When media was last added (the clock's nanoseconds): how stale the window is.
+        var lastMedia: UInt64?
     }
 
     /// A segment out of the playlist that clients may still fetch: for its own duration plus
@@ -79,17 +81,44 @@ public final class HLSStore: Sendable {
     }
 
     func beginSegment(sequence: Int, uri: String, programDateTime: Date, discontinuity: Bool, initURI: String?, independent: Bool = true) {
+        let now = clock()
         change { s in
+            var out: [HLSOutput] = []
+            // The stream comes back after a silence longer than the window (an on-demand source
+            // or a rendition nobody watched): everything listed is stale. A player joining now
+            // would start at that stale edge and play minutes-old pictures before the new ones,
+            // so the window starts again with the new segment; the old ones are retired (still
+            // served for their RFC 8216 §6.2.2 time) and a new player waits for the first new
+            // segment, as on a first start.
+            // (Whether or not the segmenter saw a gap in the timestamps: a rendition's restart
+            // keeps the parent's clock.)
+            var discontinuity = discontinuity
+            if settings.playlist == .sliding, let last = s.lastMedia, !s.playlist.segments.isEmpty {
+                let window = s.playlist.segments.reduce(0.0) { $0 + ($1.complete ? $1.duration : 0) }
+                if Double(now &- last) / 1e9 > window {
+                    discontinuity = true
+                    let listed = window
+                    while let gone = s.playlist.segments.first {
+                        s.playlist.segments.removeFirst()
+                        if gone.discontinuity { s.playlist.discontinuitySequence += 1 }
+                        guard gone.complete else { continue }
+                        s.retired.append(Retired(segment: gone, until: now &+ PeerNumber.nanoseconds(gone.duration + listed)))
+                    }
+                    out += Self.expire(&s, now: now)
+                }
+            }
             s.playlist.segments.append(HLSSegment(sequence: sequence, duration: 0, uri: uri, data: [], parts: [], programDateTime: programDateTime,
                                                   discontinuity: discontinuity, initURI: initURI, complete: false, independent: independent))
-            return []
+            return out
         }
     }
 
     func addPart(duration: Double, independent: Bool, data: [UInt8], lastArrivalNanos: UInt64) {
         availability.record(nanoseconds: MonotonicClock.nanoseconds() &- lastArrivalNanos)
         let observed = observed
+        let mediaAt = mediaTime(arrival: lastArrivalNanos)
         change { s in
+            s.lastMedia = max(s.lastMedia ?? 0, mediaAt)
             guard var last = s.playlist.segments.popLast() else { return [] }
             let index = last.parts.count
             let uri = HLSPlaylist.partURI(msn: last.sequence, part: index)
@@ -103,11 +132,24 @@ public final class HLSStore: Sendable {
         }
     }
 
+    /// When a frame that arrived at `arrival` (monotonic nanoseconds) came, on this store's
+    /// clock: a segment left open across a stop and closed at the restart is old media.
+    /// 0: not known, taken as now.
+    private func mediaTime(arrival: UInt64) -> UInt64 {
+        guard arrival > 0 else { return clock() }
+        let age = MonotonicClock.nanoseconds() &- arrival
+        let now = clock()
+        return age < now ? now - age : 0
+    }
+
     /// Completes the segment being built. `data` is its bytes when it was not built from parts.
     func completeSegment(duration: Double, data: [UInt8]?, lastArrivalNanos: UInt64? = nil) {
         if let a = lastArrivalNanos { availability.record(nanoseconds: MonotonicClock.nanoseconds() &- a) }
         let observed = observed
+        // A segment's media: its last frame's arrival; parts were counted as they came.
+        let mediaAt: UInt64? = lastArrivalNanos.map { mediaTime(arrival: $0) } ?? (data != nil ? clock() : nil)
         change { s in
+            if let mediaAt { s.lastMedia = max(s.lastMedia ?? 0, mediaAt) }
             guard var last = s.playlist.segments.popLast() else { return [] }
             if let data { last.data = data }
             last.duration = duration
@@ -263,6 +305,21 @@ public final class HLSStore: Sendable {
     /// Waits for the first segment (or part) to exist.
     public func waitForContent(timeout: Double) async {
         await wait(timeout: timeout) { s in Self.hasContent(s) }
+    }
+
+    /// Whether no media came for `seconds`: an on-demand source or a rendition that nobody
+    /// watched has stopped, and what the playlist lists is stale.
+    public func isStale(after seconds: Double) -> Bool {
+        let now = clock()
+        return state.withLock { s in s.lastMedia.map { Double(now &- $0) / 1e9 > seconds } ?? false }
+    }
+
+    /// Waits for a segment begun after now to be complete: a player that starts a little behind
+    /// the edge (LL-HLS: the part hold-back) then starts among new pictures, not in a segment
+    /// left from before the stop.
+    public func waitForFreshContent(timeout: Double) async {
+        let from = state.withLock { s in (s.playlist.segments.last?.sequence ?? -1) + 1 }
+        await wait(timeout: timeout) { s in s.playlist.segments.contains { $0.complete && $0.sequence >= from } }
     }
 
     /// A segment, part or init segment by name. A part announced by the preload hint (or just
