@@ -196,6 +196,12 @@ final class LockedData: @unchecked Sendable {
 }
 
 extension ChildProcess {
+    /// The JSON a URL answers with (curl, 3 s), or nil: how the benches read LiveRelay's API.
+    static func json(_ url: String) -> Any? {
+        guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "-m", "3", url], timeout: 5), r.status == 0 else { return nil }
+        return try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))
+    }
+
     /// `liverelay serve` (the executable `me`) with `yaml` written to `file`, on a free loopback
     /// port; returns once its output says `ready`, or throws with what it said (and stops it).
     static func serve(me: String, yaml: String, file: URL, ready: String = "listening on", timeout: Double = 30) throws -> (serve: ChildProcess, port: Int) {

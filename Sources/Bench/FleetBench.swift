@@ -20,13 +20,8 @@ public struct FleetBenchmark {
         let port: Int
     }
 
-    static func json(_ url: String) -> Any? {
-        guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "-m", "3", url], timeout: 5), r.status == 0 else { return nil }
-        return try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))
-    }
-
     static func leases(_ port: Int) -> [String: String] {
-        guard let f = json("http://127.0.0.1:\(port)/api/fleet") as? [String: Any], let l = f["leases"] as? [[String: Any]] else { return [:] }
+        guard let f = ChildProcess.json("http://127.0.0.1:\(port)/api/fleet") as? [String: Any], let l = f["leases"] as? [[String: Any]] else { return [:] }
         var out: [String: String] = [:]
         for e in l { if let s = e["stream"] as? String, let n = e["node"] as? String { out[s] = n } }
         return out

@@ -291,9 +291,7 @@ final class LatencyRun {
             results += try measure(group, servePort: servePort)
         }
         if let h = rendition, haveRTSP,
-           let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "2", "http://127.0.0.1:\(servePort)/api/streams/cam_rend_r\(h)"], timeout: 5),
-           let json = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any],
-           let info = json["rendition"] as? [String: Any] {
+           let info = (ChildProcess.json("http://127.0.0.1:\(servePort)/api/streams/cam_rend_r\(h)") as? [String: Any])?["rendition"] as? [String: Any] {
             notes.append("cam_rend_r\(h): the encoder's own time (scale and encode) was \(info["encode_ms"] ?? "–") ms per picture over its last 30, \(info["frames_encoded"] ?? 0) pictures encoded.")
         }
         results += inProcessRows(servePort: servePort, previews: (haveRTSP ? ["cam_udp"] : []) + (haveNginx ? ["rtmp", "pushed"] : []) + ["pushed_srt"], hls: haveNginx ? ["rtmp", "rtmp_ts"] : [])

@@ -130,8 +130,7 @@ public struct WebRTCBenchmark {
             // The publisher's first keyframe reached the server when the stream turns live (its
             // source opens at the first keyframe).
             func live() -> Bool {
-                let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "1", "http://127.0.0.1:\(port)/api/streams/phone"], timeout: 3)
-                let j = (try? JSONSerialization.jsonObject(with: Data((r?.stdout ?? "").utf8))) as? [String: Any]
+                let j = ChildProcess.json("http://127.0.0.1:\(port)/api/streams/phone") as? [String: Any]
                 return (j?["stream"] as? [String: Any])?["state"] as? String == "live"
             }
             // The last round's publisher has left (its source ends when its media stops).
@@ -225,8 +224,7 @@ public struct WebRTCBenchmark {
         // The server's drops for these viewers while they play (a queue that aged while its
         // viewer's DTLS was not up yet, before the window, is not counted).
         func drops() -> [String: [String: Int]] {
-            let status = (try? ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/api/streams/cam"], timeout: 5).stdout) ?? ""
-            let sinks = ((try? JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any])?["sinks"] as? [[String: Any]] ?? [])
+            let sinks = ((ChildProcess.json("http://127.0.0.1:\(port)/api/streams/cam") as? [String: Any])?["sinks"] as? [[String: Any]] ?? [])
                 .filter { $0["kind"] as? String == "webrtc" }
             var out: [String: [String: Int]] = [:]
             for sink in sinks { if let name = sink["name"] as? String { out[name] = sink["dropped"] as? [String: Int] ?? [:] } }

@@ -18,15 +18,14 @@ enum HLSRoutes {
             // An on-demand source connects for its players (the first request waits for a segment).
             let hub = engine.hubs[name]
             hub?.demand()
+            let playlist = file == "index.m3u8", blocking = playlist && request.uri.queryParameters["_HLS_msn"] != nil
             // A player's first load of an on-demand stream that had stopped (a rendition nobody
             // watched): what is listed is stale, so it waits for the stream's new pictures, as
             // on a first start, rather than begin seconds or minutes behind.
-            if file == "index.m3u8", request.uri.queryParameters["_HLS_msn"] == nil, hub?.onDemandIdle != nil,
-               hls.store.isStale(after: Double(hls.store.targetDuration) * 2 + 1) {
+            if playlist, !blocking, hub?.onDemandIdle != nil, hls.store.isStale(after: Double(hls.store.targetDuration) * 2 + 1) {
                 await hls.store.waitForFreshContent(timeout: hls.store.settings.segmentDuration * 2 + 3)
             }
             // A blocking playlist request waits up to three target durations: capped per client.
-            let blocking = file == "index.m3u8" && request.uri.queryParameters["_HLS_msn"] != nil
             let client = AccessMiddleware.clientKey(context.remoteAddress)
             if blocking {
                 guard limits.acquire(.blockingRequests, client: client) else {

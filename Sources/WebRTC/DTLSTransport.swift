@@ -65,6 +65,8 @@ enum SRTPProfile: Sendable {
     case aeadAES128GCM
 
     var saltLength: Int { self == .aeadAES128GCM ? 12 : 14 }
+    /// The profile's name in logs (RFC 7714 §14.2, RFC 5764 §4.1.2).
+    var name: String { self == .aeadAES128GCM ? "AEAD_AES_128_GCM" : "AES_CM_128_HMAC_SHA1_80" }
 }
 
 /// The keys DTLS-SRTP gives each direction (RFC 5764 §4.2): AES-128 key then salt.

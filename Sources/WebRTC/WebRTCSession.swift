@@ -141,7 +141,7 @@ final class WebRTCSession: @unchecked Sendable {
             if r.keys != nil {
                 logger.info(publisher == nil ? "webrtc: viewer connected" : "webrtc: publisher connected",
                             metadata: ["stream": "\(stream)", "session": "\(id)", "over": "\(remote?.transport ?? "-")",
-                                       "srtp": "\(r.keys?.profile == .aeadAES128GCM ? "AEAD_AES_128_GCM" : "AES_CM_128_HMAC_SHA1_80")"])
+                                       "srtp": "\(r.keys?.profile.name ?? "-")"])
                 connected.continuation.yield()
                 connected.continuation.finish()
                 // A viewer starts at a keyframe: a WHIP publisher is asked for one now.

@@ -97,12 +97,11 @@ public final class HLSStore: Sendable {
                 let window = s.playlist.segments.reduce(0.0) { $0 + ($1.complete ? $1.duration : 0) }
                 if Double(now &- last) / 1e9 > window {
                     discontinuity = true
-                    let listed = window
                     while let gone = s.playlist.segments.first {
                         s.playlist.segments.removeFirst()
                         if gone.discontinuity { s.playlist.discontinuitySequence += 1 }
                         guard gone.complete else { continue }
-                        s.retired.append(Retired(segment: gone, until: now &+ PeerNumber.nanoseconds(gone.duration + listed)))
+                        s.retired.append(Retired(segment: gone, until: now &+ PeerNumber.nanoseconds(gone.duration + window)))
                     }
                     out += Self.expire(&s, now: now)
                 }
