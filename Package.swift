@@ -74,7 +74,7 @@ let package = Package(
         .target(
             name: "Relay",
             dependencies: [
-                "MediaCore", "Demux", "Decode", "Mux", "Wire",
+                "MediaCore", "Demux", "Decode", "Mux", "Wire", "Access",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -85,8 +85,6 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The one authorizer: may these credentials do this action on this stream from this
-        // address. No HTTP: every server adapts its credentials to it.
         .target(
             name: "Catalog",
             dependencies: [
@@ -111,10 +109,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The one authorizer: may these credentials do this action on this stream from this
+        // client. No HTTP and no engine: every server adapts its credentials to it, and the
+        // engine's configuration holds its settings.
         .target(
             name: "Access",
             dependencies: [
-                "Relay", "MediaCore", "Wire", .product(name: "Logging", package: "swift-log"),
+                "Wire", .product(name: "Logging", package: "swift-log"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -180,7 +181,7 @@ let package = Package(
         .target(
             name: "Serve",
             dependencies: [
-                "Relay", "Access", "RelayServer", "IngestServer", "RTSPServer", "Catalog", "Fleet", "WebRTC",
+                "Relay", "Access", "MediaCore", "RelayServer", "IngestServer", "RTSPServer", "Catalog", "Fleet", "WebRTC",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -202,10 +203,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "liverelay-fuzz",
-            dependencies: ["Relay", "MediaCore", "Demux", "StampedSource", "IngestServer", "Wire"],
+            dependencies: ["Relay", "Access", "MediaCore", "Demux", "StampedSource", "IngestServer", "Wire"],
             path: "Sources/Fuzz",
             swiftSettings: swiftSettings
         ),
+        // Writes the commit a build is made from into `liverelay` (BuildStamp), run again when
+        // HEAD moves: `--version` names it wherever the binary is installed.
+        .plugin(name: "CommitStamp", capability: .buildTool()),
         .executableTarget(
             name: "liverelay",
             dependencies: [
@@ -215,7 +219,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            plugins: [.plugin(name: "CommitStamp")]
         ),
         .target(
             name: "TestSupport",
@@ -228,12 +233,12 @@ let package = Package(
         .testTarget(name: "CatalogTests", dependencies: ["Catalog", "Relay", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "RTSPServerTests", dependencies: ["RTSPServer", "Wire", .product(name: "NIOCore", package: "swift-nio"),
                                                       .product(name: "NIOEmbedded", package: "swift-nio")], swiftSettings: swiftSettings),
-        .testTarget(name: "AccessTests", dependencies: ["Access", "Relay", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")], swiftSettings: swiftSettings),
+        .testTarget(name: "AccessTests", dependencies: ["Access", "Wire", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")], swiftSettings: swiftSettings),
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "DemuxTests", dependencies: ["Demux", "Wire", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "DecodeTests", dependencies: ["Decode", "Demux", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "MuxTests", dependencies: ["Mux", "Wire", "Decode", "Demux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
-        .testTarget(name: "RelayTests", dependencies: ["Relay", "Catalog", "Wire", "Decode", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayTests", dependencies: ["Relay", "Access", "Catalog", "Wire", "Decode", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer"], swiftSettings: swiftSettings),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "Relay", "Access", "WebRTC", "TestSupport", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "liverelayTests", dependencies: ["TestSupport", "Bench", "Fleet", "StampedSource", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log"),

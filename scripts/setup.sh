@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
 # Installs everything LiveRelay needs to build, run and test on Debian 12 (as root).
 # Idempotent: packages already installed are skipped quickly.
+#   scripts/setup.sh           everything: build, run, and every test and bench
+#   scripts/setup.sh --build   only what building and the fast tests need (scripts/test.sh --fast)
 set -euo pipefail
 
-PACKAGES=(
+BUILD_PACKAGES=(
   # build: FFmpeg's libraries through pkg-config
   pkg-config libavformat-dev libavcodec-dev libswscale-dev libswresample-dev libavutil-dev
   # build: libsrt (the build FFmpeg links) for the one-port SRT ingest
   libsrt-gnutls-dev
   # build: WebRTC's DTLS (OpenSSL) and SRTP (libsrtp2)
   libssl-dev libsrtp2-dev
+  # scripts/test.sh: the source check and the fast set's tags (python3); the fast run's every
+  # exec traced (strace)
+  python3 strace
+)
+PACKAGES=(
+  "${BUILD_PACKAGES[@]}"
   # real clients and encoders for tests and the bench
   ffmpeg
   # real RTSP server for tests: gst-rtsp-server through Python GObject introspection
@@ -44,6 +52,8 @@ PACKAGES=(
   postgresql iproute2
 )
 
+build_only=0
+if [ "${1:-}" = "--build" ]; then build_only=1; PACKAGES=("${BUILD_PACKAGES[@]}"); fi
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -61,6 +71,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+if [ "$build_only" = 1 ]; then echo "setup: the packages for building present"; exit 0; fi
 # The NFQUEUE delayer's Python binding (PyPI only); needed by `bench latency --impair` alone.
 if ! /usr/bin/python3 -c "import netfilterqueue" 2>/dev/null; then
   /usr/bin/python3 -m pip install -q --break-system-packages NetfilterQueue==1.1.0 \

@@ -1,3 +1,4 @@
+import Wire
 import Foundation
 import HummingbirdBcrypt
 
@@ -78,7 +79,7 @@ public struct AccessBenchmark {
             for path in ["/streams/cam/snapshot.jpg", "/streams/cam/hls/index.m3u8"] {
                 var args = ["-n", String(requests), "-c", String(clients)]
                 if !s.http2 { args.append("--h1") }
-                if s.auth { args += ["-H", "Authorization: Basic " + Data("bench:\(password)".utf8).base64EncodedString()] }
+                if s.auth { args += ["-H", "Authorization: Basic " + Base64.encode("bench:\(password)".utf8)] }
                 let cpu0 = serve.cpuSeconds
                 let r = try ChildProcess.run("/usr/bin/h2load", args + [base + path], timeout: 300)
                 let cpu = serve.cpuSeconds - cpu0

@@ -9,18 +9,31 @@ public struct Backoff: Sendable, Hashable {
     public var jitter: Double = 0.2
     /// A connection that stayed live this long resets the attempt count, seconds.
     public var stableAfter: Double = 60
+    /// A connection that stayed live this many times as long as the outage before it also
+    /// resets the attempt count: a source live most of the time is not failing. A field unit
+    /// live for 20 s between 3 s dropouts starts every dropout at the first delay, while a
+    /// source that drops soon after each return keeps backing off.
+    public var stableRatio: Double = 3
     /// Give up after this many failed attempts in a row (nil: never, as for cameras).
     public var maxAttempts: Int? = nil
 
     public init() {}
 
-    public init(initial: Double, cap: Double, multiplier: Double = 2, jitter: Double = 0.2, stableAfter: Double = 60, maxAttempts: Int? = nil) {
+    public init(initial: Double, cap: Double, multiplier: Double = 2, jitter: Double = 0.2, stableAfter: Double = 60, stableRatio: Double = 3,
+                maxAttempts: Int? = nil) {
         self.initial = initial
         self.cap = cap
         self.multiplier = multiplier
         self.jitter = jitter
         self.stableAfter = stableAfter
+        self.stableRatio = stableRatio
         self.maxAttempts = maxAttempts
+    }
+
+    /// Whether a connection whose media flowed for `live` seconds, after an outage (no media)
+    /// of `outage` seconds, starts the attempt count again.
+    public func resets(afterLive live: Double, outage: Double) -> Bool {
+        live > 0 && (live >= stableAfter || live >= stableRatio * outage)
     }
 
     /// The wait before attempt `attempt` (1-based), with `unit` a random draw in 0..<1.

@@ -7,6 +7,7 @@ import Synchronization
 /// Where a supervised source stands.
 public enum SourceState: Sendable, Hashable, CustomStringConvertible {
     case connecting
+    /// Media flows: from a session's first packet (an open alone is not live).
     case live
     case reconnecting(attempt: Int, lastError: String)
     case stopped(reason: String)
@@ -99,79 +100,74 @@ public final class SourceSupervisor: Sendable {
         if changed { onEvent(.stateChanged(s)) }
     }
 
-    /// How long after a source was last live, or last unreachable, a source whose port answers
-    /// but which does not serve yet is retried every `quickRetry` instead of after its backoff.
-    public static let bootWindow: Double = 30
-    public static let quickRetry: Double = 0.2
-
     private func run() {
-        var attempt = 0
+        var schedule = ReconnectSchedule(backoff: backoff, quickRetries: reachability != nil, now: MonotonicClock.nanoseconds())
         var generation = 0
-        // When the source was last live or last did not answer: a camera booting after either
-        // is retried quickly.
-        var lastChange = MonotonicClock.nanoseconds()
         while !handle.isInterrupted {
-            var lastError: String?
-            var booting = false
-            var liveSince: UInt64?
+            let media = MediaSpan()
+            var opened = false
+            let session: ReconnectSchedule.Session
+            let reason: String
             do {
                 let source = try factory(handle)
                 generation += 1
+                opened = true
                 onEvent(.opened(streams: source.streams, formatName: source.formatName, generation: generation))
-                setState(.live)
-                liveSince = MonotonicClock.nanoseconds()
-                if let pushing = source as? any PushingPacketSource {
-                    // Packets arrive on the producer's thread; this one waits for the end.
-                    let onEvent = onEvent
-                    try pushing.deliverAll { onEvent(.packet($0)) }
-                } else {
-                    let reporting = source as? any LinkHealthReporting
-                    var nextHealth = MonotonicClock.nanoseconds()
-                    while let packet = try source.readPacket() {
-                        onEvent(.packet(packet))
-                        if let reporting, MonotonicClock.nanoseconds() >= nextHealth {
-                            nextHealth = MonotonicClock.nanoseconds() &+ 1_000_000_000
-                            onEvent(.health(reporting.linkHealth))
-                        }
-                    }
-                }
+                try read(source, marking: media)
                 onEvent(.closed(error: nil))
                 if !reconnectAtEnd {
                     setState(.stopped(reason: "end of stream"))
                     return
                 }
-                lastError = "end of stream"
+                session = ReconnectSchedule.Session(media: media.span, ending: .endOfStream)
+                reason = "end of stream"
             } catch {
                 let text = Redactor.scrub("\(error)")
                 if handle.isInterrupted { break }
-                booting = (error as? IngestError)?.meansNotServingYet ?? false
-                if liveSince != nil { onEvent(.closed(error: text)) }
-                lastError = text
+                if opened { onEvent(.closed(error: text)) }
+                session = ReconnectSchedule.Session(media: media.span, ending: .failure(notServingYet: (error as? IngestError)?.meansNotServingYet ?? false),
+                                                    opened: opened)
+                reason = text
             }
-            if let since = liveSince, Double(MonotonicClock.nanoseconds() - since) / 1e9 >= backoff.stableAfter {
-                attempt = 0
-            }
-            if liveSince != nil { lastChange = MonotonicClock.nanoseconds() }
-            attempt += 1
-            if let max = backoff.maxAttempts, attempt > max {
-                setState(.stopped(reason: lastError ?? "gave up"))
+            let retry = schedule.retry(after: session, at: MonotonicClock.nanoseconds(), unit: Double.random(in: 0..<1))
+            if let max = backoff.maxAttempts, retry.attempt > max {
+                setState(.stopped(reason: reason))
                 return
             }
-            let reason = lastError ?? "unknown"
-            setState(.reconnecting(attempt: attempt, lastError: reason))
-            var wait = backoff.delay(attempt: attempt, unit: Double.random(in: 0..<1))
-            // A camera whose port answers while it boots (DESCRIBE refused 404/503, stalled, or
-            // an SDP without media) is asked again on a short interval, not after its backoff.
-            let sinceChange = Double(MonotonicClock.nanoseconds() &- lastChange) / 1e9
-            if booting, reachability != nil, sinceChange < Self.bootWindow { wait = min(wait, Self.quickRetry) }
-            if attempt <= 3 || wait > Self.quickRetry || attempt % 25 == 0 {
+            setState(.reconnecting(attempt: retry.attempt, lastError: reason))
+            if retry.attempt <= 3 || retry.delay > ReconnectSchedule.quickRetry || retry.attempt % 25 == 0 {
                 logger.warning("source down; reconnecting", metadata: [
-                    "stream.name": "\(name)", "attempt": "\(attempt)", "delay_s": "\(wait)", "error": "\(reason)",
+                    "stream.name": "\(name)", "attempt": "\(retry.attempt)", "delay_s": "\(retry.delay)", "error": "\(reason)",
                 ])
             }
-            if waitForRetry(wait) { lastChange = MonotonicClock.nanoseconds() }
+            if waitForRetry(retry.delay) { schedule.sourceDidNotAnswer(at: MonotonicClock.nanoseconds()) }
         }
         setState(.stopped(reason: "stopped"))
+    }
+
+    /// Reads `source` to its end, handing each packet on. The stream is live from its first
+    /// packet, not from the open: a server that answers PLAY and sends nothing is not live.
+    private func read(_ source: any PacketSource, marking media: MediaSpan) throws {
+        if let pushing = source as? any PushingPacketSource {
+            // Packets arrive on the producer's thread; this one waits for the end.
+            let onEvent = onEvent
+            try pushing.deliverAll { [self] packet in
+                if media.mark(MonotonicClock.nanoseconds()) { setState(.live) }
+                onEvent(.packet(packet))
+            }
+            return
+        }
+        let reporting = source as? any LinkHealthReporting
+        var nextHealth = MonotonicClock.nanoseconds()
+        while let packet = try source.readPacket() {
+            let now = MonotonicClock.nanoseconds()
+            if media.mark(now) { setState(.live) }
+            onEvent(.packet(packet))
+            if let reporting, now >= nextHealth {
+                nextHealth = now &+ 1_000_000_000
+                onEvent(.health(reporting.linkHealth))
+            }
+        }
     }
 
     /// Waits `seconds` before the next full open; with a reachability check, ends the wait as
@@ -206,5 +202,27 @@ public final class SourceSupervisor: Sendable {
             if now >= end { return }
             usleep(UInt32(min(end - now, 20_000_000) / 1000))
         }
+    }
+}
+
+/// When one session's media flowed: its first and its last packet (monotonic nanoseconds).
+/// Marked on whichever thread delivers the packets (a pushing source's), read on the ingest
+/// thread once the session ended.
+final class MediaSpan: Sendable {
+    private let first = Atomic<UInt64>(0)
+    private let last = Atomic<UInt64>(0)
+
+    /// Marks a packet that came at `now`; true for the session's first.
+    func mark(_ now: UInt64) -> Bool {
+        last.store(now, ordering: .releasing)
+        guard first.load(ordering: .relaxed) == 0 else { return false }
+        return first.compareExchange(expected: 0, desired: now, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    /// First to last packet; nil when none came.
+    var span: ClosedRange<UInt64>? {
+        let f = first.load(ordering: .acquiring)
+        guard f != 0 else { return nil }
+        return f...max(f, last.load(ordering: .acquiring))
     }
 }

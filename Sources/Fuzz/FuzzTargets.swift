@@ -5,6 +5,7 @@ import StampedSource
 import Demux
 import IngestServer
 import Wire
+import Access
 
 /// What the fuzzers feed: input from a config file or the network that must never crash the
 /// process. Each target takes arbitrary bytes.
@@ -65,11 +66,14 @@ enum FuzzTargets {
             _ = m.serialized(integrity: { _ in [UInt8](repeating: 0, count: 20) })
         }
         _ = RTCPFeedback.parse(bytes)
-        if let offer = SDPOffer(parsing: String(decoding: bytes, as: UTF8.self)) {
+        if let offer = SessionDescription(parsing: String(decoding: bytes, as: UTF8.self)) {
             for m in offer.media { _ = (offer.credentials(m), offer.fingerprint(m)) }
         }
-        let sdp = "v=0\r\nm=video 9 RTP/AVP 102\r\na=rtpmap:102 H264/90000\r\nm=audio 9 RTP/AVP 111\r\na=rtpmap:111 opus/48000/2\r\n"
-        guard let source = try? RTPPushSource(sdp: sdp, url: "whip://fuzz", readTimeout: 0, interruptHandle: InterruptHandle()) else { return }
+        // A camera's answer, parsed as the RTSP client parses it.
+        _ = SessionDescription(parsing: String(decoding: bytes, as: UTF8.self), limits: .camera)?.media.first?.formats.first
+        let sections = [SessionDescription.Media(kind: "video", formats: [.init(payloadType: 102, codec: "h264", clockRate: 90000)]),
+                        SessionDescription.Media(kind: "audio", formats: [.init(payloadType: 111, codec: "opus", clockRate: 48000, channels: 2)])]
+        guard let source = try? RTPPushSource(sections: sections, url: "whip://fuzz", readTimeout: 0, interruptHandle: InterruptHandle()) else { return }
         var i = 0, arrival: UInt64 = 1_000_000_000
         while i + 2 <= bytes.count {
             let n = Int(bytes[i]) << 8 | Int(bytes[i + 1])

@@ -20,17 +20,16 @@ public final class RTMPIngestServer: Sendable {
     let logger: Logger
     private let channel = Mutex<(any Channel)?>(nil)
     private let refusalCounts = Mutex<[String: Int]>([:])
-    /// Publishers refused so far, by reason (`app`, `unknown_stream`, `key`, `busy`).
+    /// Publishers refused so far, by reason (`app`, `unknown_stream`, `bad_name`, `key`, `limited`, `busy`).
     public var refusals: [String: Int] { refusalCounts.withLock { $0 } }
 
-    /// Checks `?user=…&pass=…` publish credentials: a user with the `publish` action on the
-    /// stream (the client's address counts failed logins); nil: no users.
-    let authorizer: Authorizer?
+    /// Decides every publisher: users, stream keys, anonymous publishing.
+    let authorizer: Authorizer
 
     /// RTMPS: TLS in front of every connection (`ingest.rtmp.tls`).
     let tls: NIOSSLContext?
 
-    public init(settings: IngestSettings.RTMPIngest, engine: RelayEngine, logger: Logger, tls: NIOSSLContext? = nil, authorizer: Authorizer? = nil) {
+    public init(settings: IngestSettings.RTMPIngest, engine: RelayEngine, logger: Logger, tls: NIOSSLContext? = nil, authorizer: Authorizer) {
         self.tls = tls
         self.settings = settings
         self.engine = engine
@@ -75,41 +74,7 @@ public final class RTMPIngestServer: Sendable {
                                           details: ["protocol": settings.tls ? "rtmps" : "rtmp", "peer": peer ?? "unknown"]))
     }
 
-    /// Whether `key` opens `stream`: the global key or the stream's own. With neither set,
-    /// anyone may publish on a server without an `auth` section (then a loopback-only port) or
-    /// where `auth.anonymous` grants publish; otherwise a user must (`?user=…&pass=…`).
-    func mayPublish(_ stream: Configuration.Stream, key: String?) -> Bool {
-        let accepted = [settings.publishKey, stream.publishKey].compactMap { $0 }
-        if accepted.isEmpty { return Self.anyoneMayPublish(stream.name, engine: engine) }
-        guard let key else { return false }
-        return accepted.contains { Self.constantTimeEqual($0, key) }
-    }
-
-    /// Without a key for a stream: anyone may publish on a server without an `auth` section
-    /// (then a loopback-only port), or where `auth.anonymous` grants publish on it.
-    static func anyoneMayPublish(_ stream: String, engine: RelayEngine) -> Bool {
-        guard let auth = engine.configuration.auth else { return true }
-        return auth.anonymous.contains { $0.grants(.publish, stream: stream) }
-    }
-
     /// A name a publisher may make a stream with (`auto_create`): a stream name of at most 64
     /// characters.
     static func isNewStreamName(_ name: String) -> Bool { name.count <= 64 && Configuration.isStreamName(name) }
-
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        var diff = x.count ^ y.count
-        for i in 0..<max(x.count, y.count) { diff |= Int((i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0)) }
-        return diff == 0
-    }
-}
-
-extension Authorizer {
-    /// A publisher's user and password (RTMP's `?user=&pass=`, SRT's stream ID): true when they
-    /// name a user with the `publish` action on `stream`. False without an `auth` section.
-    func userMayPublish(user: String, password: String, stream: String, from client: String) async -> Bool {
-        guard isEnabled else { return false }
-        if case .allowed = await authorize(.userPassword(user: user, password: password), .publish, stream: stream, from: client) { return true }
-        return false
-    }
 }

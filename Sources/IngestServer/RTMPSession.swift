@@ -1,3 +1,4 @@
+import Access
 import Logging
 import Wire
 import Relay
@@ -18,6 +19,8 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
     var stream: String?
     var output: FLVFeedWriter?
     var outChunkSize = 4096
+    /// A publish is being decided (the authorizer may take a bcrypt's time).
+    var deciding = false
 
     init(server: RTMPIngestServer) { self.server = server }
 
@@ -125,46 +128,64 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
         case "createStream":
             command(context, [.string("_result"), txn, .null, .number(1)])
         case "publish":
-            guard stream == nil else { return }
+            guard stream == nil, !deciding else { return }
             let raw = args.count > 1 ? (args[1].string ?? "") : ""
             let (name, query) = Self.split(raw)
-            let key = query["key"] ?? Self.split(tcURL).query["key"]
-            if server.engine.settings(name) == nil && server.settings.autoCreate {
-                try autoCreate(name, key: key, context)
-                return
-            }
-            guard let s = server.engine.settings(name), server.points.streams.contains(name) else {
+            let tc = Self.split(tcURL).query
+            let isNew = server.engine.settings(name) == nil && server.settings.autoCreate
+            if isNew {
+                guard RTMPIngestServer.isNewStreamName(name) else {
+                    server.refused("bad_name", stream: name, peer: context.remoteAddress?.description)
+                    status(context, "error", "NetStream.Publish.BadName", "stream names may use letters, digits, - and _ only")
+                    context.flush()
+                    throw Refused(description: "bad stream name")
+                }
+            } else if server.engine.settings(name) == nil || !server.points.streams.contains(name) {
                 server.refused("unknown_stream", stream: name, peer: context.remoteAddress?.description)
                 status(context, "error", "NetStream.Publish.BadName", "no such stream")
                 context.flush()
                 throw Refused(description: "publish to an unknown stream")
             }
-            if server.mayPublish(s, key: key) {
-                try begin(name, context)
-                return
+            // The authorizer decides: a user (`?user=…&pass=…`, bcrypt, off the event loop), the
+            // stream's key (`?key=…`, or OBS's stream key `NAME?key=…`), or nothing. Media sent
+            // meanwhile is dropped, as before any publish.
+            let credentials: AccessCredentials
+            if let user = query["user"] ?? tc["user"], let pass = query["pass"] ?? tc["pass"] {
+                credentials = .userPassword(user: user, password: pass)
+            } else if let key = query["key"] ?? tc["key"] {
+                credentials = .publishKey(key)
+            } else {
+                credentials = .none
             }
-            // A user with the publish permission instead of a key: ?user=…&pass=… (bcrypt, off
-            // the event loop); media sent meanwhile is dropped, as before any publish.
-            let tc = Self.split(tcURL).query
-            if let authorizer = server.authorizer, let user = query["user"] ?? tc["user"], let pass = query["pass"] ?? tc["pass"] {
-                let client = context.remoteAddress?.ipAddress ?? "unknown"
-                let loop = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-                Task {
-                    let ok = await authorizer.userMayPublish(user: user, password: pass, stream: name, from: client)
-                    loop.eventLoop.execute {
-                        let (session, context) = loop.value
-                        do {
-                            guard ok else { try session.refuseKey(name, context) }
-                            try session.begin(name, context)
-                        } catch {
-                            context.close(promise: nil)
-                        }
-                        context.flush()
-                    }
+            let request = AccessRequest(credentials, .publish, stream: name, door: .rtmp, peer: context.remoteAddress?.ipAddress ?? "unknown")
+            deciding = true
+            let server = self.server
+            let loop = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            Task {
+                let decision = await server.authorizer.authorize(request)
+                if case .allowed = decision, isNew {
+                    // Made once: a concurrent first publish of the same name finds it made (its
+                    // add fails as a duplicate, which is fine); anything else is said.
+                    let settings = server.engine.configuration.ingest.autoCreated(name)
+                    do { try await server.engine.add(settings) } catch let error where server.engine.settings(name) == nil {
+                        server.logger.warning("rtmp: could not make the stream for a first publish", metadata: ["stream.name": "\(name)", "error": "\(error)"])
+                    } catch {}
                 }
-                return
+                loop.eventLoop.execute {
+                    let (session, context) = loop.value
+                    session.deciding = false
+                    do {
+                        switch decision {
+                        case .allowed: try session.begin(name, context)
+                        case .limited: try session.refuse(name, reason: "limited", "too many wrong keys or passwords; try again later", context)
+                        case .unauthorized, .forbidden: try session.refuse(name, reason: "key", "wrong or missing key", context)
+                        }
+                    } catch {
+                        context.close(promise: nil)
+                    }
+                    context.flush()
+                }
             }
-            try refuseKey(name, context)
         case "deleteStream":
             finish()
         default:
@@ -172,43 +193,11 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
         }
     }
 
-    private func refuseKey(_ name: String, _ context: ChannelHandlerContext) throws -> Never {
-        server.refused("key", stream: name, peer: context.remoteAddress?.description)
-        status(context, "error", "NetStream.Publish.BadName", "wrong or missing key")
+    private func refuse(_ name: String, reason: String, _ description: String, _ context: ChannelHandlerContext) throws -> Never {
+        server.refused(reason, stream: name, peer: context.remoteAddress?.description)
+        status(context, "error", "NetStream.Publish.BadName", description)
         context.flush()
-        throw Refused(description: "wrong or missing key for \(name)")
-    }
-
-    /// A publish to a stream that does not exist yet: made from `ingest.defaults` (the global key
-    /// is the credential), then the publish goes on as for any stream.
-    private func autoCreate(_ name: String, key: String?, _ context: ChannelHandlerContext) throws {
-        guard RTMPIngestServer.isNewStreamName(name) else {
-            server.refused("bad_name", stream: name, peer: context.remoteAddress?.description)
-            status(context, "error", "NetStream.Publish.BadName", "stream names may use letters, digits, - and _ only")
-            context.flush()
-            throw Refused(description: "bad stream name")
-        }
-        if let global = server.settings.publishKey, !(key.map { RTMPIngestServer.constantTimeEqual(global, $0) } ?? false) {
-            server.refused("key", stream: name, peer: context.remoteAddress?.description)
-            status(context, "error", "NetStream.Publish.BadName", "wrong or missing key")
-            context.flush()
-            throw Refused(description: "wrong or missing key for a new stream")
-        }
-        let settings = server.engine.configuration.ingest.autoCreated(name)
-        let engine = server.engine
-        let loop = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        Task {
-            // Made once: a concurrent first publish of the same name finds it made (its add
-            // fails as a duplicate, which is fine); anything else is said.
-            do { try await engine.add(settings) } catch let error where engine.settings(name) == nil {
-                server.logger.warning("rtmp: could not make the stream for a first publish", metadata: ["stream.name": "\(name)", "error": "\(error)"])
-            } catch {}
-            loop.eventLoop.execute {
-                let (session, context) = loop.value
-                do { try session.begin(name, context) } catch { context.close(promise: nil) }
-                context.flush()
-            }
-        }
+        throw Refused(description: "\(description) for \(name)")
     }
 
     private func begin(_ name: String, _ context: ChannelHandlerContext) throws {

@@ -17,15 +17,16 @@ public final class SRTIngestServer: Sendable {
     let engine: RelayEngine
     var points: PublishPoints { engine.publishPoints }
     let logger: Logger
-    let authorizer: Authorizer?
+    /// Decides every caller: passphrases, users in the stream ID, anonymous publishing.
+    let authorizer: Authorizer
     private let listener = Mutex<SRTListener?>(nil)
     private let refusalCounts = Mutex<[String: Int]>([:])
-    /// Callers refused so far, by reason (`bad_request`, `mode`, `unknown_stream`, `key`, `busy`).
+    /// Callers refused so far, by reason (`bad_request`, `mode`, `unknown_stream`, `key`, `limited`, `busy`).
     public var refusals: [String: Int] { refusalCounts.withLock { $0 } }
     /// A caller silent this long (connected, sending nothing) is dropped.
     static let silence: Duration = .seconds(10)
 
-    public init(settings: IngestSettings.SRTIngest, engine: RelayEngine, logger: Logger, authorizer: Authorizer? = nil) {
+    public init(settings: IngestSettings.SRTIngest, engine: RelayEngine, logger: Logger, authorizer: Authorizer) {
         self.settings = settings
         self.engine = engine
         self.logger = logger
@@ -57,24 +58,38 @@ public final class SRTIngestServer: Sendable {
     }
 
     /// During the handshake (libsrt's thread, so nothing slow): whether and how to take a caller.
+    /// The authorizer says which passphrase libsrt must find in the handshake; a caller that
+    /// does not arrive with it counts as a wrong passphrase of its address.
     func decide(_ raw: String, peer: String) -> SRTListener.Decision {
         guard let id = SRTStreamID(raw) else { refused("bad_request", raw, peer); return .reject(.badRequest) }
         guard id.mode == .publish else { refused("mode", raw, peer); return .reject(.badMode) }
-        guard let stream = engine.settings(id.name), points.streams.contains(id.name) else {
-            if engine.settings(id.name) == nil && settings.autoCreate && RTMPIngestServer.isNewStreamName(id.name) {
-                // Made once accepted; the global passphrase is the credential.
-                return .accept(passphrase: settings.passphrase)
-            }
+        let exists = engine.settings(id.name) != nil
+        guard exists ? points.streams.contains(id.name) : settings.autoCreate && RTMPIngestServer.isNewStreamName(id.name) else {
             refused("unknown_stream", raw, peer)
             return .reject(.notFound)
         }
         if points.isLive(id.name) { refused("busy", raw, peer); return .reject(.conflict) }
         // A user in the stream ID is checked once connected, off libsrt's thread (bcrypt).
-        if id.user != nil && id.password != nil && authorizer != nil { return .accept(passphrase: nil) }
-        if let phrase = stream.publishKey ?? settings.passphrase { return .accept(passphrase: phrase) }
-        if RTMPIngestServer.anyoneMayPublish(id.name, engine: engine) { return .accept(passphrase: nil) }
-        refused("key", raw, peer)
-        return .reject(.unauthorized)
+        if id.user != nil && id.password != nil && authorizer.isEnabled { return .accept(passphrase: nil) }
+        let request = AccessRequest(.none, .publish, stream: id.name, door: .srt, peer: Self.host(peer))
+        switch authorizer.sharedSecret(request, attempt: peer) {
+        case .passphrase(let phrase): return .accept(passphrase: phrase)
+        case .open: return .accept(passphrase: nil)
+        case .limited:
+            refused("limited", raw, peer)
+            return .reject(.unauthorized)
+        case .refused:
+            refused("key", raw, peer)
+            return .reject(.unauthorized)
+        }
+    }
+
+    /// `192.0.2.7:5000` → `192.0.2.7`; `[2001:db8::1]:5000` → `2001:db8::1`.
+    static func host(_ peer: String) -> String {
+        var h = Substring(peer)
+        if let colon = h.lastIndex(of: ":") { h = h[..<colon] }
+        if h.hasPrefix("["), h.hasSuffix("]") { h = h.dropFirst().dropLast() }
+        return String(h)
     }
 
     /// Waits for an async answer on this (caller's own) thread.
@@ -94,11 +109,18 @@ public final class SRTIngestServer: Sendable {
     /// made if new, then its media into the stream's pipe until it leaves or falls silent.
     func serve(_ caller: SRTConnection) {
         defer { caller.close() }
+        // Through the handshake: its passphrase, if one was asked, was right.
+        authorizer.attemptSucceeded(caller.peer)
         guard let id = SRTStreamID(caller.streamID) else { return }
-        let peerHost = caller.peer.split(separator: ":").dropLast().joined(separator: ":")
-        if let user = id.user, let password = id.password, let authorizer, engine.settings(id.name) != nil {
-            let name = id.name
-            guard wait({ await authorizer.userMayPublish(user: user, password: password, stream: name, from: peerHost) }) else {
+        if let user = id.user, let password = id.password, authorizer.isEnabled {
+            let request = AccessRequest(.userPassword(user: user, password: password), .publish, stream: id.name, door: .srt, peer: Self.host(caller.peer))
+            let authorizer = self.authorizer
+            switch wait({ await authorizer.authorize(request) }) {
+            case .allowed: break
+            case .limited:
+                refused("limited", caller.streamID, caller.peer)
+                return
+            case .unauthorized, .forbidden:
                 refused("key", caller.streamID, caller.peer)
                 return
             }

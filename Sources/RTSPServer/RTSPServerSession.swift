@@ -117,7 +117,7 @@ final class RTSPServerSession: @unchecked Sendable {
         // Permission first, existence second: a client that may not read a name learns nothing
         // of whether a stream by that name exists.
         let credentials: Authorizer.Credentials = r.header("Authorization").map { .header($0) } ?? .none
-        switch await server.authorizer.authorize(credentials, .read, stream: name, from: address) {
+        switch await server.authorizer.authorize(credentials, .read, stream: name, door: .rtsp, from: address) {
         case .allowed: break
         case .unauthorized: return .failure(RTSPResponseError(RTSPResponse(401, "Unauthorized", headers: [("WWW-Authenticate", "Basic realm=\"LiveRelay\"")])))
         case .forbidden: return .failure(RTSPResponseError(RTSPResponse(403, "Forbidden")))

@@ -5,15 +5,12 @@ import NIOCore
 import Relay
 
 /// Every request passes here first: the Host header is checked (DNS rebinding), then the
-/// credentials against what the path needs. 401 when credentials are missing or wrong, 403
-/// when they are right but do not grant it, 429 after too many failures from one address.
-/// Read endpoints get CORS headers; nothing else does.
+/// authorizer decides what the path needs. 401 when credentials are missing or wrong, 403
+/// when they are right but do not grant it, 429 after too many failures of the same user (or
+/// token) from one client. Read endpoints get CORS headers; nothing else does.
 struct AccessMiddleware: RouterMiddleware {
     typealias Context = RelayRequestContext
     let access: Authorizer
-    /// The stream a rendition's stream is made from: credentials for a stream (a user's grant,
-    /// a token, a signed URL) open its renditions too, which are the same pictures.
-    var parentOf: @Sendable (String) -> String? = { _ in nil }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if let allowed = access.allowedHosts {
@@ -22,8 +19,7 @@ struct AccessMiddleware: RouterMiddleware {
                 return try HTTPResponses.jsonError(.misdirectedRequest, "host \"\(host.prefix(100))\" is not served here (server.allowed_hosts)")
             }
         }
-        var need = AccessRequirement.of(method: request.method, path: request.uri.path)
-        if let s = need.stream, let parent = parentOf(s) { need.stream = parent }
+        let need = AccessRequirement.of(method: request.method, path: request.uri.path)
         var response = try await authorize(request, context: context, need: need, next: next)
         if need.cors && (request.method == .get || request.method == .head || request.method == .post || request.method == .delete) {
             response.headers[.accessControlAllowOrigin] = "*"
@@ -33,7 +29,9 @@ struct AccessMiddleware: RouterMiddleware {
 
     private func authorize(_ request: Request, context: Context, need: AccessRequirement,
                            next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let action = need.action, access.isEnabled else { return try await next(request, context) }
+        var ctx = context
+        ctx.authorizer = access
+        guard let action = need.action else { return try await next(request, ctx) }
         // A token in the query only where a player cannot add a header: media URLs.
         let credentials: Authorizer.Credentials
         if let header = request.headers[.authorization] {
@@ -46,10 +44,11 @@ struct AccessMiddleware: RouterMiddleware {
         } else {
             credentials = .none
         }
-        var ctx = context
-        switch await access.authorize(credentials, action, stream: need.stream, from: Self.clientKey(context.remoteAddress)) {
+        let asked = AccessRequest(credentials, action, stream: need.stream, door: need.door, peer: Self.clientKey(context.remoteAddress),
+                                  forwardedFor: request.headers[.xForwardedFor])
+        switch await access.authorize(asked) {
         case .limited:
-            return try HTTPResponses.jsonError(.tooManyRequests, "too many failed logins from this address; try again later")
+            return try HTTPResponses.jsonError(.tooManyRequests, "too many failed logins for these credentials from this address; try again later")
         case .unauthorized(let reason):
             return try Self.challenge(reason)
         case .forbidden(let identity):
@@ -80,4 +79,8 @@ struct AccessMiddleware: RouterMiddleware {
     static func clientKey(_ address: SocketAddress?) -> String {
         address?.ipAddress ?? "unknown"
     }
+}
+
+extension HTTPField.Name {
+    static let xForwardedFor = Self("X-Forwarded-For")!
 }

@@ -1,4 +1,4 @@
-import Relay
+import Access
 import HTTPTypes
 
 /// What a request needs, from its method and path: an action on a stream (nil stream: none in
@@ -10,6 +10,8 @@ struct AccessRequirement: Equatable {
     var media = false
     /// A read endpoint: answered with CORS headers.
     var cors = false
+    /// The door the authorizer is told: WHEP and WHIP are WebRTC's, the wall's socket a WebSocket.
+    var door: AccessProtocol = .http
 
     static func of(method: HTTPRequest.Method, path: String) -> AccessRequirement {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
@@ -25,7 +27,7 @@ struct AccessRequirement: Equatable {
             // The fleet's nodes and leases: who reads which stream.
             if parts.count == 2 && parts[1] == "fleet" && method == .get { return AccessRequirement(action: .read, cors: true) }
             // The ops wall's WebSocket: a browser cannot add headers to it, so `?token=` is taken.
-            if parts.count == 2 && parts[1] == "wall" && method == .get { return AccessRequirement(action: .read, media: true) }
+            if parts.count == 2 && parts[1] == "wall" && method == .get { return AccessRequirement(action: .read, media: true, door: .websocket) }
             // The archive: its own action (watching live is not watching what was recorded).
             if parts.count == 3 && parts[1] == "recordings" && method == .get {
                 return AccessRequirement(action: .playback, stream: parts[2], cors: true)
@@ -43,7 +45,8 @@ struct AccessRequirement: Equatable {
             // need read (WHEP) or publish (WHIP, and the page that publishes).
             if parts.count >= 3, parts[2] == "whep" || parts[2] == "whip" || parts[2] == "publish" {
                 if method == .options { return AccessRequirement(action: nil) }
-                return AccessRequirement(action: parts[2] == "whep" ? .read : .publish, stream: stream, media: true, cors: true)
+                return AccessRequirement(action: parts[2] == "whep" ? .read : .publish, stream: stream, media: true, cors: true,
+                                         door: parts[2] == "publish" ? .http : .webrtc)
             }
             // The archive played or exported: a player fetches these without headers.
             if parts.count >= 3, ["recording.m3u8", "recording.mp4", "recording.json", "recording"].contains(parts[2]) {

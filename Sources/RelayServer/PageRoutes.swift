@@ -1,3 +1,4 @@
+import Access
 import Foundation
 import Hummingbird
 import HTTPTypes
@@ -16,7 +17,7 @@ enum PageRoutes {
     static func add(to router: Router<RelayRequestContext>, engine: RelayEngine) {
         router.get("/") { _, context in
             HTTPResponses.html(WallPage.render(engine: engine, visible: context.mayRead,
-                                               admin: { context.identity?.may(.admin, stream: $0) ?? true }))
+                                               admin: { context.may(.admin, stream: $0) }))
         }
         // The plain grid: one MJPEG <img> per stream (no WebSocket, no WebCodecs needed).
         router.get("/previews") { _, context in HTTPResponses.html(OpsPage.render(engine: engine, visible: context.mayRead)) }

@@ -1,3 +1,4 @@
+import Access
 import Hummingbird
 import Relay
 import Wire

@@ -17,8 +17,7 @@ public enum RelayHTTP {
         -> (http: Router<RelayRequestContext>, webSocket: Router<RelayRequestContext>) {
         let c = engine.configuration
         let router = Router(context: RelayRequestContext.self)
-        let parentOf: @Sendable (String) -> String? = { engine.settings($0)?.renditionOf }
-        router.add(middleware: AccessMiddleware(access: authorizer, parentOf: parentOf))
+        router.add(middleware: AccessMiddleware(access: authorizer))
         router.add(middleware: FleetRedirectMiddleware(engine: engine))
         FleetRoutes.add(to: router, engine: engine)
         MetricsRoutes.add(to: router, engine: engine, metrics: metrics)
@@ -33,7 +32,7 @@ public enum RelayHTTP {
         IngestRoutes.add(to: router, engine: engine)
         if let webrtc { WHEPRoutes.add(to: router, engine: engine, webrtc: webrtc) }
         let ws = Router(context: RelayRequestContext.self)
-        ws.add(middleware: AccessMiddleware(access: authorizer, parentOf: parentOf))
+        ws.add(middleware: AccessMiddleware(access: authorizer))
         WallRoutes.add(to: ws, engine: engine)
         return (router, ws)
     }

@@ -1,6 +1,6 @@
 public import Hummingbird
 public import NIOCore
-public import Relay
+public import Access
 public import HummingbirdWebSocket
 
 /// The request context of LiveRelay's routes: who is asking (once `AccessMiddleware` checked)
@@ -13,6 +13,8 @@ public struct RelayRequestContext: RequestContext, RemoteAddressRequestContext, 
     /// The identity the request carries; nil when the server has no `auth` section (loopback
     /// only, everything open).
     public var identity: AccessIdentity?
+    /// The authorizer that let the request in: it answers what else the identity may see.
+    public var authorizer: Authorizer?
     /// Set by the ops wall's route when a request upgrades to its WebSocket.
     public let webSocket = WebSocketHandlerReference<RelayRequestContext>()
 
@@ -24,6 +26,10 @@ public struct RelayRequestContext: RequestContext, RemoteAddressRequestContext, 
 
     /// Whether this request may read `stream` (lists and pages show only those).
     public func mayRead(_ stream: String) -> Bool {
-        identity?.may(.read, stream: stream) ?? true
+        may(.read, stream: stream)
+    }
+
+    public func may(_ action: AccessAction, stream: String?) -> Bool {
+        authorizer?.permits(identity, action, stream: stream) ?? true
     }
 }

@@ -1,3 +1,4 @@
+import Access
 import Foundation
 import Hummingbird
 import HTTPTypes

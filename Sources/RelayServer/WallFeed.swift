@@ -39,7 +39,7 @@ public struct AudioChunk: Sendable {
     /// What the page configures its AudioDecoder with, in the frame's codec field:
     /// `CODEC/RATE/CHANNELS/DESCRIPTION-HEX`.
     public var configuration: String {
-        "\(codec)/\(sampleRate)/\(channels)/" + description.map { b in (b < 16 ? "0" : "") + String(b, radix: 16) }.joined()
+        "\(codec)/\(sampleRate)/\(channels)/" + Hex.encode(description)
     }
 }
 

@@ -9,6 +9,7 @@ import RTSPServer
 import WebRTC
 import RelayServer
 import Foundation
+import MediaCore
 import NIOSSL
 import UnixSignals
 
@@ -54,17 +55,19 @@ public enum LiveRelayServer {
     ///   - reload: reads the configuration again (on SIGHUP: streams added, removed or changed
     ///     are applied; unchanged ones keep running).
     ///   - catalog: keeps what the API changes across restarts; nil: nothing is kept.
+    ///   - banner: where each server says where it listens (`notice`); nil: `logger`. Serve
+    ///     itself writes nothing to stdout or stderr.
     /// What `serve` checks before it starts anything, beyond the file itself: the auth
     /// section's keys (a JWKS file or URL, read once) and the TLS certificate and key. Throws the
     /// first problem, naming its key.
     public static func check(_ configuration: Configuration, logger: Logger) async throws {
-        _ = try await Authorizer(auth: configuration.auth, allowedHosts: configuration.effectiveAllowedHosts, logger: logger)
+        _ = try await authorizer(configuration, engine: nil, logger: logger)
         if let tls = configuration.tls { _ = try CertificateStore.load(tls) }
     }
 
     public static func run(configuration file: Configuration, sources: SourceOpener = SourceOpener(), captureAge: CaptureAgeReader? = nil,
                            reload: (@Sendable () throws -> Configuration)? = nil, catalog: (any CatalogStore)? = nil,
-                           logger: Logger, onListening: @escaping @Sendable (Int) -> Void) async throws {
+                           logger: Logger, banner: Logger? = nil, onListening: @escaping @Sendable (Int) -> Void) async throws {
         var catalogChoice = catalog
         var sourcesChoice = sources
         // A fleet node: the shared database is the catalog, and a stream no live node reads
@@ -93,7 +96,7 @@ public enum LiveRelayServer {
             await recover(own, catalog: catalog, logger: logger)
         }
         let engine = RelayEngine(configuration: configuration, sources: sources, captureAge: captureAge, catalog: catalog, logger: logger)
-        let authorizer = try await Authorizer(auth: configuration.auth, allowedHosts: configuration.effectiveAllowedHosts, logger: logger)
+        let authorizer = try await authorizer(configuration, engine: engine, logger: logger)
         let metrics = RelayMetrics(authorizer: authorizer)
         let limits = configuration.limits
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: EngineService(engine: engine))]
@@ -150,19 +153,19 @@ public enum LiveRelayServer {
         if let rtmp = configuration.ingest.rtmp {
             let tls = try rtmp.tls ? certificates.map { try NIOSSLContext(configuration: $0.serverConfiguration()) } : nil
             let ingest = RTMPIngestServer(settings: rtmp, engine: engine, logger: logger, tls: tls, authorizer: authorizer)
-            services.append(.init(service: RTMPIngestService(server: ingest, settings: rtmp)))
+            services.append(.init(service: RTMPIngestService(server: ingest, settings: rtmp, banner: banner ?? logger)))
             metrics.watchIngest("rtmp") { ingest.refusals }
         }
         if let srt = configuration.ingest.srt {
             let ingest = SRTIngestServer(settings: srt, engine: engine, logger: logger, authorizer: authorizer)
-            services.append(.init(service: SRTIngestService(server: ingest, settings: srt)))
+            services.append(.init(service: SRTIngestService(server: ingest, settings: srt, banner: banner ?? logger)))
             metrics.watchIngest("srt") { ingest.refusals }
         }
         if let rtsp = configuration.rtsp {
             let rtspServer = RTSPServer(engine: engine, host: rtsp.host, port: rtsp.port, maxConnections: limits.connections,
                                         stallTimeout: limits.writeStallTimeout, sessionTimeout: configuration.rtspSessionTimeout,
                                         logger: logger, authorizer: authorizer)
-            services.append(.init(service: RTSPService(server: rtspServer)))
+            services.append(.init(service: RTSPService(server: rtspServer, banner: banner ?? logger)))
         }
         // WebRTC's UDP port is bound before HTTP takes offers for it.
         var webrtc: WebRTCServer?
@@ -173,7 +176,7 @@ public enum LiveRelayServer {
                                                       logger: logger)
             webrtc = server
             metrics.watchWebRTC { server.figures }
-            services.append(.init(service: WebRTCService(server: server)))
+            services.append(.init(service: WebRTCService(server: server, banner: banner ?? logger)))
         }
         // systemd (Type=notify) is told the server is ready once HTTP listens, and that it stops.
         let server = try await RelayHTTP.service(engine: engine, metrics: metrics, authorizer: authorizer,
@@ -192,6 +195,36 @@ public enum LiveRelayServer {
             logger: logger
         ))
         try await group.run()
+    }
+}
+
+extension LiveRelayServer {
+    /// The one authorizer of every server, told what it needs of the engine's streams: which
+    /// stream a rendition comes from, and each door's publish keys (RTMP: the global key and the
+    /// stream's; SRT: the stream's passphrase, else the global one).
+    static func authorizer(_ configuration: Configuration, engine: RelayEngine?, logger: Logger) async throws -> Authorizer {
+        let rtmpKey = configuration.ingest.rtmp?.publishKey
+        let srtPassphrase = configuration.ingest.srt?.passphrase
+        let streams = AccessStreams(
+            parent: { name in engine?.settings(name)?.renditionOf },
+            publishKeys: { name, door in
+                let own = engine?.settings(name)?.publishKey
+                switch door {
+                case .rtmp: return [rtmpKey, own].compactMap { $0 }
+                case .srt: return [own ?? srtPassphrase].compactMap { $0 }
+                case .http, .websocket, .rtsp, .webrtc: return []
+                }
+            })
+        return try await Authorizer(auth: configuration.auth, allowedHosts: configuration.effectiveAllowedHosts,
+                                    trustedProxies: configuration.trustedProxies, streams: streams,
+                                    fetchJWKS: { url in
+                                        switch await BoundedHTTP.send(method: "GET", url: url, headers: [("Accept", "application/json")],
+                                                                      timeout: 5, maxBody: 1 << 20) {
+                                        case .success(let a): return .success((a.status, a.body))
+                                        case .failure(let f): return .failure(JWKSFetchFailure(Redactor.scrub(f.description)))
+                                        }
+                                    },
+                                    logger: logger)
     }
 }
 
@@ -262,10 +295,12 @@ struct EngineService: Service {
 struct RTMPIngestService: Service {
     let server: RTMPIngestServer
     let settings: IngestSettings.RTMPIngest
+    let banner: Logger
     func run() async throws {
         let port = try await server.start()
         let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
-        FileHandle.standardOutput.write(Data("RTMP ingest listening on \(settings.tls ? "rtmps" : "rtmp")://\(host):\(port)/\(settings.app)/\n".utf8))
+        let url = "\(settings.tls ? "rtmps" : "rtmp")://\(host):\(port)/\(settings.app)/"
+        banner.notice("RTMP ingest listening on \(url)", metadata: ["url": "\(url)"])
         try? await gracefulShutdown()
         await server.stop()
     }
@@ -275,10 +310,11 @@ struct RTMPIngestService: Service {
 struct SRTIngestService: Service {
     let server: SRTIngestServer
     let settings: IngestSettings.SRTIngest
+    let banner: Logger
     func run() async throws {
         let port = try server.start()
         let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
-        FileHandle.standardOutput.write(Data("SRT ingest listening on srt://\(host):\(port) (streamid=NAME)\n".utf8))
+        banner.notice("SRT ingest listening on srt://\(host):\(port) (streamid=NAME)", metadata: ["url": "srt://\(host):\(port)"])
         try? await gracefulShutdown()
         server.stop()
     }
@@ -287,10 +323,11 @@ struct SRTIngestService: Service {
 /// The RTSP server (`server.rtsp.listen`), for as long as the server runs.
 struct RTSPService: Service {
     let server: RTSPServer
+    let banner: Logger
     func run() async throws {
         let port = try await server.start()
         let host = server.host.contains(":") ? "[\(server.host)]" : server.host
-        FileHandle.standardOutput.write(Data("RTSP server listening on rtsp://\(host):\(port)/\n".utf8))
+        banner.notice("RTSP server listening on rtsp://\(host):\(port)/", metadata: ["url": "rtsp://\(host):\(port)/"])
         try? await gracefulShutdown()
         await server.stop()
     }
@@ -299,10 +336,13 @@ struct RTSPService: Service {
 /// The WebRTC server's UDP port (`server.webrtc`), for as long as the server runs.
 struct WebRTCService: Service {
     let server: WebRTCServer
+    let banner: Logger
     func run() async throws {
         let host = server.settings.host.contains(":") ? "[\(server.settings.host)]" : server.settings.host
         let tcp = server.tcpPort.map { ", ICE-TCP on tcp://\(host):\($0)" } ?? ""
-        FileHandle.standardOutput.write(Data("WebRTC (WHEP) on udp://\(host):\(server.port)\(tcp), candidates \(server.candidates.joined(separator: " "))\n".utf8))
+        var metadata: Logger.Metadata = ["url": "udp://\(host):\(server.port)", "candidates": "\(server.candidates.joined(separator: " "))"]
+        if let t = server.tcpPort { metadata["tcp"] = "tcp://\(host):\(t)" }
+        banner.notice("WebRTC (WHEP) on udp://\(host):\(server.port)\(tcp), candidates \(server.candidates.joined(separator: " "))", metadata: metadata)
         try? await gracefulShutdown()
         await server.stop()
     }

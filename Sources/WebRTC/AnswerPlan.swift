@@ -6,9 +6,9 @@ import Wire
 /// sent in it (with the payload type the offer chose) or a rejection; and the answer's text.
 struct AnswerPlan {
     struct Section {
-        let media: SDPOffer.Media
+        let media: SessionDescription.Media
         /// The accepted format and the feed's track it carries; nil when rejected.
-        let format: SDPOffer.Format?
+        let format: SessionDescription.Format?
         let track: Int?
         let ssrc: UInt32
     }
@@ -25,13 +25,13 @@ struct AnswerPlan {
 
     /// Matches the stream's tracks to the offer's sections: H.264 (packetization mode 1, the
     /// source's profile preferred), Opus, G.711; nothing is re-encoded.
-    static func make(offer: SDPOffer, tracks: [RTPPacketizer.Track], streams: [StreamInfo]) -> AnswerPlan {
+    static func make(offer: SessionDescription, tracks: [RTPPacketizer.Track], streams: [StreamInfo]) -> AnswerPlan {
         var used = Set<Int>()
         var sections: [Section] = []
         var sending: [Int: WebRTCSession.Sending] = [:]
         for m in offer.media {
             let ssrc = UInt32.random(in: 1...UInt32.max)
-            var chosen: (SDPOffer.Format, Int)?
+            var chosen: (SessionDescription.Format, Int)?
             if m.direction == "recvonly" || m.direction == "sendrecv", m.isActive {
                 for (i, t) in tracks.enumerated() where !used.contains(i) && t.mediaType.rawValue == m.kind {
                     let info = streams.first { $0.index == t.sourceIndex }
@@ -57,11 +57,11 @@ struct AnswerPlan {
 
     /// A publisher's offer (WHIP): its H.264 video (packetization mode 1, constrained baseline
     /// preferred), its Opus or G.711 audio, received as they are.
-    static func receiving(offer: SDPOffer) -> AnswerPlan {
+    static func receiving(offer: SessionDescription) -> AnswerPlan {
         var sections: [Section] = []
         var took = Set<String>()
         for m in offer.media {
-            var chosen: SDPOffer.Format?
+            var chosen: SessionDescription.Format?
             if (m.direction == "sendonly" || m.direction == "sendrecv"), m.isActive, !took.contains(m.kind) {
                 switch m.kind {
                 case "video": chosen = pick("h264", in: m.formats, profile: 0x42)
@@ -77,23 +77,14 @@ struct AnswerPlan {
         return plan
     }
 
-    /// The accepted sections as the description `RTPPushSource` reads (one payload type each).
-    var receivedDescription: String {
-        var l = ["v=0", "o=- 0 0 IN IP4 127.0.0.1", "s=WHIP", "t=0 0"]
-        for s in sections {
-            guard let f = s.format else { continue }
-            l.append("m=\(s.media.kind) 9 RTP/AVP \(f.payloadType)")
-            l.append(Self.rtpmap(f))
-            if !f.parameters.isEmpty {
-                l.append("a=fmtp:\(f.payloadType) " + f.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ";"))
-            }
-        }
-        return l.joined(separator: "\r\n") + "\r\n"
+    /// The accepted sections as `RTPPushSource` takes them: one payload format each.
+    var receivedSections: [SessionDescription.Media] {
+        sections.compactMap { s in s.format.map { SessionDescription.Media(kind: s.media.kind, formats: [$0]) } }
     }
 
     static let playoutDelay = "http://www.webrtc.org/experiments/rtp-hdrext/playout-delay"
 
-    static func pick(_ codec: String, in formats: [SDPOffer.Format], profile: UInt8?) -> SDPOffer.Format? {
+    static func pick(_ codec: String, in formats: [SessionDescription.Format], profile: UInt8?) -> SessionDescription.Format? {
         switch codec {
         case "h264":
             let mode1 = formats.filter { $0.codec == "h264" && $0.parameters["packetization-mode"] == "1" }
@@ -107,7 +98,7 @@ struct AnswerPlan {
     }
 
     /// profile_idc of `profile-level-id` (`42e01f` → 0x42).
-    static func offeredProfile(_ f: SDPOffer.Format) -> UInt8? {
+    static func offeredProfile(_ f: SessionDescription.Format) -> UInt8? {
         guard let p = f.parameters["profile-level-id"], p.utf8.count == 6 else { return nil }
         return UInt8(p.prefix(2), radix: 16)
     }
@@ -179,8 +170,8 @@ struct AnswerPlan {
     }
 
     /// `a=rtpmap:111 opus/48000/2`, as the offer named the format.
-    static func rtpmap(_ f: SDPOffer.Format) -> String {
-        "a=rtpmap:\(f.payloadType) \(encodingName(f.codec))/\(f.clockRate)\(f.channels > 1 ? "/\(f.channels)" : "")"
+    static func rtpmap(_ f: SessionDescription.Format) -> String {
+        "a=rtpmap:\(f.payloadType) \(encodingName(f.codec))/\(f.clockRate)\((f.channels ?? 1) > 1 ? "/\(f.channels ?? 1)" : "")"
     }
 
     static func encodingName(_ codec: String) -> String {

@@ -1,3 +1,4 @@
+import Wire
 internal import CWebRTC
 import Foundation
 
@@ -53,7 +54,7 @@ final class DTLSIdentity: @unchecked Sendable {
         var md = [UInt8](repeating: 0, count: 64)
         var n: UInt32 = 0
         X509_digest(cert, EVP_sha256(), &md, &n)
-        return md.prefix(Int(n)).map { String(format: "%02X", $0) }.joined(separator: ":")
+        return Hex.encode(md.prefix(Int(n)), uppercase: true, separator: ":")
     }
 }
 

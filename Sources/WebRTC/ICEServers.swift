@@ -1,3 +1,4 @@
+import Wire
 import Crypto
 public import Foundation
 public import Relay
@@ -21,7 +22,7 @@ public struct OfferedICEServer: Sendable, Equatable, Codable {
         let name = String(user.unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.@".unicodeScalars.contains($0)) }.prefix(64))
         let username = "\(expiry):\(name.isEmpty ? "anonymous" : name)"
         let mac = HMAC<Insecure.SHA1>.authenticationCode(for: Array(username.utf8), using: SymmetricKey(data: Array(secret.utf8)))
-        return OfferedICEServer(urls: server.urls, username: username, credential: Data(mac).base64EncodedString())
+        return OfferedICEServer(urls: server.urls, username: username, credential: Base64.encode(mac))
     }
 
     /// WHEP's and WHIP's way of telling (RFC 9725 §4.6): one `Link` header value per URL.

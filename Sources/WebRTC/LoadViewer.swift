@@ -54,19 +54,13 @@ package final class LoadViewer: @unchecked Sendable {
     /// Connects with the server's `answer` and counts what arrives for `seconds`.
     package func run(answer: String, seconds: Double) -> Tally {
         var tally = Tally()
-        var serverUfrag = "", serverPwd = "", fingerprint = "", host = "", port = 0
-        for raw in answer.split(whereSeparator: { $0 == "\r" || $0 == "\n" }) {
-            let line = String(raw)
-            if line.hasPrefix("a=ice-ufrag:") { serverUfrag = String(line.dropFirst(12)) }
-            if line.hasPrefix("a=ice-pwd:") { serverPwd = String(line.dropFirst(10)) }
-            if line.hasPrefix("a=fingerprint:") { fingerprint = String(line.dropFirst(14)) }
-            let f = line.split(separator: " ")
-            if line.hasPrefix("a=candidate:"), port == 0, f.count >= 8, f[2].lowercased() == "udp", let p = Int(f[5]) {
-                host = String(f[4])
-                port = p
-            }
+        guard let sdp = SessionDescription(parsing: answer), let media = sdp.media.first, let server = sdp.credentials(media),
+              let candidate = sdp.media.flatMap(\.candidates).first(where: { $0.transport == "udp" }) else {
+            tally.error = "no ICE credentials or UDP candidate in the answer"
+            return tally
         }
-        guard !serverUfrag.isEmpty, !serverPwd.isEmpty, port > 0 else { tally.error = "no ICE credentials or UDP candidate in the answer"; return tally }
+        let fingerprint = sdp.fingerprint(media) ?? "", host = candidate.address, port = candidate.port
+        let serverUfrag = server.ufrag, serverPwd = server.pwd
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         guard fd >= 0 else { tally.error = "socket: \(errno)"; return tally }
         defer { close(fd) }

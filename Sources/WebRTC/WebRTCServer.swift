@@ -224,7 +224,7 @@ public final class WebRTCServer: Sendable {
         let id = Self.token(16)
         let source: RTPPushSource
         do {
-            source = try RTPPushSource(sdp: plan.receivedDescription, url: "whip://\(stream)", interruptHandle: InterruptHandle())
+            source = try RTPPushSource(sections: plan.receivedSections, url: "whip://\(stream)", interruptHandle: InterruptHandle())
         } catch {
             throw .failed("\(error)")
         }
@@ -258,8 +258,8 @@ public final class WebRTCServer: Sendable {
 
     /// An offer's ICE credentials and DTLS fingerprint (those of its first section, which
     /// bundles the others).
-    static func read(offer text: String) throws(OfferError) -> (SDPOffer, (ufrag: String, pwd: String), String) {
-        guard let offer = SDPOffer(parsing: text) else { throw .badOffer("not a session description with media") }
+    static func read(offer text: String) throws(OfferError) -> (SessionDescription, (ufrag: String, pwd: String), String) {
+        guard let offer = SessionDescription(parsing: text) else { throw .badOffer("not a session description with media") }
         guard let m0 = offer.media.first, let creds = offer.credentials(m0) else { throw .badOffer("no ICE credentials (a=ice-ufrag, a=ice-pwd)") }
         guard let fp = offer.fingerprint(m0), fp.hasPrefix("sha-256 ") else { throw .badOffer("no sha-256 DTLS fingerprint") }
         return (offer, creds, fp)

@@ -17,7 +17,7 @@ struct LiveRelayCommand: AsyncParsableCommand {
     /// FFmpeg can use (built in; whether it works here, `probe` says per source).
     static var version: String {
         let hw = FFmpegInfo.hardwareCodecs
-        var lines = ["liverelay \(release) (checkout commit \(BuildCommit.current ?? "unknown: not run from a checkout"))"]
+        var lines = ["liverelay \(release) (commit \(BuildCommit.current ?? "unknown: built without git"))"]
         lines.append("FFmpeg: " + FFmpegInfo.libraries.map { "\($0.name) \($0.version)" }.joined(separator: ", "))
         lines.append("hardware devices: " + (FFmpegInfo.hardwareDevices.isEmpty ? "none" : FFmpegInfo.hardwareDevices.joined(separator: ", ")))
         lines.append("hardware decoders: " + (hw.decoders.isEmpty ? "none" : hw.decoders.joined(separator: ", ")))
@@ -40,7 +40,7 @@ struct LiveRelayCommand: AsyncParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                LoggingSetup.usageError(fullMessage(for: error), arguments: CommandLine.arguments)
                 Glibc.exit(2)
             }
             exit(withError: error)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import MediaCore
+import Demux
 import Wire
 import Foundation
 
@@ -19,10 +20,63 @@ enum LoggingSetup {
             h.logLevel = verbose ? .debug : .warning
             return h
         }
+        // libsrt's errors too: it would print them on stderr in a format of its own.
+        SRTLog.route(to: Logger(label: "srt"))
         if verbose {
             FFmpegLog.route(to: Logger(label: "ffmpeg"), level: .info)
         } else {
             FFmpegLog.silence()
+        }
+    }
+
+    /// Where `serve` says where it listens and what each stream offers, whatever `--verbose`
+    /// says: as text, the banner's bare lines on stdout; as JSON, a record each on stderr like
+    /// every other line, so that a log collector (or `jq`) reads all the process writes.
+    static func banner(format: LogFormat) -> Logger {
+        Logger(label: "liverelay") { label in BannerHandler(label: label, format: format) }
+    }
+
+    /// Says once why the command stops: `liverelay: …` on stderr as text; as JSON, a
+    /// `critical` record (after `bootstrap`).
+    static func fail(_ message: String, format: LogFormat) {
+        switch format {
+        case .text: FileHandle.standardError.write(Data(Redactor.scrub("liverelay: \(message)\n").utf8))
+        case .json: Logger(label: "liverelay").critical("\(message)")
+        }
+    }
+
+    /// ArgumentParser's usage error, said before logging could start: as a JSON record when the
+    /// arguments ask for `--log-format json`, so that even a mistyped unit file's first line parses.
+    static func usageError(_ message: String, arguments: [String]) {
+        let json = arguments.contains("--log-format=json") || zip(arguments, arguments.dropFirst()).contains { $0 == "--log-format" && $1 == "json" }
+        let line = json ? ScrubbingStderrHandler.jsonLine(level: .critical, label: "liverelay", message: message, metadata: [:]) : message + "\n"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+}
+
+/// The banner's lines (`LoggingSetup.banner`): the message alone on stdout as text, where its
+/// indentation lays it out under its heading; as JSON, a record on stderr whose message starts
+/// at its first word. One `write` per line.
+struct BannerHandler: LogHandler {
+    let label: String
+    let format: LogFormat
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        switch format {
+        case .text:
+            FileHandle.standardOutput.write(Data(Redactor.scrub("\(event.message)\n").utf8))
+        case .json:
+            let message = String("\(event.message)".drop { $0 == " " })
+            let line = ScrubbingStderrHandler.jsonLine(level: event.level, label: label, message: message,
+                                                       metadata: metadata.merging(event.metadata ?? [:]) { $1 })
+            FileHandle.standardError.write(Data(line.utf8))
         }
     }
 }

@@ -37,7 +37,7 @@ struct ServeCommand: AsyncParsableCommand {
             if let listen { try configuration.setListen(listen, file: "--listen") }
             try configuration.validateExposure(file: config)
         } catch {
-            FileHandle.standardError.write(Data("liverelay: \(error)\n".utf8))
+            LoggingSetup.fail("\(error)", format: logFormat)
             throw ExitCode(2)
         }
         let logger = Logger(label: "liverelay")
@@ -46,10 +46,15 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             try await serve(configuration, logger: logger)
         } catch let e as TLSSetupError {
-            FileHandle.standardError.write(Data("liverelay: \(config): \(e)\n".utf8))
+            LoggingSetup.fail("\(config): \(e)", format: logFormat)
             throw ExitCode(2)
         } catch let e as FleetSetupError {
-            FileHandle.standardError.write(Data("liverelay: \(config): \(e)\n".utf8))
+            LoggingSetup.fail("\(config): \(e)", format: logFormat)
+            throw ExitCode(1)
+        } catch {
+            // Anything else that stops the server (a port taken, a key that cannot be read) is
+            // said the same way, not by ArgumentParser's plain "Error:" line.
+            LoggingSetup.fail("\(error)", format: logFormat)
             throw ExitCode(1)
         }
     }
@@ -91,23 +96,30 @@ struct ServeCommand: AsyncParsableCommand {
             catalog = nil
         } }
         defer { if let catalog { Task { await catalog.close() } } }
+        // The banner: lines of text on stdout, or records with the URLs as keys (--log-format).
+        let banner = LoggingSetup.banner(format: logFormat)
         try await LiveRelayServer.run(configuration: configuration, sources: .liverelay, captureAge: StampedSource.captureAge, reload: reload,
-                                      catalog: catalog, logger: logger) { port in
+                                      catalog: catalog, logger: logger, banner: banner) { port in
             let host = c.listenHost == "0.0.0.0" ? "127.0.0.1" : c.listenHost
             let base = "\(scheme)://\(host):\(port)"
-            var text = "LiveRelay listening on \(base)/\n"
-            text += "  the wall, every stream (click a tile, keys 1-9, f full screen, m sound): \(base)/\n"
+            banner.notice("LiveRelay listening on \(base)/", metadata: ["url": "\(base)/"])
+            banner.notice("  the wall, every stream (click a tile, keys 1-9, f full screen, m sound): \(base)/", metadata: ["wall": "\(base)/"])
             // What each stream offers, by URL.
             for s in c.streams {
-                var offers: [String] = []
-                if s.preview != nil { offers.append("preview \(base)/streams/\(s.name)/") }
-                if s.hls != nil { offers.append("public page (\(s.hls?.variant == .lowLatency ? "LL-HLS" : "HLS")) \(base)/streams/\(s.name)/watch") }
-                if let rtsp = c.rtsp { offers.append("RTSP rtsp://\(rtsp.host == "0.0.0.0" ? "127.0.0.1" : rtsp.host):\(rtsp.port)/\(s.name)") }
-                if s.record != nil { offers.append("recordings on a timeline \(base)/?only=\(s.name)") }
-                text += "  \(s.name): " + (offers.isEmpty ? "\(base)/api/streams/\(s.name)" : offers.joined(separator: " · ")) + "\n"
+                var offers: [(key: String, text: String, url: String)] = []
+                if s.preview != nil { offers.append(("preview", "preview", "\(base)/streams/\(s.name)/")) }
+                if s.hls != nil { offers.append(("watch", "public page (\(s.hls?.variant == .lowLatency ? "LL-HLS" : "HLS"))", "\(base)/streams/\(s.name)/watch")) }
+                if let rtsp = c.rtsp { offers.append(("rtsp", "RTSP", "rtsp://\(rtsp.host == "0.0.0.0" ? "127.0.0.1" : rtsp.host):\(rtsp.port)/\(s.name)")) }
+                if s.record != nil { offers.append(("recordings", "recordings on a timeline", "\(base)/?only=\(s.name)")) }
+                if offers.isEmpty { offers.append(("api", "", "\(base)/api/streams/\(s.name)")) }
+                var metadata: Logger.Metadata = ["stream.name": "\(s.name)"]
+                for o in offers { metadata[o.key] = "\(o.url)" }
+                let said = offers.map { $0.text.isEmpty ? $0.url : "\($0.text) \($0.url)" }.joined(separator: " · ")
+                banner.notice("  \(s.name): \(said)", metadata: metadata)
             }
-            text += "  the API \(base)/api/streams · described \(base)/api/openapi.json · events \(base)/api/events · metrics \(base)/metrics\n"
-            FileHandle.standardOutput.write(Data(text.utf8))
+            banner.notice("  the API \(base)/api/streams · described \(base)/api/openapi.json · events \(base)/api/events · metrics \(base)/metrics",
+                          metadata: ["api": "\(base)/api/streams", "openapi": "\(base)/api/openapi.json", "events": "\(base)/api/events",
+                                     "metrics": "\(base)/metrics"])
         }
     }
 }

@@ -1,11 +1,12 @@
 import Testing
 import Foundation
 import Access
-import Relay
+import Wire
+import Synchronization
 import HummingbirdBcrypt
 
 /// The one authorizer, asked directly: every credential form, action and stream of the matrix.
-@Suite struct AuthorizerTests {
+@Suite(.tags(.fast)) struct AuthorizerTests {
     static let hash = Bcrypt.hash("pw-viewer", cost: 4)
     static let adminHash = Bcrypt.hash("pw-admin", cost: 4)
 
@@ -67,17 +68,116 @@ import HummingbirdBcrypt
         }
     }
 
-    @Test func wrongPasswordsFromOneAddressAreLimitedThenCounted() async throws {
+    @Test func wrongPasswordsLimitThatUserFromThatClientOnly() async throws {
         let a = try await Self.authorizer()
         for _ in 0..<10 {
             #expect(Self.label(await a.authorize(Self.basic("viewer", "nope"), .read, stream: "cam1", from: "192.0.2.1")) == "401")
         }
-        // The address is limited now, even with the right password; another address is not.
+        // That user from that client is limited now, even with the right password, by any door.
         #expect(Self.label(await a.authorize(Self.basic("viewer", "pw-viewer"), .read, stream: "cam1", from: "192.0.2.1")) == "429")
-        #expect(Self.label(await a.authorize(.userPassword(user: "viewer", password: "pw-viewer"), .publish, stream: "phone1", from: "192.0.2.1")) == "429")
+        #expect(Self.label(await a.authorize(.userPassword(user: "viewer", password: "pw-viewer"), .publish, stream: "phone1",
+                                             door: .rtmp, from: "192.0.2.1")) == "429")
+        // Nobody else is: anonymous reads, another user at the same address, the same user elsewhere.
+        #expect(Self.label(await a.authorize(.none, .read, stream: "public", from: "192.0.2.1")) == "allowed:anonymous")
+        #expect(Self.label(await a.authorize(Self.basic("admin", "pw-admin"), .read, stream: "cam1", from: "192.0.2.1")) == "allowed:admin")
         #expect(Self.label(await a.authorize(Self.basic("viewer", "pw-viewer"), .read, stream: "cam1", from: "192.0.2.2")) == "allowed:viewer")
         #expect(a.failedLogins == 10)
         #expect(a.rateLimited == 2)
+    }
+
+    @Test func theLimitEndsWithItsWindow() async throws {
+        let clock = Mutex<UInt64>(1)
+        var auth = AuthSettings()
+        auth.users = [AccessUser(name: "viewer", passwordHash: Self.hash, permissions: [AccessPermission(action: .read)])]
+        let a = try await Authorizer(auth: auth, allowedHosts: nil, clock: { clock.withLock { $0 } })
+        for _ in 0..<Authorizer.failureLimit { _ = await a.authorize(Self.basic("viewer", "nope"), .read, stream: "x", from: "192.0.2.1") }
+        #expect(Self.label(await a.authorize(Self.basic("viewer", "pw-viewer"), .read, stream: "x", from: "192.0.2.1")) == "429")
+        clock.withLock { $0 += 61_000_000_000 }
+        #expect(Self.label(await a.authorize(Self.basic("viewer", "pw-viewer"), .read, stream: "x", from: "192.0.2.1")) == "allowed:viewer")
+    }
+
+    /// Publish keys are credentials like passwords: checked by the authorizer, and every wrong
+    /// one counts toward the same limit (per client and stream).
+    @Test func wrongPublishKeysCountLikeWrongPasswords() async throws {
+        var auth = AuthSettings()
+        auth.users = [AccessUser(name: "viewer", passwordHash: Self.hash, permissions: [AccessPermission(action: .publish, streams: "phone1")])]
+        let streams = AccessStreams(publishKeys: { stream, door in
+            door == .rtmp && stream == "phone1" ? ["global-key-1", "phone1-key-2"] : []
+        })
+        for withAuth in [true, false] {
+            let a = try await Authorizer(auth: withAuth ? auth : nil, allowedHosts: nil, streams: streams)
+            func publish(_ c: AccessCredentials, _ stream: String = "phone1", from: String = "192.0.2.1") async -> String {
+                Self.label(await a.authorize(AccessRequest(c, .publish, stream: stream, door: .rtmp, peer: from)))
+            }
+            #expect(await publish(.publishKey("global-key-1")) == "allowed:publish key")
+            #expect(await publish(.publishKey("phone1-key-2")) == "allowed:publish key")
+            #expect(await publish(.none) == "401")
+            // A key opens only the stream it belongs to; a stream without keys follows `auth`.
+            #expect(await publish(.publishKey("global-key-1"), "phone2") == (withAuth ? "401" : "allowed:-"))
+            for _ in 0..<10 { #expect(await publish(.publishKey("guess")) == "401") }
+            #expect(await publish(.publishKey("phone1-key-2")) == "429")
+            #expect(await publish(.publishKey("phone1-key-2"), from: "192.0.2.9") == "allowed:publish key")
+            #expect(a.failedLogins == 10)
+        }
+    }
+
+    /// libsrt compares an SRT caller's passphrase: a caller given one that never completes its
+    /// handshake counts as a wrong passphrase once its time is up; one that arrives does not.
+    @Test func srtPassphrasesNotCompletedCountAsFailures() async throws {
+        let clock = Mutex<UInt64>(1)
+        let streams = AccessStreams(publishKeys: { stream, door in door == .srt && stream == "field" ? ["field-passphrase"] : [] })
+        let a = try await Authorizer(auth: AuthSettings(), allowedHosts: nil, streams: streams, clock: { clock.withLock { $0 } })
+        let ask = AccessRequest(.none, .publish, stream: "field", door: .srt, peer: "192.0.2.1")
+        #expect(a.sharedSecret(ask, attempt: "192.0.2.1:5000") == .passphrase("field-passphrase"))
+        a.attemptSucceeded("192.0.2.1:5000")
+        for port in 1...10 { #expect(a.sharedSecret(ask, attempt: "192.0.2.1:\(port)") == .passphrase("field-passphrase")) }
+        clock.withLock { $0 += 6_000_000_000 }
+        #expect(a.sharedSecret(ask, attempt: "192.0.2.1:11") == .limited)
+        #expect(a.failedLogins == 10)
+        var elsewhere = ask
+        elsewhere.peer = "192.0.2.2"
+        #expect(a.sharedSecret(elsewhere, attempt: "192.0.2.2:1") == .passphrase("field-passphrase"))
+        // Without a passphrase for the stream: open only where anyone may publish.
+        var other = ask
+        other.stream = "lobby"
+        #expect(a.sharedSecret(other, attempt: "192.0.2.2:2") == .refused)
+        let open = try await Authorizer(auth: nil, allowedHosts: nil, streams: streams)
+        #expect(open.sharedSecret(other, attempt: "192.0.2.2:3") == .open)
+    }
+
+    /// A rendition is read by whoever may read its parent, through every door; nothing else is.
+    @Test func renditionsFollowTheirParentAtEveryDoor() async throws {
+        var auth = AuthSettings()
+        auth.users = [AccessUser(name: "cam-only", passwordHash: Self.hash, permissions: [AccessPermission(action: .read, streams: "cam")])]
+        let streams = AccessStreams(parent: { ["cam_240p": "cam", "lobby_240p": "lobby"][$0] })
+        let a = try await Authorizer(auth: auth, allowedHosts: nil, streams: streams)
+        let user = Self.basic("cam-only", "pw-viewer")
+        for door in AccessProtocol.allCases {
+            for (stream, want) in [("cam", "allowed:cam-only"), ("cam_240p", "allowed:cam-only"), ("lobby", "403"), ("lobby_240p", "403")] {
+                for action in AccessAction.allCases {
+                    let got = Self.label(await a.authorize(AccessRequest(user, action, stream: stream, door: door, peer: "192.0.2.1")))
+                    #expect(got == (action == .read ? want : "403"), "\(door) \(action) \(stream)")
+                }
+            }
+        }
+    }
+
+    /// Behind a trusted proxy, the forwarded client is the one limited; a forged header from
+    /// anyone else is ignored.
+    @Test func behindATrustedProxyTheForwardedClientCounts() async throws {
+        var auth = AuthSettings()
+        auth.users = [AccessUser(name: "viewer", passwordHash: Self.hash, permissions: [AccessPermission(action: .read)])]
+        let a = try await Authorizer(auth: auth, allowedHosts: nil, trustedProxies: TrustedProxies([IPNetwork("127.0.0.1")!, IPNetwork("10.0.0.0/8")!]))
+        func read(_ password: String, peer: String, forwarded: String?) async -> String {
+            Self.label(await a.authorize(AccessRequest(Self.basic("viewer", password), .read, stream: "cam", door: .http, peer: peer, forwardedFor: forwarded)))
+        }
+        for _ in 0..<10 { _ = await read("nope", peer: "127.0.0.1", forwarded: "198.51.100.66") }
+        #expect(await read("pw-viewer", peer: "127.0.0.1", forwarded: "198.51.100.66") == "429")
+        #expect(await read("pw-viewer", peer: "127.0.0.1", forwarded: "198.51.100.7") == "allowed:viewer")
+        // The nearest untrusted hop: a client that writes its own header still meets its own limit.
+        #expect(await read("pw-viewer", peer: "127.0.0.1", forwarded: "203.0.113.1, 198.51.100.66, 10.1.2.3") == "429")
+        #expect(a.client(of: AccessRequest(.none, .read, stream: nil, door: .http, peer: "192.0.2.5", forwardedFor: "198.51.100.66")) == "192.0.2.5")
+        #expect(a.client(of: AccessRequest(.none, .read, stream: nil, door: .http, peer: "127.0.0.1", forwardedFor: "unknown, 10.0.0.1")) == "10.0.0.1")
     }
 
     @Test func withoutAnAuthSectionEveryoneMay() async throws {

@@ -7,7 +7,7 @@ import Decode
 import Mux
 import TestSupport
 
-@Suite struct DecoderTests {
+@Suite(.tags(.fast)) struct DecoderTests {
     init() { FFmpegLog.silence() }
 
     @Test func everyStampOfThousandsOfFramesReadsBackExactly() throws {

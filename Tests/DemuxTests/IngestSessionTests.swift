@@ -15,7 +15,7 @@ import TestSupport
         return o
     }
 
-    @Test func refusedConnectionIsUnreachableAndQuick() throws {
+    @Test(.tags(.fast)) func refusedConnectionIsUnreachableAndQuick() throws {
         let start = Date()
         let error = #expect(throws: IngestError.self) {
             _ = try IngestSession(url: "rtsp://127.0.0.1:1/x", options: options(timeout: 2))
@@ -25,7 +25,7 @@ import TestSupport
         #expect(error?.description.hasPrefix("rtsp://127.0.0.1:1/x: unreachable") == true)
     }
 
-    @Test(arguments: ["rtsp", "rtmp", "http"])
+    @Test(.tags(.fast), arguments: ["rtsp", "rtmp", "http"])
     func aPortThatNeverAnswersTimesOutWithinItsDeadline(scheme: String) throws {
         let silent = TestMedia.SilentServer()
         let start = Date()
@@ -37,7 +37,7 @@ import TestSupport
         #expect(elapsed >= 1.4 && elapsed < 3.5, "took \(elapsed) s")
     }
 
-    @Test func credentialsNeverAppearInErrors() throws {
+    @Test(.tags(.fast)) func credentialsNeverAppearInErrors() throws {
         let silent = TestMedia.SilentServer()
         let error = #expect(throws: IngestError.self) {
             _ = try IngestSession(url: "rtsp://operator:Pa55w0rdXYZ@127.0.0.1:\(silent.port)/cam", options: options(timeout: 1))
@@ -47,7 +47,7 @@ import TestSupport
         #expect(text.contains("operator:***@"))
     }
 
-    @Test func garbageBytesAreInvalidData() throws {
+    @Test(.tags(.fast)) func garbageBytesAreInvalidData() throws {
         let dir = Paths.tempDirectory("garbage")
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("garbage.bin")
@@ -57,7 +57,7 @@ import TestSupport
         #expect(error?.kind == .invalidData, "\(String(describing: error))")
     }
 
-    @Test func truncatedFilesFailCleanlyOrEndEarly() throws {
+    @Test(.tags(.fast)) func truncatedFilesFailCleanlyOrEndEarly() throws {
         let dir = Paths.tempDirectory("trunc")
         defer { try? FileManager.default.removeItem(at: dir) }
         // MP4 keeps its index at the end: cut, it cannot be opened, with a clear error.
@@ -80,7 +80,7 @@ import TestSupport
         #expect(n > 10 && n < 60)
     }
 
-    @Test func fileOpensWithItsStreamsAndEveryPacket() throws {
+    @Test(.tags(.fast)) func fileOpensWithItsStreamsAndEveryPacket() throws {
         let dir = Paths.tempDirectory("file")
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("clip.mp4")
@@ -97,7 +97,7 @@ import TestSupport
         #expect(zip(packets, packets.dropFirst()).allSatisfy { $0.arrivalNanos <= $1.arrivalNanos })
     }
 
-    @Test func realtimePacingAndLoopingStandInForALiveCamera() throws {
+    @Test(.tags(.fast)) func realtimePacingAndLoopingStandInForALiveCamera() throws {
         let dir = Paths.tempDirectory("loop")
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("clip.ts")
@@ -122,7 +122,7 @@ import TestSupport
     /// While the hint says nobody needs packets before the next keyframe, a realtime file hands a
     /// keyframe interval's packets on together when the keyframe comes due: never early, one
     /// release per keyframe; when the hint flips back, each packet comes on its own time again.
-    @Test func realtimeFileReleasesAtKeyframesWhileTheHintSaysSo() throws {
+    @Test(.tags(.fast)) func realtimeFileReleasesAtKeyframesWhileTheHintSaysSo() throws {
         let dir = Paths.tempDirectory("keypace")
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("clip.ts")
@@ -162,7 +162,7 @@ import TestSupport
         #expect(zip(got, got.dropFirst()).allSatisfy { $0.seconds < $1.seconds }, "timestamps keep rising")
     }
 
-    @Test func unusedOptionsAreReported() throws {
+    @Test(.tags(.fast)) func unusedOptionsAreReported() throws {
         let dir = Paths.tempDirectory("opts")
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("clip.ts")
@@ -187,7 +187,7 @@ import TestSupport
         #expect(Date().timeIntervalSince(start) < 2)
     }
 
-    @Test func reopeningAThousandTimesDoesNotLeak() throws {
+    @Test(.tags(.fast)) func reopeningAThousandTimesDoesNotLeak() throws {
         let dir = Paths.tempDirectory("leak")
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("clip.ts")

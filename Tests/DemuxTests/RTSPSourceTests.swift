@@ -176,7 +176,7 @@ import Logging
     }
 
     /// A server that answers with garbage, or with a head that never ends: a clear error, in time.
-    @Test func aServerTalkingNonsenseIsAnErrorNotACrash() throws {
+    @Test(.tags(.fast)) func aServerTalkingNonsenseIsAnErrorNotACrash() throws {
         for reply in ["RTSP/1.0 banana\r\n\r\n", "RTSP/1.0 200 OK\r\nCSeq: 1\r\n" + String(repeating: "X-Pad: aaaaaaaa\r\n", count: 5000), "\u{1}\u{2}garbage"] {
             let (fd, port) = FreePort.boundLoopbackSocket(type: Int32(SOCK_STREAM.rawValue))
             listen(fd, 4)
@@ -204,7 +204,7 @@ import Logging
 
 /// RTP put back together: fabricated packets, for the orders and losses a real camera on a
 /// clean link does not produce.
-@Suite struct RTPTrackTests {
+@Suite(.tags(.fast)) struct RTPTrackTests {
     static func rtp(seq: UInt16, ts: UInt32, marker: Bool = false, _ payload: [UInt8]) -> [UInt8] {
         [0x80, (marker ? 0x80 : 0) | 96, UInt8(seq >> 8), UInt8(seq & 0xFF),
          UInt8(ts >> 24), UInt8(ts >> 16 & 0xFF), UInt8(ts >> 8 & 0xFF), UInt8(ts & 0xFF), 0, 0, 0, 1] + payload
@@ -298,15 +298,16 @@ import Logging
     }
 
     @Test func sdpAndControlURLs() {
-        let sdp = SDP("v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=x\r\na=control:*\r\nm=video 0 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\na=fmtp:96 packetization-mode=1;sprop-parameter-sets=Z0LAHtkA,aMuMsg==\r\na=control:stream=0\r\nm=audio 0 RTP/AVP 0\r\na=control:rtsp://h/x/audio\r\nm=application 0 RTP/AVP 107\r\n")
-        #expect(sdp.media.map(\.kind) == ["video", "audio", "application"])
-        #expect(sdp.media[0].encoding == "H264" && sdp.media[0].clockRate == 90000 && sdp.media[0].fmtp["packetization-mode"] == "1")
-        #expect(sdp.media[1].encoding == "PCMU" && sdp.media[1].clockRate == 8000)
-        #expect(SDP.resolve(sdp.media[0].control, base: "rtsp://h/x/") == "rtsp://h/x/stream=0")
-        #expect(SDP.resolve(sdp.media[0].control, base: "rtsp://h/x") == "rtsp://h/x/stream=0")
-        #expect(SDP.resolve(sdp.media[1].control, base: "rtsp://h/x/") == "rtsp://h/x/audio")
-        #expect(SDP.resolve(sdp.control, base: "rtsp://h/x/") == "rtsp://h/x/")
-        #expect(H264.annexBParameterSets(sprop: sdp.media[0].fmtp["sprop-parameter-sets"] ?? "").prefix(5) == [0, 0, 0, 1, 0x67])
+        let parsed = SessionDescription(parsing: "v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=x\r\na=control:*\r\nm=video 0 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\na=fmtp:96 packetization-mode=1;sprop-parameter-sets=Z0LAHtkA,aMuMsg==\r\na=control:stream=0\r\nm=audio 0 RTP/AVP 0\r\na=control:rtsp://h/x/audio\r\nm=application 0 RTP/AVP 107\r\n", limits: .camera) ?? .empty
+        let tracks = parsed.media.map(SDPTrack.init)
+        #expect(tracks.map(\.kind) == ["video", "audio", "application"])
+        #expect(tracks[0].encoding == "H264" && tracks[0].clockRate == 90000 && tracks[0].fmtp["packetization-mode"] == "1")
+        #expect(tracks[1].encoding == "PCMU" && tracks[1].clockRate == 8000)
+        #expect(SessionDescription.resolve(control: tracks[0].control, base: "rtsp://h/x/") == "rtsp://h/x/stream=0")
+        #expect(SessionDescription.resolve(control: tracks[0].control, base: "rtsp://h/x") == "rtsp://h/x/stream=0")
+        #expect(SessionDescription.resolve(control: tracks[1].control, base: "rtsp://h/x/") == "rtsp://h/x/audio")
+        #expect(SessionDescription.resolve(control: parsed.control, base: "rtsp://h/x/") == "rtsp://h/x/")
+        #expect(H264.annexBParameterSets(sprop: tracks[0].fmtp["sprop-parameter-sets"] ?? "").prefix(5) == [0, 0, 0, 1, 0x67])
         let a = RTSPAddress("rtsp://us%40er:p%3Ass@[::1]:8554/cam?x=1")
         #expect(a?.host == "::1" && a?.port == 8554 && a?.user == "us@er" && a?.password == "p:ss" && a?.requestURL == "rtsp://[::1]:8554/cam?x=1")
     }

@@ -7,7 +7,7 @@ import MediaCore
 import Demux
 import TestSupport
 
-@Suite struct BackoffTests {
+@Suite(.tags(.fast)) struct BackoffTests {
     @Test func growsExponentiallyToTheCap() {
         let b = Backoff(initial: 0.5, cap: 10, jitter: 0)
         #expect((1...7).map { b.delay(attempt: $0, unit: 0.5) } == [0.5, 1, 2, 4, 8, 10, 10])
@@ -41,7 +41,7 @@ import TestSupport
         }
     }
 
-    @Test func aDeadSourceIsRetriedWithBackoffAndStopsPromptly() async throws {
+    @Test(.tags(.fast)) func aDeadSourceIsRetriedWithBackoffAndStopsPromptly() async throws {
         let rec = Recorder()
         var o = SourceOptions()
         o.openTimeout = 1

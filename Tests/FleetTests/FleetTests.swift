@@ -86,7 +86,7 @@ func withPostgres(_ body: (String) async throws -> Void) async throws {
         #expect(changes.first?.body == ["source": .string("rtsp://10.0.0.9/x")])
     }
 
-    @Test func anUnreachableDatabaseIsOneLine() async throws {
+    @Test(.tags(.fast)) func anUnreachableDatabaseIsOneLine() async throws {
         let db = try PostgresDatabase(url: "postgres://u:hunter2secret@127.0.0.1:\(FreePort.tcp())/x", logger: logger)
         defer { db.close() }
         let c = PostgresCatalog(database: db)
@@ -101,7 +101,7 @@ func withPostgres(_ body: (String) async throws -> Void) async throws {
     }
 }
 
-@Suite struct RendezvousTests {
+@Suite(.tags(.fast)) struct RendezvousTests {
     @Test func everyNodeComputesTheSameOrderAndALeavingNodeMovesOnlyItsOwn() {
         let nodes = ["a", "b", "c"]
         let streams = (0..<300).map { "cam\($0)" }

@@ -3,7 +3,7 @@ import Testing
 
 /// The RTMP session layer's parsers on crafted and random input: messages reassembled across
 /// chunk sizes and header forms; garbage throws or waits, never traps or grows without bound.
-@Suite struct RTMPChunkReaderTests {
+@Suite(.tags(.fast)) struct RTMPChunkReaderTests {
     func handshake(_ r: inout RTMPChunkReader) throws {
         let c0c1 = [UInt8(3)] + [UInt8](repeating: 7, count: 1536)
         let (reply, messages) = try r.feed(c0c1)

@@ -3,7 +3,7 @@ import Testing
 
 /// SRT callers name their stream in `streamid` three ways (SRT's access-control syntax,
 /// MediaMTX's, a plain name); anything else is refused, and a password never reaches a log.
-@Suite struct SRTStreamIDTests {
+@Suite(.tags(.fast)) struct SRTStreamIDTests {
     @Test func theThreeFormsNameTheStream() {
         #expect(SRTStreamID("#!::r=cam1,m=publish") == SRTStreamID(name: "cam1", mode: .publish))
         #expect(SRTStreamID("#!::m=publish,r=live/cam1,u=ops,s=pw") == SRTStreamID(name: "cam1", mode: .publish, user: "ops", password: "pw"))

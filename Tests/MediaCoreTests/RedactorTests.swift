@@ -1,7 +1,7 @@
 import Testing
 import MediaCore
 
-@Suite struct RedactorTests {
+@Suite(.tags(.fast)) struct RedactorTests {
     @Test func passwordIsMaskedUserKept() {
         let r = Redactor.redact("rtsp://admin:s3cretPW@camera.local:554/stream1")
         #expect(r == "rtsp://admin:***@camera.local:554/stream1")
@@ -65,7 +65,7 @@ import MediaCore
     }
 }
 
-@Suite struct TimeBaseTests {
+@Suite(.tags(.fast)) struct TimeBaseTests {
     @Test func rescalesAndConverts() {
         #expect(TimeBase(1, 30).rescale(30, to: .mpegTS) == 90_000)
         #expect(TimeBase(1, 1000).seconds(1500) == 1.5)

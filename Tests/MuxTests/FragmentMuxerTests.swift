@@ -47,7 +47,7 @@ import TestSupport
 
     /// A segment cut without a keyframe (a late one) starts with the parameter sets, so a player
     /// that reads the codec from its first bytes finds them; an avcC's are length-prefixed.
-    @Test func aSegmentStartingWithoutAKeyframeCarriesTheParameterSets() throws {
+    @Test(.tags(.fast)) func aSegmentStartingWithoutAKeyframeCarriesTheParameterSets() throws {
         let (packets, streams) = try Self.packets(30)
         let muxer = try FragmentMuxer(format: .mpegts, streams: streams)
         var second: [UInt8] = []

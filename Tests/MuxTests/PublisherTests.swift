@@ -22,7 +22,7 @@ import TestSupport
         #expect(Set(r.stdout.split(separator: "\n").map(String.init)) == ["h264,320,240,60"])
     }
 
-    @Test func aDestinationThatNeverAnswersTimesOut() throws {
+    @Test(.tags(.fast)) func aDestinationThatNeverAnswersTimesOut() throws {
         let silent = TestMedia.SilentServer()
         let source = try TestSource(url: "testsrc://?size=320x240&frames=1&realtime=false")
         var o = PublishOptions()
@@ -36,7 +36,7 @@ import TestSupport
         #expect(!"\(String(describing: error))".contains("SECRETKEY123"))
     }
 
-    @Test func testSourceURLsAreValidatedByKey() {
+    @Test(.tags(.fast)) func testSourceURLsAreValidatedByKey() {
         #expect(throws: IngestError.self) { _ = try TestSourceSettings(url: "testsrc://?size=big") }
         do { _ = try TestSourceSettings(url: "testsrc://?sise=640x360") } catch {
             #expect(error.detail.contains("unknown key \"sise\""))

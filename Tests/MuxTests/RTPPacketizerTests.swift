@@ -7,7 +7,7 @@ import Foundation
 /// The RTP packetizer on its own: the stamped source's H.264 cut into RTP by FFmpeg's
 /// packetizer, checked packet by packet as a receiver would (RFC 3550 header, RFC 6184
 /// fragmentation), and described by an SDP an RTSP client can use.
-@Suite struct RTPPacketizerTests {
+@Suite(.tags(.fast)) struct RTPPacketizerTests {
     @Test func theSessionDescriptionNamesTheTrackAndItsParameterSets() throws {
         let (_, streams) = try TestMedia.packets(1)
         let p = try RTPPacketizer(streams: streams, title: "cam")

@@ -7,7 +7,7 @@ import Wire
 /// The RTSP server's parts a player's bytes reach first: the request decoder, the Transport
 /// choice, the stream a URI names. End to end (ffmpeg, GStreamer, VLC reading rtsp://) is in
 /// liverelayTests' RTSPServeTests; a hostile player in HostileRTSPPlayerTests.
-@Suite struct RTSPServerTests {
+@Suite(.tags(.fast)) struct RTSPServerTests {
     /// Requests and interleaved frames out of bytes that arrive in any slices.
     func decode(_ chunks: [[UInt8]]) throws -> [RTSPInbound] {
         let channel = EmbeddedChannel(handler: ByteToMessageHandler(RTSPRequestDecoder()))

@@ -3,7 +3,7 @@ import Foundation
 
 /// dist/grafana/liverelay.json charts only metrics the server exports (RelayMetrics names each
 /// one literally), and is a dashboard Grafana can import (panels with Prometheus queries).
-@Suite struct GrafanaDashboardTests {
+@Suite(.tags(.fast)) struct GrafanaDashboardTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     @Test func everyChartedMetricIsExported() throws {

@@ -11,7 +11,7 @@ import WebRTC
 /// The OpenAPI document against the routers the server builds: every route documented, every
 /// documented operation a route, and each operation's permission the one the access check asks.
 /// (`OpenAPIServeTests` checks it against real answers.)
-@Suite struct OpenAPITests {
+@Suite(.tags(.fast)) struct OpenAPITests {
     static func document() throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
     }

@@ -3,7 +3,7 @@ import Testing
 import Relay
 import Foundation
 
-@Suite struct PolicyPatchTests {
+@Suite(.tags(.fast)) struct PolicyPatchTests {
     @Test func appliesKnownKeysAndRejectsTheRest() throws {
         let base = SinkPolicy.preview
         guard case .success(let body) = PolicyPatch.body(Data(#"{"ordering":"presentation","freshness":"max_age","max_age_ms":120}"#.utf8)),

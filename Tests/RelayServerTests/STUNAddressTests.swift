@@ -4,7 +4,7 @@ import NIOCore
 
 /// The address a STUN binding reply reports back (XOR-MAPPED-ADDRESS) is read from NIO's socket
 /// address by byte offset; these pin the offsets to the Linux layouts.
-struct STUNAddressTests {
+@Suite(.tags(.fast)) struct STUNAddressTests {
     @Test func anIPv4AddressGivesItsFourBytesInNetworkOrder() throws {
         let a = try SocketAddress(ipAddress: "192.0.2.33", port: 50_000)
         #expect(WebRTCServer.ipBytes(a) == [192, 0, 2, 33])

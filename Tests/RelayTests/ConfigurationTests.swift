@@ -2,12 +2,13 @@ import Testing
 import Foundation
 import Synchronization
 import MediaCore
+import Access
 @testable import Relay
 import Demux
 import Decode
 import TestSupport
 
-@Suite struct ConfigurationTests {
+@Suite(.tags(.fast)) struct ConfigurationTests {
     @Test func parsesTheDocumentedShape() throws {
         let c = try Configuration.parse("""
         server:

@@ -47,7 +47,7 @@ import TestSupport
         #expect(codec.hasPrefix("avc1.") && codec.count == 11, "\(codec)")
     }
 
-    @Test func lengthPrefixedUnitsAreSplitAndAnOverrunEndsThePacket() {
+    @Test(.tags(.fast)) func lengthPrefixedUnitsAreSplitAndAnOverrunEndsThePacket() {
         // avcC with 4-byte lengths: SPS (profile 0x64, level 0x28) and one PPS.
         let sps: [UInt8] = [0x67, 0x64, 0x00, 0x28, 0xAC]
         let pps: [UInt8] = [0x68, 0xEE, 0x3C]
@@ -64,7 +64,7 @@ import TestSupport
     }
 }
 
-@Suite struct HLSUploadOrderTests {
+@Suite(.tags(.fast)) struct HLSUploadOrderTests {
     @Test func segmentNumbersComeFromTheName() {
         #expect(HLSUploads.sequence(of: "index12.ts") == 12)
         #expect(HLSUploads.sequence(of: "cam-2_000345.m4s") == 345)
@@ -74,7 +74,7 @@ import TestSupport
     }
 }
 
-@Suite struct H264PictureTests {
+@Suite(.tags(.fast)) struct H264PictureTests {
     @Test func onlySlicesArePictures() {
         #expect(H264.hasSlice([0, 0, 0, 1, 0x65, 1, 2], extradata: []))          // IDR slice
         #expect(H264.hasSlice([0, 0, 1, 0x09, 0x10, 0, 0, 1, 0x41, 7], extradata: []))  // AUD + slice

@@ -109,7 +109,7 @@ import StampedSource
     /// Live, with a keyframe a GOP late every other interval: classic HLS is woken only at
     /// keyframes, yet a segment cut for lack of one is listed as soon as the media reaches the
     /// longest a segment may be, not at the next wake-up (players wait for it).
-    @Test func aSegmentCutForALateKeyframeIsListedOnTime() async throws {
+    @Test(.tags(.fast)) func aSegmentCutForALateKeyframeIsListedOnTime() async throws {
         let hub = StreamHub(name: "late", source: "testsrc://?size=160x96&fps=30&gop=30&late_keyframe=2", opener: TestSources.opener, logger: Logger(label: "test"))
         var h = HLSSettings(variant: .mpegts)
         h.segmentDuration = 1
@@ -130,7 +130,7 @@ import StampedSource
     /// Live, and then the source falls silent while still connected (a publisher gone quiet, a
     /// camera whose link stalls): the segment it was in is completed and listed once it is due,
     /// with the media it has, instead of waiting for media that does not come.
-    @Test func theLastSegmentOfASourceThatFallsSilentIsListed() async throws {
+    @Test(.tags(.fast)) func theLastSegmentOfASourceThatFallsSilentIsListed() async throws {
         var opener = TestSources.opener
         opener.register(scheme: "silent", open: { _, interrupt throws(IngestError) in
             SilentAfter(try StampedSource.open(url: "testsrc://?size=160x96&fps=30&gop=30", interrupt: interrupt), frames: 75)

@@ -4,7 +4,7 @@ import Synchronization
 @testable import Relay
 
 /// The HLS store on its own: no FFmpeg, no server; bytes stand in for segments.
-@Suite struct HLSStoreTests {
+@Suite(.tags(.fast)) struct HLSStoreTests {
     static func settings(_ variant: HLSSettings.Variant, count: Int = 3) -> HLSSettings {
         var s = HLSSettings(variant: variant)
         s.segmentDuration = 1

@@ -7,7 +7,7 @@ import Relay
 import TestSupport
 
 /// Outputs made around a hub-given handle, with the stamped test source and libx264.
-@Suite(.serialized) struct OutputHandleTests {
+@Suite(.serialized, .tags(.fast)) struct OutputHandleTests {
     let logger = Logger(label: "test")
 
     /// An output as a consumer outside `Relay` writes one: a handle, registered.
@@ -46,7 +46,9 @@ import TestSupport
         // Listed by the hub as what it is, with the counters of its queue.
         let listed = try #require(hub.output(named: "v1"))
         #expect(listed.kind == .viewer && listed.status.state == .running)
-        #expect(listed.status.counters.delivered >= 45)
+        // Counted as it went: what was taken was delivered, and a lossless queue read this fast dropped nothing.
+        #expect(listed.status.counters.delivered >= packets && listed.status.counters.received >= listed.status.counters.delivered)
+        #expect(listed.status.counters.droppedTotal == 0)
         // Its policy switches at run time (keyframe resync kept).
         #expect(hub.setPolicy(SinkPolicy(ordering: .arrival, freshness: .latest(count: 1)), forOutput: "v1") == true)
         #expect(viewer.handle.queue.policy.freshness == .latest(count: 1) && viewer.handle.queue.policy.keyframeResync)
@@ -58,7 +60,8 @@ import TestSupport
         viewer.handle.detach()
         var left = 0
         while await viewer.handle.next() != nil { left += 1 }
-        #expect(left <= 100)
+        // The queue holds one now (`latest(count: 1)`): at most that one is left to take.
+        #expect(left <= 1)
         #expect(hub.output(named: "v1") == nil)
         #expect(viewer.status.state == .stopped)
         await hub.stop()

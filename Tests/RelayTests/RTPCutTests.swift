@@ -9,7 +9,7 @@ import TestSupport
 /// WebRTC viewers of one stream share one cut into RTP (FFmpeg's packetizer runs once per
 /// packet, not once per viewer), each through its own queue: the stamped test source, real
 /// FFmpeg packetizers.
-@Suite(.serialized) struct RTPCutTests {
+@Suite(.serialized, .tags(.fast)) struct RTPCutTests {
     let logger = Logger(label: "test")
 
     func live(_ hub: StreamHub) async throws {

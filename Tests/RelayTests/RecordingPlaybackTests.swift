@@ -50,7 +50,7 @@ import TestSupport
     final class SegmentsBox: @unchecked Sendable { var segments: [RecordedSegment] = [] }
 
     /// The index the recorder kept is the one the file's boxes give.
-    @Test func theRecordersIndexIsTheFilesOwn() throws {
+    @Test(.tags(.fast)) func theRecordersIndexIsTheFilesOwn() throws {
         let segments = Self.recorded.segments
         try #require(segments.count >= 3)
         for s in segments {
@@ -71,7 +71,7 @@ import TestSupport
         for i in 0..<bytes.count { var b = bytes; b[i] ^= 0xFF; _ = SegmentIndex(encoded: b) }
     }
 
-    @Test func filesAreIndexedByFragmentAndContinueOneAnother() throws {
+    @Test(.tags(.fast)) func filesAreIndexedByFragmentAndContinueOneAnother() throws {
         let segments = Self.recorded.segments
         try #require(segments.count >= 3, "\(segments.map(\.path))")
         var previousEnd: Double?
@@ -88,7 +88,7 @@ import TestSupport
         }
     }
 
-    @Test func aSelectionStartsAtAKeyframeAndAPlaylistMapsEachFile() throws {
+    @Test(.tags(.fast)) func aSelectionStartsAtAKeyframeAndAPlaylistMapsEachFile() throws {
         let segments = Self.recorded.segments
         let start = segments[0].start
         let selection = RecordingSelection.select(segments, from: start.addingTimeInterval(0.7), to: start.addingTimeInterval(3.2),
@@ -134,7 +134,7 @@ import TestSupport
         }
     }
 
-    @Test func aFileCutShortReadsUpToItsLastWholeFragment() throws {
+    @Test(.tags(.fast)) func aFileCutShortReadsUpToItsLastWholeFragment() throws {
         let s = Self.recorded.segments[0]
         let whole = try RecordedFileIndex.read(path: s.path)
         let data = try Data(contentsOf: URL(fileURLWithPath: s.path))
@@ -147,7 +147,7 @@ import TestSupport
         #expect(throws: RecordedFileIndex.Problem.self) { try RecordedFileIndex.read(path: cut) }
     }
 
-    @Test func recordingFileNamesAreReadFromTheEnd() {
+    @Test(.tags(.fast)) func recordingFileNamesAreReadFromTheEnd() {
         #expect(RecordingFileName("cam-20261125-152532.mp4")?.stream == "cam")
         #expect(RecordingFileName("my-cam-20261125-152532.mp4")?.stream == "my-cam")
         #expect(RecordingFileName("cam-2-20261125-152532-3.mp4")?.stream == "cam-2")

@@ -19,7 +19,7 @@ final class FakeClock: Sendable {
     var read: @Sendable () -> UInt64 { { self.now.load(ordering: .relaxed) } }
 }
 
-@Suite struct SinkQueueTests {
+@Suite(.tags(.fast)) struct SinkQueueTests {
     @Test func latestKeepsTheNewestAndCountsQueueFull() {
         let q = SinkQueue<Item>(policy: SinkPolicy(ordering: .arrival, freshness: .latest(count: 2)))
         for i in 0..<10 { q.push(Item(arrivalNanos: 0, presentationTime: Int64(i), isKeyframe: false)) }
@@ -137,7 +137,7 @@ final class FakeClock: Sendable {
     }
 }
 
-@Suite struct HLSPlaylistFormatTests {
+@Suite(.tags(.fast)) struct HLSPlaylistFormatTests {
     /// Playlist times are formatted by hand (Foundation's formatters were a tenth of a remuxing
     /// stream's CPU): they must match what Foundation writes.
     @Test(arguments: [0.0, 1_795_000_000.5, 1_795_000_000.999, 1_795_000_059.0004, 951_782_400.25, -1.5])

@@ -14,6 +14,7 @@ public final class NetworkNamespace {
 
     /// - Parameter tag: a short word for the names (`lrTAG…`), `net` the second octet (one per test).
     public init(tag: String, net: Int) throws {
+        try FastRun.refuse("ip netns and iptables (a network namespace)")
         let id = Int(getpid() % 10000)
         name = "lr\(tag)\(id)"
         hostSide = "lr\(tag.prefix(1))h\(id)"

@@ -15,6 +15,7 @@ public enum Servers {
 
         /// `arguments`: more of rtsp_server.py's (`--auth user:pass`, `--digest`).
         public init(mounts: [String] = [], records: [String] = [], port: Int? = nil, arguments: [String] = []) throws {
+            try FastRun.refuse("gst-rtsp-server (scripts/rtsp_server.py)")
             self.port = port ?? FreePort.tcp()
             var args = [Paths.packageRoot.appendingPathComponent("scripts/rtsp_server.py").path, "--port", String(self.port)]
             for m in mounts { args += ["--mount", m] }
@@ -43,6 +44,7 @@ public enum Servers {
         public let child: ChildProcess
 
         public init(extraApplication: String = "", port: Int? = nil) throws {
+            try FastRun.refuse("nginx-rtmp")
             self.port = port ?? FreePort.tcp()
             directory = Paths.tempDirectory("nginx")
             try FileManager.default.createDirectory(at: directory.appendingPathComponent("logs"), withIntermediateDirectories: true)
@@ -81,6 +83,7 @@ public enum Servers {
         public let child: ChildProcess
 
         public init() throws {
+            try FastRun.refuse("nginx (an HTTP origin)")
             port = FreePort.tcp()
             directory = Paths.tempDirectory("origin")
             root = directory.appendingPathComponent("www")
@@ -128,6 +131,7 @@ extension Servers {
     /// `liverelay serve` on a free loopback port with this configuration, written into `dir`
     /// (a new temporary directory when nil); returns once it listens.
     public static func serve(_ yaml: String, dir: URL? = nil, arguments: [String] = []) throws -> (child: ChildProcess, port: Int, dir: URL) {
+        try FastRun.refuse("`liverelay serve`")
         let dir = dir ?? Paths.tempDirectory("serve")
         let file = dir.appendingPathComponent("config.yaml")
         try yaml.write(to: file, atomically: true, encoding: .utf8)
@@ -142,6 +146,7 @@ extension Servers {
     /// A self-signed certificate for localhost and 127.0.0.1 (two days), written into `dir` as
     /// `NAME-c.pem` and `NAME-k.pem`; returns their paths.
     public static func selfSignedCertificate(in dir: URL, name: String = "localhost") throws -> (cert: String, key: String) {
+        try FastRun.refuse("openssl")
         let cert = dir.appendingPathComponent("\(name)-c.pem").path, key = dir.appendingPathComponent("\(name)-k.pem").path
         let r = try ChildProcess.run("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2",
                                                           "-subj", "/CN=\(name)", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], timeout: 30)
@@ -153,6 +158,7 @@ extension Servers {
 extension Servers {
     /// nginx with the shipped edge configuration in front of a LiveRelay origin.
     public static func nginxEdge(origin: Int) throws -> NginxEdge {
-        try NginxEdge(origin: origin, shipped: Paths.packageRoot.appendingPathComponent("dist/nginx/liverelay-edge.conf"))
+        try FastRun.refuse("nginx (the edge)")
+        return try NginxEdge(origin: origin, shipped: Paths.packageRoot.appendingPathComponent("dist/nginx/liverelay-edge.conf"))
     }
 }

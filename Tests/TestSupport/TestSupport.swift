@@ -33,6 +33,20 @@ public enum Paths {
     }
 }
 
+/// The fast run (`scripts/test.sh --fast`, which sets LIVERELAY_TEST_FAST=1) starts no process
+/// and no server: the helpers here that would start one throw instead, naming it, so a test
+/// tagged `.fast` by mistake fails at the line that wanted it. (The script also watches every
+/// exec of the run, so a test starting a process on its own fails the run too.)
+public enum FastRun {
+    public static let isOn = ProcessInfo.processInfo.environment["LIVERELAY_TEST_FAST"] == "1"
+
+    /// Throws in the fast run: `what` is what the caller was about to start.
+    public static func refuse(_ what: String) throws {
+        guard isOn else { return }
+        throw Servers.ServerError("this test starts \(what), and the fast run starts no process: it is not a `.fast` test")
+    }
+}
+
 /// Free loopback ports: bind port 0, read what the kernel gave, close.
 public enum FreePort {
     public static func tcp() -> Int { allocate(type: Int32(SOCK_STREAM.rawValue)) }

@@ -1,7 +1,7 @@
 import Testing
 import Wire
 
-@Suite("H.264 bitstream")
+@Suite("H.264 bitstream", .tags(.fast))
 struct H264Tests {
     @Test("Recovery point SEI found among other messages; truncated or odd SEI are not")
     func recoveryPoints() {

@@ -1,7 +1,7 @@
 import Testing
 import Wire
 
-@Suite struct JSONDepthTests {
+@Suite(.tags(.fast)) struct JSONDepthTests {
     @Test func countsNestingOutsideStrings() {
         #expect(JSONDepth.deepest(Array(#"{"keys":[{"kty":"EC","x":"[[[{{{"}]}"#.utf8), limit: 16) == 3)
         #expect(JSONDepth.deepest(Array(#"{"a":"\"[[[["}"#.utf8), limit: 16) == 1)

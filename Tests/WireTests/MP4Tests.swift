@@ -3,7 +3,7 @@ import Testing
 
 /// MP4 boxes and Range headers from anything: sizes that lie, counts that run past their box,
 /// truncation; nil or the whole body, never a trap.
-@Suite struct MP4Tests {
+@Suite(.tags(.fast)) struct MP4Tests {
     static func box(_ type: String, _ body: [UInt8]) -> [UInt8] {
         be32(UInt32(8 + body.count)) + Array(type.utf8) + body
     }

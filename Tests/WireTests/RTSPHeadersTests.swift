@@ -1,7 +1,7 @@
 import Testing
 import Wire
 
-@Suite("RTSP headers from a peer")
+@Suite("RTSP headers from a peer", .tags(.fast))
 struct RTSPHeadersTests {
     @Test("Session: a usable timeout is kept; 1e20, inf, nan, empty, negative and garbage give none")
     func sessionTimeouts() throws {
@@ -51,7 +51,7 @@ struct RTSPHeadersTests {
     }
 }
 
-@Suite("Numbers and text from a peer")
+@Suite("Numbers and text from a peer", .tags(.fast))
 struct PeerInputTests {
     @Test("Saturating conversions never trap")
     func saturating() {

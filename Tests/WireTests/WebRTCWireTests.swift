@@ -2,7 +2,7 @@ import Crypto
 import Testing
 import Wire
 
-@Suite("WebRTC wire: STUN, SDP offers, RTCP feedback")
+@Suite("WebRTC wire: STUN, SDP offers, RTCP feedback", .tags(.fast))
 struct WebRTCWireTests {
     /// RFC 5769 §2.1: a sample Binding request with USERNAME, MESSAGE-INTEGRITY (password
     /// "VOkJxbRl1RmTxUk/WvJxBt") and FINGERPRINT.
@@ -115,14 +115,14 @@ struct WebRTCWireTests {
                     "m=video 9 UDP/TLS/RTP/SAVPF 102", "a=mid:video0", "a=recvonly", "a=rtpmap:102 H264/90000",
                     "m=audio 0 UDP/TLS/RTP/SAVPF 111", "a=bundle-only", "a=mid:audio1", "a=recvonly", "a=rtpmap:111 OPUS/48000",
                     "m=audio 0 UDP/TLS/RTP/SAVPF 0", "a=mid:rejected", "a=rtpmap:0 PCMU/8000"].joined(separator: "\r\n")
-        let o = try #require(SDPOffer(parsing: text))
+        let o = try #require(SessionDescription(parsing: text))
         #expect(o.media.map(\.isActive) == [true, true, false])
         #expect(o.media[1].formats.first?.codec == "opus" && o.media[1].formats.first?.clockRate == 48000)
     }
 
     @Test("A browser's offer: credentials, fingerprint, formats with their parameters and feedback")
     func chromeOffer() throws {
-        let o = try #require(SDPOffer(parsing: Self.chromeOffer))
+        let o = try #require(SessionDescription(parsing: Self.chromeOffer))
         #expect(o.media.count == 2)
         let v = o.media[0], a = o.media[1]
         #expect(v.kind == "video" && v.mid == "0" && v.direction == "recvonly" && v.rtcpMux)
@@ -140,15 +140,15 @@ struct WebRTCWireTests {
 
     @Test("Not an offer, or hostile: nil or capped, never a trap")
     func hostileOffers() {
-        #expect(SDPOffer(parsing: "") == nil)
-        #expect(SDPOffer(parsing: "hello") == nil)
-        #expect(SDPOffer(parsing: "v=0\r\n") == nil, "no media")
-        #expect(SDPOffer(parsing: String(repeating: "a", count: 70_000)) == nil)
+        #expect(SessionDescription(parsing: "") == nil)
+        #expect(SessionDescription(parsing: "hello") == nil)
+        #expect(SessionDescription(parsing: "v=0\r\n") == nil, "no media")
+        #expect(SessionDescription(parsing: String(repeating: "a", count: 70_000)) == nil)
         let many = "v=0\r\n" + String(repeating: "m=video 9 X 96\r\na=rtpmap:96 H264/99999999999999999999\r\na=fmtp:96 \r\na=rtcp-fb:* nack\r\n", count: 40)
-        let o = SDPOffer(parsing: many)
+        let o = SessionDescription(parsing: many)
         #expect(o?.media.count == 16, "sections capped")
         #expect(o?.media.first?.formats.first?.clockRate == 0, "a clock rate that does not fit is no clock rate")
-        #expect(SDPOffer(parsing: "v=0\nm=\na=\na=:\na=rtpmap:\na=fmtp:x\na=ssrc:-1\nm=audio 99999999 Y\n")?.media.count == 1)
+        #expect(SessionDescription(parsing: "v=0\nm=\na=\na=:\na=rtpmap:\na=fmtp:x\na=ssrc:-1\nm=audio 99999999 Y\n")?.media.count == 1)
     }
 
     @Test("RTCP feedback: NACK bitmasks, PLI, FIR in a compound packet; lengths that lie end it")

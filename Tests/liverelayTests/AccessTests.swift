@@ -85,7 +85,7 @@ import Glibc
         for secret in pw.values { #expect(!(serve.stdout + serve.stderr).contains(secret)) }
     }
 
-    @Test func failedLoginsAreRateLimitedPerAddress() throws {
+    @Test func failedLoginsAreLimitedPerClientAndUser() throws {
         let (serve, port, dir) = try Self.start("""
         auth:
           users: [{name: ops, password: "\(try Self.hash("right-one"))", permissions: [read]}]
@@ -94,7 +94,7 @@ import Glibc
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         let base = "http://127.0.0.1:\(port)/api/streams"
         for _ in 0..<10 { #expect(try Self.code(["-u", "ops:nope", base]) == "401") }
-        // The eleventh try from this address is refused before the password is even checked.
+        // The eleventh try of this user from this address is refused before the password is checked.
         #expect(try Self.code(["-u", "ops:right-one", base]) == "429")
         #expect(try Self.code([base.replacingOccurrences(of: "/api/streams", with: "/healthz")]) == "200")
     }

@@ -1,7 +1,7 @@
 internal import CFFmpeg
 import Foundation
 public import MediaCore
-import Wire
+public import Wire
 import Synchronization
 
 /// A source fed RTP packets by a session layer that received them (WebRTC's WHIP: decrypted
@@ -19,7 +19,7 @@ public final class RTPPushSource: PacketSource, KeyframeRequesting, @unchecked S
     private let condition = NSCondition()
     private let tracks: [RTPTrack]
     private let kinds: [MediaType]
-    private let media: [SDP.Media]
+    private let media: [SDPTrack]
     /// Packets ready, from `readyStart` on (taken by moving the start, not by shifting).
     private var ready: [Packet] = []
     private var readyStart = 0
@@ -36,11 +36,11 @@ public final class RTPPushSource: PacketSource, KeyframeRequesting, @unchecked S
         public let description: String
     }
 
-    /// `sdp`: one media section per track, each with the one payload type agreed.
-    public init(sdp text: String, url: String, readTimeout: Double = 10, interruptHandle: InterruptHandle) throws(Unsupported) {
-        let sdp = SDP(text)
-        var tracks: [RTPTrack] = [], kinds: [MediaType] = [], media: [SDP.Media] = []
-        for m in sdp.media {
+    /// `sections`: one media section per track, each with the one payload format agreed (a WHIP
+    /// session's accepted offer, as parsed: no text is written to be read again).
+    public init(sections: [SessionDescription.Media], url: String, readTimeout: Double = 10, interruptHandle: InterruptHandle) throws(Unsupported) {
+        var tracks: [RTPTrack] = [], kinds: [MediaType] = [], media: [SDPTrack] = []
+        for m in sections.map(SDPTrack.init) {
             let format: RTPDepayloadFormat
             switch (m.kind, m.encoding) {
             case ("video", "H264"): format = .h264

@@ -33,14 +33,15 @@ extension RTSPSource {
     func start(_ transport: SourceOptions.Transport, until end: UInt64, probeShare: Double) throws {
         transportUsed = transport
         let total = seconds(until: end)
-        let described: SDP
+        let described: [SDPTrack]
         do throws(WireError) {
             let d = try describe(until: end)
             guard d.status == 200 else { throw WireError.status(d.status, d.reason) }
             let base = d.header("content-base") ?? d.header("content-location") ?? address.requestURL
-            described = SDP(String(decoding: d.body, as: UTF8.self))
+            let sdp = SessionDescription(parsing: String(decoding: d.body, as: UTF8.self), limits: .camera) ?? SessionDescription.empty
+            described = sdp.media.map(SDPTrack.init)
             try makeTracks(described, base: base, transport: transport, until: end)
-            playURL = SDP.resolve(described.control, base: base)
+            playURL = SessionDescription.resolve(control: sdp.control, base: base)
             let p = try request("PLAY", url: playURL, headers: ["Range: npt=0.000-"], until: end)
             guard p.status == 200 else { throw WireError.status(p.status, p.reason) }
         } catch {
@@ -62,11 +63,11 @@ extension RTSPSource {
 
     /// One track per H.264 video, AAC or G.711 audio section (others are left out: ONVIF
     /// metadata); SETUP for each.
-    func makeTracks(_ sdp: SDP, base: String, transport: SourceOptions.Transport, until end: UInt64) throws(WireError) {
+    func makeTracks(_ media: [SDPTrack], base: String, transport: SourceOptions.Transport, until end: UInt64) throws(WireError) {
         let queue = transport == .udp ? (options.reorderQueueSize ?? 500) : 0
         let wait = options.reorderWait ?? 0.1
-        var chosen: [(SDP.Media, RTPDepayloadFormat)] = []
-        for m in sdp.media {
+        var chosen: [(SDPTrack, RTPDepayloadFormat)] = []
+        for m in media {
             switch (m.kind, m.encoding) {
             case ("video", "H264"):
                 if let mode = m.fmtp["packetization-mode"], mode == "2" { throw unsupported("H.264 in interleaved packetization mode") }
@@ -98,7 +99,7 @@ extension RTSPSource {
                 udp.append(pair)
                 spec = "RTP/AVP;unicast;client_port=\(pair.port)-\(pair.port + 1)"
             }
-            let r = try request("SETUP", url: SDP.resolve(m.control, base: base), headers: ["Transport: " + spec], until: end)
+            let r = try request("SETUP", url: SessionDescription.resolve(control: m.control, base: base), headers: ["Transport: " + spec], until: end)
             guard r.status == 200 else {
                 if r.status == 461 && transport == .udp { throw WireError.status(461, "Unsupported Transport (UDP)") }
                 throw WireError.status(r.status, r.reason)

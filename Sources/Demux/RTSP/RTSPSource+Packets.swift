@@ -11,9 +11,9 @@ extension RTSPSource {
 
     /// Waits for the first picture that can start decoding (a keyframe, with parameter sets from
     /// the SDP or the stream), then takes the streams' parameters from it and from the SDP.
-    func probe(_ sdp: SDP, until end: UInt64, deadline: Double) throws {
+    func probe(_ described: [SDPTrack], until end: UInt64, deadline: Double) throws {
         let videoIndex = kinds.firstIndex(of: .video)!
-        let media = sdp.media.filter { ["video", "audio"].contains($0.kind) }
+        let media = described.filter { ["video", "audio"].contains($0.kind) }
         let videoMedia = media.first { $0.kind == "video" }!
         let sprop = videoMedia.fmtp["sprop-parameter-sets"].map { H264.annexBParameterSets(sprop: $0) } ?? []
         var params: (CodecParameters, Double?)?

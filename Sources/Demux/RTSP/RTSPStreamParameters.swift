@@ -46,7 +46,7 @@ enum RTSPStreamParameters {
     }
 
     /// An audio stream's parameters from its SDP section (AAC: the `config` AudioSpecificConfig).
-    static func audio(_ m: SDP.Media, format: RTPDepayloadFormat, source url: String) throws(IngestError) -> CodecParameters {
+    static func audio(_ m: SDPTrack, format: RTPDepayloadFormat, source url: String) throws(IngestError) -> CodecParameters {
         guard let p = avcodec_parameters_alloc() else { throw IngestError(.failed, source: url, stage: RTSPSource.probingStage, detail: "out of memory") }
         var q: UnsafeMutablePointer<AVCodecParameters>? = p
         defer { avcodec_parameters_free(&q) }

@@ -291,7 +291,7 @@ struct RTSPAuth {
     mutating func header(method: String, uri: String) -> String? {
         switch scheme {
         case nil: return nil
-        case .basic: return "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
+        case .basic: return "Basic " + Base64.encode("\(user):\(password)".utf8)
         case .digest(let realm, let nonce, let opaque, let qop):
             let ha1 = Self.md5("\(user):\(realm):\(password)"), ha2 = Self.md5("\(method):\(uri)")
             var v = "Digest username=\"\(user)\", realm=\"\(realm)\", nonce=\"\(nonce)\", uri=\"\(uri)\""
@@ -311,7 +311,7 @@ struct RTSPAuth {
         var digest = [UInt8](repeating: 0, count: 16)
         let bytes = Array(s.utf8)
         bytes.withUnsafeBufferPointer { b in av_md5_sum(&digest, b.baseAddress, b.count) }
-        return digest.map { String(format: "%02x", $0) }.joined()
+        return Hex.encode(digest)
     }
 
     /// `key=value, key="quoted, value"` pairs; keys lowercased.

@@ -1,3 +1,4 @@
+import Wire
 public import Foundation
 import Crypto
 
@@ -60,12 +61,7 @@ public struct RecordedSegment: Sendable, Codable, Equatable {
         return hex(h.finalize())
     }
 
-    static func hex(_ digest: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        for b in digest { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 0x0F)]) }
-        return String(decoding: out, as: UTF8.self)
-    }
+    static func hex(_ digest: some Sequence<UInt8>) -> String { Hex.encode(digest) }
 }
 
 /// A range of a stream's recording kept past retention until released (evidence).

@@ -1,3 +1,4 @@
+public import Access
 import Foundation
 import MediaCore
 import Wire
@@ -104,7 +105,7 @@ extension Configuration {
     }
 
     static func serverSettings(_ node: Node, _ r: Reader, into config: inout Configuration) throws(ConfigError) {
-        let s = try r.mapping(node, "server", allowed: ["listen", "tls", "allowed_hosts", "limits", "rtsp", "webrtc"])
+        let s = try r.mapping(node, "server", allowed: ["listen", "tls", "allowed_hosts", "trusted_proxies", "limits", "rtsp", "webrtc"])
         if let w = s["webrtc"] {
             if case .scalar = w, try r.string(w, "server.webrtc") == "off" {
                 config.webrtc = nil
@@ -155,6 +156,16 @@ extension Configuration {
             config.tls = TLSSettings(certificate: try r.string(cert, "server.tls.cert"), key: try r.string(key, "server.tls.key"))
         }
         if let hosts = s["allowed_hosts"] { config.allowedHosts = try r.strings(hosts, "server.allowed_hosts") }
+        if let proxies = s["trusted_proxies"] {
+            var networks: [IPNetwork] = []
+            for (i, text) in try r.strings(proxies, "server.trusted_proxies").enumerated() {
+                guard let n = IPNetwork(text) else {
+                    throw ConfigError(file: r.file, path: "server.trusted_proxies[\(i)]", problem: "\"\(text.prefix(100))\" is not an address or a network (127.0.0.1, 10.0.0.0/8, ::1)")
+                }
+                networks.append(n)
+            }
+            config.trustedProxies = TrustedProxies(networks)
+        }
     }
 
 

@@ -1,3 +1,4 @@
+import Access
 import Foundation
 import MediaCore
 import Yams

@@ -1,3 +1,4 @@
+public import Access
 public import Demux
 import Wire
 public import Decode
@@ -62,6 +63,9 @@ public struct Configuration: Sendable {
     public var tls: TLSSettings?
     /// `server.allowed_hosts`: Host header values answered (see `effectiveAllowedHosts`).
     public var allowedHosts: [String]?
+    /// `server.trusted_proxies`: proxies in front (the nginx edge) whose `X-Forwarded-For`
+    /// names the client that the failure limit counts.
+    public var trustedProxies = TrustedProxies()
     /// Users and permissions; nil: no access control (loopback only).
     public var auth: AuthSettings?
     /// `server.limits`.

@@ -1,3 +1,4 @@
+import Wire
 import Foundation
 import Crypto
 import Logging
@@ -98,6 +99,6 @@ final class WebhookSender: Sendable {
     /// `sha256=` and the hex HMAC-SHA256 of the body under the secret.
     static func signature(body: [UInt8], secret: String) -> String {
         let mac = HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: Array(secret.utf8)))
-        return "sha256=" + mac.map { b in String(b, radix: 16).count == 1 ? "0" + String(b, radix: 16) : String(b, radix: 16) }.joined()
+        return "sha256=" + Hex.encode(mac)
     }
 }

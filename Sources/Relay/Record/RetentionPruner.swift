@@ -17,18 +17,29 @@ public final class RetentionPruner: Sendable {
         self.catalog = catalog
         self.logger = logger
         task = Task {
-            while !Task.isCancelled {
+            while true {
                 try? await Task.sleep(for: .seconds(every))
-                let all = streams()
-                for (name, settings) in all where settings.keep != nil || settings.maxBytes != nil {
-                    await Self.prune(stream: name, settings: settings, catalog: catalog, logger: logger)
-                }
-                if let minFree { await Self.keepFree(floor: minFree, streams: all, catalog: catalog, logger: logger) }
+                // Stopped while it slept (the server shuts down): no pass begins.
+                if Task.isCancelled { return }
+                // A pass that began runs to its end, out of reach of `stop()`'s cancellation:
+                // a file it deletes is marked and audited in the catalog, not left half done
+                // by a CancellationError between the two (which was also logged as a failure).
+                await Task {
+                    let all = streams()
+                    for (name, settings) in all where settings.keep != nil || settings.maxBytes != nil {
+                        await Self.prune(stream: name, settings: settings, catalog: catalog, logger: logger)
+                    }
+                    if let minFree { await Self.keepFree(floor: minFree, streams: all, catalog: catalog, logger: logger) }
+                }.value
             }
         }
     }
 
     public func stop() { task.cancel() }
+
+    /// A failure that only says the work was cancelled (shutdown): not a fault of the catalog,
+    /// and not logged as one.
+    static func stopped(_ error: any Error) -> Bool { error is CancellationError }
 
     /// The segments to delete, oldest first: past `keep`, or while the stream is over
     /// `maxBytes`, unless a hold covers them. `segments` are the stream's live ones.
@@ -59,10 +70,12 @@ public final class RetentionPruner: Sendable {
                     await catalog.audit(AuditEntry(who: "retention", action: .delete, stream: stream, start: s.start, end: s.end,
                                                    detail: "record.keep or record.max_bytes: \((s.path as NSString).lastPathComponent)"), logger: logger)
                 } catch {
+                    if stopped(error) { return }
                     logger.warning("record: retention cannot delete a file", metadata: ["stream.name": "\(stream)", "file": "\(s.path)", "error": "\(error)"])
                 }
             }
         } catch {
+            if stopped(error) { return }
             logger.warning("record: retention cannot read the catalog", metadata: ["stream.name": "\(stream)", "error": "\(error)"])
         }
     }
@@ -71,10 +84,11 @@ public final class RetentionPruner: Sendable {
     /// nil when it cannot be asked (the directory is not there yet).
     public static func disk(of path: String) -> (id: UInt, free: Int)? {
         var s = statvfs()
-        var st = stat()
-        // The device, not statvfs's f_fsid (0 for every tmpfs).
-        guard statvfs(path, &s) == 0, stat(path, &st) == 0 else { return nil }
-        return (UInt(st.st_dev), Int(clamping: UInt64(s.f_bavail).multipliedReportingOverflow(by: UInt64(s.f_frsize)).partialValue))
+        // The device, not statvfs's f_fsid (0 for every tmpfs). Read through Foundation: which
+        // C module owns `stat`'s members depends on the build's order (MemberImportVisibility).
+        guard statvfs(path, &s) == 0,
+              let device = (try? FileManager.default.attributesOfItem(atPath: path))?[.systemNumber] as? NSNumber else { return nil }
+        return (device.uintValue, Int(clamping: UInt64(s.f_bavail).multipliedReportingOverflow(by: UInt64(s.f_frsize)).partialValue))
     }
 
     /// Keeps `floor` bytes free on each disk the streams record to: below it, the oldest
@@ -105,6 +119,7 @@ public final class RetentionPruner: Sendable {
                         await catalog.audit(AuditEntry(who: "retention", action: .delete, stream: s.stream, start: s.start, end: s.end,
                                                        detail: "recordings.min_free: \((s.path as NSString).lastPathComponent)"), logger: logger)
                     } catch {
+                        if stopped(error) { return }
                         logger.warning("record: retention cannot delete a file", metadata: ["stream.name": "\(s.stream)", "file": "\(s.path)", "error": "\(error)"])
                     }
                 }
@@ -113,6 +128,7 @@ public final class RetentionPruner: Sendable {
                                    metadata: ["free": "\(free)", "min_free": "\(floor)"])
                 }
             } catch {
+                if stopped(error) { return }
                 logger.warning("record: retention cannot read the catalog", metadata: ["error": "\(error)"])
             }
         }

@@ -113,11 +113,7 @@ public enum H264 {
     /// starts with its NAL header; nil when it is too short.
     public static func codecString(sps: [UInt8]) -> String? {
         guard sps.count >= 4 else { return nil }
-        let hex = sps[1...3].map { b -> String in
-            let s = String(b, radix: 16, uppercase: true)
-            return s.count < 2 ? "0" + s : s
-        }
-        return "avc1." + hex.joined()
+        return "avc1." + Hex.encode(sps[1...3], uppercase: true)
     }
 
     /// True when an Annex B access unit carries both a sequence and a picture parameter set
@@ -204,35 +200,5 @@ public struct AVCDecoderConfiguration: Sendable, Equatable {
             out += u
         }
         return out.isEmpty ? nil : out
-    }
-}
-
-/// Base64 (RFC 4648, standard alphabet), padding optional, for SDP parameter sets.
-public enum Base64 {
-    /// Nil on any character outside the alphabet.
-    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
-        var out: [UInt8] = []
-        out.reserveCapacity(text.utf8.count * 3 / 4)
-        var acc: UInt32 = 0
-        var bits = 0
-        for c in text.utf8 {
-            let v: UInt8
-            switch c {
-            case 0x41...0x5A: v = c - 0x41
-            case 0x61...0x7A: v = c - 0x61 + 26
-            case 0x30...0x39: v = c - 0x30 + 52
-            case 0x2B: v = 62
-            case 0x2F: v = 63
-            case 0x3D: continue
-            default: return nil
-            }
-            acc = (acc << 6) | UInt32(v)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8(truncatingIfNeeded: acc >> UInt32(bits)))
-            }
-        }
-        return out
     }
 }

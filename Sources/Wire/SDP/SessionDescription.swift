@@ -1,18 +1,40 @@
-/// A WebRTC session description (RFC 8866 with JSEP's attributes, RFC 8829) as a WHEP player or
-/// a WHIP publisher offers it: its ICE credentials, DTLS fingerprint and, per media section, the
-/// payload formats. Text a peer controls: lines that do not parse are skipped, sizes are capped,
-/// nothing traps.
-public struct SDPOffer: Sendable, Equatable {
+/// A session description (RFC 8866, with JSEP's attributes, RFC 8829), the one parser of them:
+/// a camera's DESCRIBE answer (each media section's formats and control URL), and a WHEP
+/// player's or WHIP publisher's offer (ICE credentials, DTLS fingerprint, per media section the
+/// payload formats and their feedback). Text a peer controls: lines that do not parse are
+/// skipped, sizes are capped, nothing traps.
+public struct SessionDescription: Sendable, Equatable {
     public struct Format: Sendable, Equatable {
         public var payloadType: Int
         /// Lowercased encoding name (`h264`, `opus`, `pcmu`, `rtx` …).
         public var codec: String
         public var clockRate: Int
-        public var channels: Int
+        /// As `a=rtpmap` gives them; nil when it does not (AAC's own configuration says).
+        public var channels: Int?
         /// `a=fmtp:` parameters, keys lowercased.
         public var parameters: [String: String] = [:]
         /// `a=rtcp-fb:` values (`nack`, `nack pli`, `ccm fir`, `transport-cc` …).
         public var feedback: [String] = []
+
+        public init(payloadType: Int, codec: String, clockRate: Int, channels: Int? = nil, parameters: [String: String] = [:]) {
+            self.payloadType = payloadType
+            self.codec = codec
+            self.clockRate = clockRate
+            self.channels = channels
+            self.parameters = parameters
+        }
+
+        /// Static payload types (RFC 3551) a camera may use without `a=rtpmap`.
+        static func staticType(_ pt: Int) -> Format {
+            switch pt {
+            case 0: return Format(payloadType: 0, codec: "pcmu", clockRate: 8000, channels: 1)
+            case 8: return Format(payloadType: 8, codec: "pcma", clockRate: 8000, channels: 1)
+            case 14: return Format(payloadType: 14, codec: "mpa", clockRate: 90000)
+            case 26: return Format(payloadType: 26, codec: "jpeg", clockRate: 90000)
+            case 33: return Format(payloadType: 33, codec: "mp2t", clockRate: 90000)
+            default: return Format(payloadType: pt, codec: "", clockRate: 0)
+            }
+        }
     }
 
     public struct Media: Sendable, Equatable {
@@ -37,6 +59,44 @@ public struct SDPOffer: Sendable, Equatable {
         public var isActive: Bool { port != 0 || bundleOnly }
         /// `a=extmap:` ids by URI.
         public var extensions: [String: Int] = [:]
+        /// `a=control:` (RTSP: where SETUP goes, relative to the base URL).
+        public var control: String?
+        /// `a=candidate:` lines (an answer's host candidates), at most 32.
+        public var candidates: [Candidate] = []
+
+        public init(kind: String, port: Int = 9, proto: String = "RTP/AVP", formats: [Format] = []) {
+            self.kind = kind
+            self.port = port
+            self.proto = proto
+            self.formats = formats
+        }
+    }
+
+    /// An ICE candidate (RFC 8839): `foundation component transport priority address port typ type …`.
+    public struct Candidate: Sendable, Equatable {
+        /// Lowercased: `udp`, `tcp`.
+        public var transport: String
+        public var address: String
+        public var port: Int
+        public var type: String
+
+        public init(transport: String, address: String, port: Int, type: String) {
+            self.transport = transport
+            self.address = address
+            self.port = port
+            self.type = type
+        }
+    }
+
+    /// How much a text may hold, and what it must.
+    public struct Limits: Sendable {
+        public var maxBytes: Int
+        /// `v=0` first, and at least one media section (an offer that is none is refused).
+        public var strict: Bool
+        /// A WHEP or WHIP peer's offer.
+        public static let peer = Limits(maxBytes: 64 * 1024, strict: true)
+        /// A camera's DESCRIBE answer (cameras leave out `v=`, or describe no media while they boot).
+        public static let camera = Limits(maxBytes: 1 << 20, strict: false)
     }
 
     public var iceUfrag: String?
@@ -44,14 +104,20 @@ public struct SDPOffer: Sendable, Equatable {
     /// `sha-256 AB:CD:…` as written (hash name lowercased).
     public var fingerprint: String?
     public var setup: String?
+    /// `a=control:` at session level (RTSP's aggregate control URL).
+    public var control: String?
     public var media: [Media] = []
 
-    public static let maxBytes = 64 * 1024
+    /// No media, no attributes: what a camera that describes nothing usable is taken as.
+    public static let empty = SessionDescription()
 
-    /// Nil when the text is too large, is not an SDP (`v=0` first) or has no media section.
-    public init?(parsing text: String) {
-        guard text.utf8.count <= Self.maxBytes else { return nil }
-        var sawVersion = false
+    private init() {}
+
+    /// Nil when the text is too large or, by the `.peer` limits, is not an SDP (`v=0` first)
+    /// or has no media section.
+    public init?(parsing text: String, limits: Limits = .peer) {
+        guard text.utf8.count <= limits.maxBytes else { return nil }
+        var sawVersion = !limits.strict
         // By bytes: "\r\n" is one Character, which a split on "\n" would not see.
         for raw in text.utf8.split(whereSeparator: { $0 == 0x0A || $0 == 0x0D }) {
             let line = Substring(raw).trimmingASCIISpaces()
@@ -69,7 +135,7 @@ public struct SDPOffer: Sendable, Equatable {
                 guard f.count >= 3, media.count < 16 else { continue }
                 var m = Media(kind: String(f[0].prefix(32)), port: Int(f[1].prefix(5)) ?? 0, proto: String(f[2].prefix(64)))
                 for pt in f.dropFirst(3).prefix(64) {
-                    if let n = Int(pt.prefix(3)), (0...127).contains(n) { m.formats.append(Format(payloadType: n, codec: "", clockRate: 0, channels: 1)) }
+                    if let n = Int(pt.prefix(3)), (0...127).contains(n) { m.formats.append(Format.staticType(n)) }
                 }
                 media.append(m)
             case UInt8(ascii: "a"):
@@ -78,7 +144,7 @@ public struct SDPOffer: Sendable, Equatable {
                 continue
             }
         }
-        guard sawVersion, !media.isEmpty else { return nil }
+        guard sawVersion, !media.isEmpty || !limits.strict else { return nil }
     }
 
     private mutating func attribute(_ a: String) {
@@ -105,6 +171,14 @@ public struct SDPOffer: Sendable, Equatable {
             let v = value.lowercasedASCII()
             if inMedia { setMedia { $0.setup = v } } else { setup = v }
         case "mid": setMedia { $0.mid = String(value.prefix(32)) }
+        case "candidate":
+            let f = value.split(separator: " ")
+            guard f.count >= 8, f[6] == "typ", let port = Int(f[5].prefix(5)), (1...65535).contains(port) else { return }
+            let c = Candidate(transport: f[2].lowercasedASCII(), address: String(f[4].prefix(64)), port: port, type: String(f[7].prefix(16)))
+            setMedia { m in if m.candidates.count < 32 { m.candidates.append(c) } }
+        case "control":
+            let v = String(value.prefix(1024))
+            if inMedia { setMedia { $0.control = v } } else { control = v }
         case "sendrecv", "sendonly", "recvonly", "inactive": setMedia { $0.direction = name }
         case "rtcp-mux": setMedia { $0.rtcpMux = true }
         case "bundle-only": setMedia { $0.bundleOnly = true }
@@ -116,7 +190,7 @@ public struct SDPOffer: Sendable, Equatable {
             guard let codec = enc.first else { return }
             // A clock rate that does not fit (over 1 MHz, or not a number) is none.
             let rate = enc.count > 1 ? Int(enc[1].prefix(8)).flatMap { (1...1_000_000).contains($0) ? $0 : nil } ?? 0 : 0
-            let channels = enc.count > 2 ? max(1, min(8, Int(enc[2].prefix(2)) ?? 1)) : 1
+            let channels = enc.count > 2 ? max(1, min(8, Int(enc[2].prefix(2)) ?? 1)) : nil
             setMedia { m in
                 guard let i = m.formats.firstIndex(where: { $0.payloadType == pt }) else { return }
                 m.formats[i].codec = codec.prefix(32).lowercasedASCII()
@@ -130,7 +204,9 @@ public struct SDPOffer: Sendable, Equatable {
             for kv in p[1].split(separator: ";").prefix(32) {
                 let e = kv.split(separator: "=", maxSplits: 1)
                 guard let k = e.first else { continue }
-                params[k.trimmingASCIISpaces().lowercasedASCII()] = e.count > 1 ? String(e[1].trimmingASCIISpaces().prefix(256)) : ""
+                // Values up to a line's length: parameter sets (`sprop-parameter-sets`, H.265's
+                // `sprop-vps/sps/pps`) run long.
+                params[k.trimmingASCIISpaces().lowercasedASCII()] = e.count > 1 ? String(e[1].trimmingASCIISpaces().prefix(4096)) : ""
             }
             setMedia { m in
                 guard let i = m.formats.firstIndex(where: { $0.payloadType == pt }) else { return }
@@ -165,6 +241,14 @@ public struct SDPOffer: Sendable, Equatable {
 
     /// The DTLS fingerprint of a media section, or the session's.
     public func fingerprint(_ m: Media) -> String? { m.fingerprint ?? fingerprint }
+
+    /// A control attribute resolved against the base URL (RFC 2326 C.1.1): absolute, `*`
+    /// (the base itself), or relative.
+    public static func resolve(control: String?, base: String) -> String {
+        guard let c = control, !c.isEmpty, c != "*" else { return base }
+        if c.hasPrefixIgnoringCase("rtsp://") || c.hasPrefixIgnoringCase("rtsps://") { return c }
+        return base.hasSuffix("/") ? base + c : base + "/" + c
+    }
 }
 
 extension Substring {

@@ -1,0 +1,27 @@
+import Wire
+
+/// One media section of a description as LiveRelay's RTP receivers take it (a camera's
+/// DESCRIBE answer, a WHIP publisher's accepted offer): its first payload format. Parsed by
+/// Wire's `SessionDescription`, the one SDP parser.
+struct SDPTrack {
+    var kind: String
+    var payloadType: Int
+    /// Uppercased encoding name (`H264`, `MPEG4-GENERIC`, `OPUS`, `PCMU` …); empty when unnamed.
+    var encoding: String
+    var clockRate: Int
+    var channels: Int?
+    /// `a=fmtp` parameters, keys lowercased.
+    var fmtp: [String: String]
+    var control: String?
+
+    init(_ media: SessionDescription.Media) {
+        kind = media.kind
+        let f = media.formats.first
+        payloadType = f?.payloadType ?? -1
+        encoding = String(decoding: (f?.codec ?? "").utf8.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }, as: UTF8.self)
+        clockRate = f?.clockRate ?? 0
+        channels = f?.channels
+        fmtp = f?.parameters ?? [:]
+        control = media.control
+    }
+}

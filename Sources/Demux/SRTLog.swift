@@ -1,0 +1,25 @@
+import CSRT
+public import Logging
+import MediaCore
+import Synchronization
+
+/// Routes libsrt's own log lines into swift-log, scrubbed of credentials. libsrt otherwise
+/// prints to stderr on its own threads, outside any log format (`--log-format json`).
+public enum SRTLog {
+    private static let target = Mutex<Logger?>(nil)
+
+    /// Sends libsrt's errors to `logger` (its warnings, such as "nothing to read" on each
+    /// receive deadline, say nothing LiveRelay does not know). Call once at start-up.
+    public static func route(to logger: Logger) {
+        target.withLock { $0 = logger }
+        srt_setloglevel(3 /* LOG_ERR */)
+        // The line alone: the logger adds the time and the level.
+        srt_setlogflags(Int32(SRT_LOGF_DISABLE_TIME | SRT_LOGF_DISABLE_THREADNAME | SRT_LOGF_DISABLE_SEVERITY | SRT_LOGF_DISABLE_EOL))
+        srt_setloghandler(nil) { _, _, _, _, _, message in
+            guard let message else { return }
+            let text = String(cString: message)
+            guard !text.isEmpty, let logger = SRTLog.target.withLock({ $0 }) else { return }
+            logger.error("srt: \(Redactor.scrub(text))")
+        }
+    }
+}
