@@ -1,3 +1,4 @@
+import Crypto
 import Wire
 
 /// The door a request came through. Servers say which; the decision is the same for all of
@@ -20,20 +21,33 @@ public enum AccessCredentials: Sendable, Hashable {
     /// A stream's publish key (RTMP's `?key=`, OBS's stream key).
     case publishKey(String)
 
-    /// Whose failures a wrong one counts toward: a user name, "a key of this stream", a token.
-    /// One user's mistakes never limit another user, or anyone anonymous, at the same address.
-    func principal(stream: String?) -> String? {
+    /// Whose failures a wrong one counts toward: a user name, the secret behind a publish key
+    /// (`keys`: every key that opens the stream at its door; the global key is one secret for
+    /// every stream, guessed through any of them), one token or signed URL (a player polling
+    /// with an expired one limits only that one). One user's mistakes never limit another
+    /// user, or anyone anonymous, at the same address. Nil: nothing to guess.
+    func principal(keys: [String]) -> String? {
         switch self {
         case .none: return nil
         case .userPassword(let user, _): return "user:" + user
-        case .token: return "token"
-        case .signedURL(let s, _, _): return "signed:" + s
-        case .publishKey: return "key:" + (stream ?? "")
+        case .token(let token): return "token:" + Self.digest(token)
+        case .signedURL(let stream, let expires, let signature): return "signed:" + Self.digest(stream + "\n" + expires + "\n" + signature)
+        case .publishKey: return keys.isEmpty ? nil : Self.keyPrincipal(keys)
         case .header(let h):
-            if h.hasPrefix("Bearer ") { return "token" }
+            if h.hasPrefix("Bearer ") { return "token:" + Self.digest(String(h.dropFirst(7))) }
             guard let (user, _) = Self.basic(h) else { return "malformed" }
             return "user:" + user
         }
+    }
+
+    /// The principal of guesses at the secret `keys` stand for.
+    static func keyPrincipal(_ keys: [String]) -> String {
+        "key:" + digest(keys.sorted().joined(separator: "\n"))
+    }
+
+    /// A short SHA-256 of a secret: it names the secret in the limiter without keeping it.
+    static func digest(_ text: String) -> String {
+        Hex.encode(SHA256.hash(data: Array(text.utf8)).prefix(12))
     }
 
     /// `Basic BASE64(user:password)` → user and password.

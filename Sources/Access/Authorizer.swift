@@ -36,8 +36,6 @@ public final class Authorizer: Sendable {
     public static let failureLimit = 10
     static let failureWindowNanos: UInt64 = 60_000_000_000
     static let verifiedForNanos: UInt64 = 300_000_000_000
-    /// How long an SRT caller given a passphrase has to complete its handshake.
-    static let handshakeNanos: UInt64 = 5_000_000_000
 
     public init(auth: AuthSettings?, allowedHosts: Set<String>?, trustedProxies: TrustedProxies = TrustedProxies(),
                 streams: AccessStreams = AccessStreams(), fetchJWKS: JWKSFetch? = nil,
@@ -68,21 +66,29 @@ public final class Authorizer: Sendable {
     public func authorize(_ request: AccessRequest) async -> Decision {
         let keys = request.action == .publish && request.stream != nil ? streams.publishKeys(request.stream ?? "", request.door) : []
         if auth == nil && keys.isEmpty { return .allowed(nil) }
-        let key = request.credentials.principal(stream: request.stream).map { FailureLimiter.Key(client: client(of: request), principal: $0) }
+        let key = request.credentials.principal(keys: keys).map { FailureLimiter.Key(client: client(of: request), principal: $0) }
         if let key, limiter.isLimited(key, now: now()) { return .limited }
         let outcome: Outcome
         if case .publishKey(let given) = request.credentials, !keys.isEmpty {
             outcome = keys.contains { Self.constantTimeEqual($0, given) } ? .identified(Self.keyHolder(request.stream ?? "")) : .refused
+        } else if !keys.isEmpty, case .header(let h) = request.credentials, h.hasPrefix("Bearer "),
+                  keys.contains(where: { Self.constantTimeEqual($0, String(h.dropFirst(7))) }) {
+            // A stream key as a bearer token (OBS's WHIP): a token that is not one is a JWT.
+            outcome = .identified(Self.keyHolder(request.stream ?? ""))
         } else if auth == nil {
             // Keys are needed here, and no users exist to stand in for them.
             if case .none = request.credentials { return .unauthorized("a publish key is needed") }
-            if case .publishKey = request.credentials { outcome = .anonymous } else { outcome = .refused }
+            outcome = .refused
         } else {
-            outcome = await identify(request.credentials, stream: request.stream)
+            outcome = await identify(request.credentials, stream: request.stream, limitedAs: key)
         }
         switch outcome {
+        case .limited:
+            return .limited
         case .refused:
             if let key { limiter.recordFailure(key, now: now()) }
+            return .unauthorized("wrong credentials")
+        case .refusedCounted:
             return .unauthorized("wrong credentials")
         case .anonymous:
             // A key was needed and not given (or given where none opens the stream).
@@ -132,17 +138,16 @@ public final class Authorizer: Sendable {
     }
 
     /// Decides the passphrase for a caller (`request.credentials` is ignored) and, when one is
-    /// needed, expects the caller under `attempt` (its address and port): an attempt not
-    /// confirmed within 5 s counts as a wrong passphrase.
+    /// needed, counts the caller (`attempt`: its address and port) as a wrong passphrase until
+    /// `attemptSucceeded(attempt)` says it arrived.
     public func sharedSecret(_ request: AccessRequest, attempt: String) -> SharedSecret {
         guard let stream = request.stream else { return .refused }
         let keys = streams.publishKeys(stream, request.door)
-        let key = FailureLimiter.Key(client: client(of: request), principal: "key:" + stream)
-        let t = now()
-        if limiter.isLimited(key, now: t) { return .limited }
         if let phrase = keys.first {
-            limiter.expect(attempt, key, deadline: t &+ Self.handshakeNanos, now: t)
-            return .passphrase(phrase)
+            // Counted as a wrong passphrase now, taken back when the caller arrives: a flood of
+            // handshakes meets the limit as it comes.
+            let key = FailureLimiter.Key(client: client(of: request), principal: AccessCredentials.keyPrincipal(keys))
+            return limiter.expect(attempt, key, now: now()) ? .passphrase(phrase) : .limited
         }
         if auth == nil || auth?.anonymous.contains(where: { $0.grants(.publish, stream: stream) }) == true { return .open }
         return .refused
@@ -161,10 +166,15 @@ public final class Authorizer: Sendable {
         case identified(AccessIdentity)
         /// Credentials given, and wrong.
         case refused
+        /// Wrong, and already counted (a password check reserves its failure first).
+        case refusedCounted
+        /// A password check found its user at the limit (checks run in parallel).
+        case limited
     }
 
     /// Who the credentials say it is.
-    func identify(_ credentials: Credentials, stream: String?) async -> Outcome {
+    /// `limitedAs`: whose failures a password check reserves (nil: none counted).
+    func identify(_ credentials: Credentials, stream: String?, limitedAs key: FailureLimiter.Key? = nil) async -> Outcome {
         guard let auth else { return .anonymous }
         switch credentials {
         case .none: return .anonymous
@@ -179,44 +189,64 @@ public final class Authorizer: Sendable {
                 }
             }
             return outcome
-        case .userPassword(let user, let password): return await basic(user: user, password: password, key: "u:" + user + "\u{0}" + password, auth)
+        case .userPassword(let user, let password): return await basic(user: user, password: password, key: "u:" + user + "\u{0}" + password, auth, limitedAs: key)
         case .header(let header):
             if header.hasPrefix("Bearer ") { return await bearer(String(header.dropFirst(7))) }
             guard let (user, password) = AccessCredentials.basic(header) else { return .refused }
-            return await basic(user: user, password: password, key: header, auth)
+            return await basic(user: user, password: password, key: header, auth, limitedAs: key)
         }
     }
 
-    private func basic(user name: String, password: String, key: String, _ auth: AuthSettings) async -> Outcome {
+    private func basic(user name: String, password: String, key: String, _ auth: AuthSettings, limitedAs limiterKey: FailureLimiter.Key?) async -> Outcome {
         guard let user = auth.user(named: name) else { return .refused }
+        let cacheKey = Self.cacheKey(key)
         let t = now()
-        if let until = verified.withLock({ $0[key] }), until > t {
+        if let until = verified.withLock({ $0[cacheKey] }), until > t {
             return .identified(AccessIdentity(name: user.name, permissions: user.permissions))
         }
-        guard await verify(key: key, password: password, hash: user.passwordHash) else { return .refused }
+        switch await verify(key: cacheKey, password: password, hash: user.passwordHash, limitedAs: limiterKey) {
+        case nil: return .limited
+        case false?: return limiterKey == nil ? .refused : .refusedCounted
+        case true?: break
+        }
         verified.withLock { v in
             if v.count > 1024 { v = v.filter { $0.value > t } }
-            if v.count <= 1024 { v[key] = t + Self.verifiedForNanos }
+            if v.count <= 1024 { v[cacheKey] = t + Self.verifiedForNanos }
         }
         return .identified(AccessIdentity(name: user.name, permissions: user.permissions))
+    }
+
+    /// What the cache of good credentials keeps: a digest, not the password.
+    static func cacheKey(_ credentials: String) -> String {
+        Hex.encode(SHA256.hash(data: Array(credentials.utf8)))
     }
 
     /// bcrypt takes ~0.25 s by design: it runs on a thread of Dispatch's, never on the
     /// cooperative pool (two threads here, which every request shares), and concurrent checks of
     /// the same credentials (a page's first requests) share one run.
-    private func verify(key: String, password: String, hash: String) async -> Bool {
-        let task: Task<Bool, Never> = inFlight.withLock { f in
-            if let t = f[key] { return t }
+    ///
+    /// The failure is reserved when a check starts, before bcrypt's quarter second, and
+    /// refunded if the password is right: guesses sent side by side meet the limit like
+    /// guesses in a row. Requests that share a check (the same credentials) reserve nothing
+    /// more. Nil: the user is at the limit for this client.
+    private func verify(key: String, password: String, hash: String, limitedAs limiterKey: FailureLimiter.Key?) async -> Bool? {
+        let (task, started): (Task<Bool, Never>?, Bool) = inFlight.withLock { f in
+            if let t = f[key] { return (t, false) }
+            if let limiterKey, !limiter.reserve(limiterKey, now: now()) { return (nil, false) }
             let t = Task<Bool, Never> {
                 await withCheckedContinuation { c in
                     DispatchQueue.global().async { c.resume(returning: Bcrypt.verify(password, hash: hash)) }
                 }
             }
             f[key] = t
-            return t
+            return (t, true)
         }
+        guard let task else { return nil }
         let ok = await task.value
-        inFlight.withLock { $0[key] = nil }
+        if started {
+            inFlight.withLock { $0[key] = nil }
+            if ok, let limiterKey { limiter.refund(limiterKey, now: now()) }
+        }
         return ok
     }
 
@@ -235,6 +265,7 @@ public final class Authorizer: Sendable {
         AccessIdentity(name: "publish key", permissions: [AccessPermission(action: .publish, streams: stream)])
     }
 
+    /// Every byte compared whatever the first difference.
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
         let x = Array(a.utf8), y = Array(b.utf8)
         var diff = x.count ^ y.count
@@ -256,13 +287,7 @@ extension Authorizer {
     static func checkSignedURL(stream: String, expires: String, signature: String, secret: String?, now: Date) -> Outcome {
         guard let secret, let until = PeerNumber.integer(expires, in: 0...Int(UInt32.max)) else { return .refused }
         guard Double(until) >= now.timeIntervalSince1970 else { return .refused }
-        let expected = Array(Self.signature(stream: stream, expires: until, secret: secret).utf8)
-        let given = Array(signature.lowercased().utf8)
-        // Constant time: every byte compared whatever the first difference.
-        guard given.count == expected.count else { return .refused }
-        var difference: UInt8 = 0
-        for (a, b) in zip(given, expected) { difference |= a ^ b }
-        guard difference == 0 else { return .refused }
+        guard constantTimeEqual(Self.signature(stream: stream, expires: until, secret: secret), signature.lowercased()) else { return .refused }
         return .identified(AccessIdentity(name: "signed URL", permissions: [AccessPermission(action: .read, streams: stream)]))
     }
 }

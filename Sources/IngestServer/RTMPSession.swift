@@ -174,6 +174,9 @@ final class RTMPSession: ChannelInboundHandler, @unchecked Sendable {
                 loop.eventLoop.execute {
                     let (session, context) = loop.value
                     session.deciding = false
+                    // Gone while it was decided: nothing to begin (a begun feed would hold the
+                    // stream busy with no connection to end it).
+                    guard context.channel.isActive else { return }
                     do {
                         switch decision {
                         case .allowed: try session.begin(name, context)

@@ -44,7 +44,7 @@ struct AccessMiddleware: RouterMiddleware {
         } else {
             credentials = .none
         }
-        let asked = AccessRequest(credentials, action, stream: need.stream, door: need.door, peer: Self.clientKey(context.remoteAddress),
+        let asked = AccessRequest(credentials, action, stream: need.stream, door: need.door, peer: Self.peer(context.remoteAddress),
                                   forwardedFor: request.headers[.xForwardedFor])
         switch await access.authorize(asked) {
         case .limited:
@@ -76,7 +76,8 @@ struct AccessMiddleware: RouterMiddleware {
         return h
     }
 
-    static func clientKey(_ address: SocketAddress?) -> String {
+    /// The address the connection came from (the authorizer decides whom it stands for).
+    static func peer(_ address: SocketAddress?) -> String {
         address?.ipAddress ?? "unknown"
     }
 }

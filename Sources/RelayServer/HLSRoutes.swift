@@ -26,7 +26,7 @@ enum HLSRoutes {
                 await hls.store.waitForFreshContent(timeout: hls.store.settings.segmentDuration * 2 + 3)
             }
             // A blocking playlist request waits up to three target durations: capped per client.
-            let client = AccessMiddleware.clientKey(context.remoteAddress)
+            let client = AccessMiddleware.peer(context.remoteAddress)
             if blocking {
                 guard limits.acquire(.blockingRequests, client: client) else {
                     return try HTTPResponses.jsonError(.tooManyRequests, "this address already has \(limits.blockingRequests) playlist requests waiting (server.limits.per_client.blocking_requests)")

@@ -19,7 +19,7 @@ enum PreviewRoutes {
         router.get("/streams/:name/preview.mjpg") { _, context in
             let name = try context.parameters.require("name")
             guard let preview = engine.preview(name) else { return try HTTPResponses.jsonError(.notFound, "unknown stream or no preview \"\(name)\"") }
-            let client = AccessMiddleware.clientKey(context.remoteAddress)
+            let client = AccessMiddleware.peer(context.remoteAddress)
             guard limits.acquire(.viewers, client: client) else {
                 return try HTTPResponses.jsonError(.tooManyRequests, "this address already holds \(limits.viewers) previews open (server.limits.per_client.viewers)")
             }

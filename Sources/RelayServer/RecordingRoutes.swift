@@ -39,7 +39,7 @@ enum RecordingRoutes {
     static func audit(_ action: AuditEntry.Action, _ context: RelayRequestContext, stream: String, _ range: (Date, Date)? = nil,
                       detail: String = "") -> AuditEntry {
         AuditEntry(who: context.identity?.name ?? "anonymous", action: action, stream: stream, start: range?.0, end: range?.1,
-                   address: AccessMiddleware.clientKey(context.remoteAddress), detail: detail)
+                   address: AccessMiddleware.peer(context.remoteAddress), detail: detail)
     }
 
     static func add(to router: Router<RelayRequestContext>, engine: RelayEngine) {

@@ -28,7 +28,7 @@ enum WHEPRoutes {
             let offer = String(decoding: body.readableBytesView, as: UTF8.self)
             do throws(WebRTCServer.OfferError) {
                 let (id, answer) = try webrtc.whep(offer: offer, hub: hub, viewer: context.identity?.name ?? "anonymous",
-                                                   client: AccessMiddleware.clientKey(context.remoteAddress))
+                                                   client: AccessMiddleware.peer(context.remoteAddress))
                 return created(answer, location: "/streams/\(name)/whep/\(id)", ice: webrtc.iceServers(for: context.identity?.name ?? "anonymous"))
             } catch {
                 return try refusal(error)
@@ -48,7 +48,7 @@ enum WHEPRoutes {
             do throws(WebRTCServer.OfferError) {
                 let (id, answer) = try webrtc.whip(offer: offer, stream: name, points: engine.publishPoints,
                                                    publisher: context.identity?.name ?? "anonymous",
-                                                   client: AccessMiddleware.clientKey(context.remoteAddress))
+                                                   client: AccessMiddleware.peer(context.remoteAddress))
                 return created(answer, location: "/streams/\(name)/whip/\(id)", ice: webrtc.iceServers(for: context.identity?.name ?? "anonymous"))
             } catch {
                 return try refusal(error)

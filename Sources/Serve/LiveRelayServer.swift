@@ -201,7 +201,8 @@ public enum LiveRelayServer {
 extension LiveRelayServer {
     /// The one authorizer of every server, told what it needs of the engine's streams: which
     /// stream a rendition comes from, and each door's publish keys (RTMP: the global key and the
-    /// stream's; SRT: the stream's passphrase, else the global one).
+    /// stream's; SRT: the stream's passphrase, else the global one; WHIP and HLS upload: the
+    /// stream's, given as a bearer token).
     static func authorizer(_ configuration: Configuration, engine: RelayEngine?, logger: Logger) async throws -> Authorizer {
         let rtmpKey = configuration.ingest.rtmp?.publishKey
         let srtPassphrase = configuration.ingest.srt?.passphrase
@@ -212,7 +213,9 @@ extension LiveRelayServer {
                 switch door {
                 case .rtmp: return [rtmpKey, own].compactMap { $0 }
                 case .srt: return [own ?? srtPassphrase].compactMap { $0 }
-                case .http, .websocket, .rtsp, .webrtc: return []
+                // WHIP and HLS uploads: the stream's own key, as a bearer token (OBS's WHIP).
+                case .http, .webrtc: return [own].compactMap { $0 }
+                case .websocket, .rtsp: return []
                 }
             })
         return try await Authorizer(auth: configuration.auth, allowedHosts: configuration.effectiveAllowedHosts,

@@ -35,7 +35,7 @@ struct AnswerPlan {
             if m.direction == "recvonly" || m.direction == "sendrecv", m.isActive {
                 for (i, t) in tracks.enumerated() where !used.contains(i) && t.mediaType.rawValue == m.kind {
                     let info = streams.first { $0.index == t.sourceIndex }
-                    if let f = pick(t.codecName, in: m.formats, profile: info.flatMap { profileIDC($0.parameters.extradata) }) {
+                    if let f = pick(t.codecName, in: m.formats, profile: info.flatMap { ParameterSets(extradata: $0.parameters.extradata).profileIDC }) {
                         chosen = (f, i)
                         break
                     }
@@ -101,19 +101,6 @@ struct AnswerPlan {
     static func offeredProfile(_ f: SessionDescription.Format) -> UInt8? {
         guard let p = f.parameters["profile-level-id"], p.utf8.count == 6 else { return nil }
         return UInt8(p.prefix(2), radix: 16)
-    }
-
-    /// profile_idc of the stream's SPS (avcC or Annex B extradata).
-    static func profileIDC(_ extra: [UInt8]) -> UInt8? {
-        if extra.count > 1, extra[0] == 1 { return extra[1] }
-        var i = 0
-        while i + 4 < extra.count {
-            if extra[i] == 0, extra[i + 1] == 0, extra[i + 2] == 1 {
-                if extra[i + 3] & 0x1F == 7 { return extra[i + 4] }
-                i += 3
-            } else { i += 1 }
-        }
-        return nil
     }
 
     func answer(ufrag: String, pwd: String, fingerprint: String, candidates: [String], port: Int, tcpPort: Int? = nil) -> String {

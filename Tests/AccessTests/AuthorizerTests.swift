@@ -130,10 +130,13 @@ import HummingbirdBcrypt
         let ask = AccessRequest(.none, .publish, stream: "field", door: .srt, peer: "192.0.2.1")
         #expect(a.sharedSecret(ask, attempt: "192.0.2.1:5000") == .passphrase("field-passphrase"))
         a.attemptSucceeded("192.0.2.1:5000")
-        for port in 1...10 { #expect(a.sharedSecret(ask, attempt: "192.0.2.1:\(port)") == .passphrase("field-passphrase")) }
-        clock.withLock { $0 += 6_000_000_000 }
+        // Counted as they come (a flood of handshakes meets the limit at once), even from one port.
+        for _ in 1...10 { #expect(a.sharedSecret(ask, attempt: "192.0.2.1:7") == .passphrase("field-passphrase")) }
         #expect(a.sharedSecret(ask, attempt: "192.0.2.1:11") == .limited)
-        #expect(a.failedLogins == 10)
+        clock.withLock { $0 += 61_000_000_000 }
+        #expect(a.sharedSecret(ask, attempt: "192.0.2.1:12") == .passphrase("field-passphrase"))
+        clock.withLock { $0 -= 61_000_000_000 }
+        #expect(a.failedLogins == 11)
         var elsewhere = ask
         elsewhere.peer = "192.0.2.2"
         #expect(a.sharedSecret(elsewhere, attempt: "192.0.2.2:1") == .passphrase("field-passphrase"))
@@ -143,6 +146,64 @@ import HummingbirdBcrypt
         #expect(a.sharedSecret(other, attempt: "192.0.2.2:2") == .refused)
         let open = try await Authorizer(auth: nil, allowedHosts: nil, streams: streams)
         #expect(open.sharedSecret(other, attempt: "192.0.2.2:3") == .open)
+    }
+
+    /// The global key opens every stream: it is one secret, whichever stream's name a guess
+    /// comes with (new names included, as `auto_create` takes them).
+    @Test func theGlobalKeyIsOneSecretAcrossStreams() async throws {
+        let streams = AccessStreams(publishKeys: { stream, _ in stream == "own" ? ["global-key-1", "own-key-2"] : ["global-key-1"] })
+        let a = try await Authorizer(auth: nil, allowedHosts: nil, streams: streams)
+        for i in 0..<10 {
+            #expect(Self.label(await a.authorize(AccessRequest(.publishKey("guess"), .publish, stream: "new\(i)", door: .rtmp, peer: "192.0.2.1"))) == "401")
+        }
+        #expect(Self.label(await a.authorize(AccessRequest(.publishKey("global-key-1"), .publish, stream: "new99", door: .rtmp, peer: "192.0.2.1"))) == "429")
+        // A stream with its own key too is another secret (either opens it).
+        #expect(Self.label(await a.authorize(AccessRequest(.publishKey("own-key-2"), .publish, stream: "own", door: .rtmp, peer: "192.0.2.1"))) == "allowed:publish key")
+    }
+
+    /// Guesses sent side by side meet the limit like guesses in a row (each reserves its failure
+    /// before bcrypt runs); the right password sent many times at once is one check, not limited.
+    @Test func parallelGuessesMeetTheLimit() async throws {
+        let a = try await Self.authorizer()
+        let results = await withTaskGroup(of: String.self) { group in
+            for i in 0..<30 { group.addTask { Self.label(await a.authorize(Self.basic("viewer", "guess-\(i)"), .read, stream: "cam1", from: "192.0.2.1")) } }
+            var all: [String] = []
+            for await r in group { all.append(r) }
+            return all
+        }
+        #expect(results.filter { $0 == "401" }.count == 10 && results.filter { $0 == "429" }.count == 20)
+        let right = await withTaskGroup(of: String.self) { group in
+            for _ in 0..<30 { group.addTask { Self.label(await a.authorize(Self.basic("viewer", "pw-viewer"), .read, stream: "cam1", from: "192.0.2.2")) } }
+            var all: [String] = []
+            for await r in group { all.append(r) }
+            return all
+        }
+        #expect(right.allSatisfy { $0 == "allowed:viewer" })
+    }
+
+    /// A player polling with an expired token limits that token only: another token from the
+    /// same address still works.
+    @Test func eachTokenIsItsOwnPrincipal() async throws {
+        let a = try await Self.authorizer()
+        for _ in 0..<10 { _ = await a.authorize(.token("expired.token.one"), .read, stream: "public", from: "192.0.2.1") }
+        #expect(Self.label(await a.authorize(.token("expired.token.one"), .read, stream: "public", from: "192.0.2.1")) == "429")
+        #expect(Self.label(await a.authorize(.token("another.token.two"), .read, stream: "public", from: "192.0.2.1")) == "401")
+    }
+
+    /// WHIP and HLS uploads take the stream's key as a bearer token (OBS's WHIP); a stream with
+    /// a key is not open to anonymous publishers there either.
+    @Test func aStreamKeyIsABearerTokenForWHIP() async throws {
+        var auth = AuthSettings()
+        auth.anonymous = [AccessPermission(action: .publish)]
+        let streams = AccessStreams(publishKeys: { stream, door in door == .webrtc && stream == "phone1" ? ["phone1-key-2"] : [] })
+        let a = try await Authorizer(auth: auth, allowedHosts: nil, streams: streams)
+        func whip(_ c: AccessCredentials, _ stream: String = "phone1") async -> String {
+            Self.label(await a.authorize(AccessRequest(c, .publish, stream: stream, door: .webrtc, peer: "192.0.2.1")))
+        }
+        #expect(await whip(.header("Bearer phone1-key-2")) == "allowed:publish key")
+        #expect(await whip(.none) == "401")
+        #expect(await whip(.header("Bearer not-the-key")) == "401")
+        #expect(await whip(.none, "phone2") == "allowed:anonymous")
     }
 
     /// A rendition is read by whoever may read its parent, through every door; nothing else is.

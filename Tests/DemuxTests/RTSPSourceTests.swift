@@ -230,7 +230,7 @@ import Logging
         #expect(t.frames.isEmpty, "no marker yet")
         Self.feed(t, [Self.picture[3]])
         #expect(t.frames.map(\.data) == [Self.keyframeBytes])
-        #expect(t.frames.first?.isKey == true && t.inBandSPS == [0x67, 1, 2] && t.inBandPPS == [0x68, 3])
+        #expect(t.frames.first?.isKey == true && t.inBand.sps == [[0x67, 1, 2]] && t.inBand.pps == [[0x68, 3]])
         Self.feed(t, [Self.picture[4]])
         #expect(t.frames.count == 2 && t.frames[1].data == [0, 0, 0, 1, 0x41, 0xB0] && !t.frames[1].isKey)
     }
@@ -307,7 +307,7 @@ import Logging
         #expect(SessionDescription.resolve(control: tracks[0].control, base: "rtsp://h/x") == "rtsp://h/x/stream=0")
         #expect(SessionDescription.resolve(control: tracks[1].control, base: "rtsp://h/x/") == "rtsp://h/x/audio")
         #expect(SessionDescription.resolve(control: parsed.control, base: "rtsp://h/x/") == "rtsp://h/x/")
-        #expect(H264.annexBParameterSets(sprop: tracks[0].fmtp["sprop-parameter-sets"] ?? "").prefix(5) == [0, 0, 0, 1, 0x67])
+        #expect(ParameterSets(sprop: tracks[0].fmtp["sprop-parameter-sets"] ?? "").annexB.prefix(5) == [0, 0, 0, 1, 0x67])
         let a = RTSPAddress("rtsp://us%40er:p%3Ass@[::1]:8554/cam?x=1")
         #expect(a?.host == "::1" && a?.port == 8554 && a?.user == "us@er" && a?.password == "p:ss" && a?.requestURL == "rtsp://[::1]:8554/cam?x=1")
     }

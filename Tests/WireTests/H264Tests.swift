@@ -44,11 +44,32 @@ struct H264Tests {
 
     @Test("sprop-parameter-sets: base64 with or without padding; garbage left out")
     func sprop() {
-        #expect(H264.annexBParameterSets(sprop: "Z0LAHg==,aM48gA") == [0, 0, 0, 1, 0x67, 0x42, 0xC0, 0x1E, 0, 0, 0, 1, 0x68, 0xCE, 0x3C, 0x80])
-        #expect(H264.annexBParameterSets(sprop: "!!!,,====,") == [])
+        #expect(ParameterSets(sprop: "Z0LAHg==,aM48gA").annexB == [0, 0, 0, 1, 0x67, 0x42, 0xC0, 0x1E, 0, 0, 0, 1, 0x68, 0xCE, 0x3C, 0x80])
+        #expect(ParameterSets(sprop: "!!!,,====,").annexB == [])
         #expect(Base64.decode("") == [])
         #expect(Base64.decode("TWFu") == Array("Man".utf8))
         #expect(Base64.decode("TWE") == Array("Ma".utf8))
         #expect(Base64.decode("é") == nil)
+    }
+
+    @Test("Parameter sets: one parser for avcC, Annex B, sprop and units in band")
+    func parameterSets() {
+        let sps: [UInt8] = [0x67, 0x64, 0x00, 0x1F, 0xAC], pps: [UInt8] = [0x68, 0xEE, 0x3C, 0x80]
+        let avcC: [UInt8] = [1, 0x64, 0x00, 0x1F, 0xFF, 0xE1, 0, 5] + sps + [1, 0, 4] + pps
+        let annexB: [UInt8] = [0, 0, 0, 1] + sps + [0, 0, 1] + pps
+        for extradata in [avcC, annexB] {
+            let p = ParameterSets(extradata: extradata)
+            #expect(p.isComplete && p.profileIDC == 0x64 && p.codecString == "avc1.64001F")
+            #expect(p.annexB == [0, 0, 0, 1] + sps + [0, 0, 0, 1] + pps)
+        }
+        #expect(ParameterSets(extradata: []).annexB.isEmpty && ParameterSets(extradata: [1, 2]).profileIDC == nil)
+        // In band: a new SPS goes first, one seen again is not kept twice, slices are not sets.
+        var p = ParameterSets()
+        #expect(!p.note([0x65, 1, 2]) && !p.note([UInt8]()))
+        let other: [UInt8] = [0x67, 0x42, 0xC0, 0x1E]
+        #expect(p.note(sps) && p.note(other) && p.note(sps) && p.note(pps))
+        #expect(p.sps == [sps, other] && p.profileIDC == 0x64)
+        for i in 0..<20 { p.note([0x68, UInt8(i)]) }
+        #expect(p.pps.count == 8 && p.pps.first == [0x68, 19])
     }
 }

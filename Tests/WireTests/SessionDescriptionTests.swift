@@ -62,3 +62,29 @@ import Wire
                                             .init(transport: "tcp", address: "127.0.0.1", port: 40001, type: "host")])
     }
 }
+
+/// Addresses a peer or a proxy writes: parsed without a trap, written as NIO writes them.
+@Suite(.tags(.fast)) struct IPAddressTests {
+    @Test func addressesAndNetworks() throws {
+        #expect(IPAddress("192.0.2.7")?.description == "192.0.2.7")
+        #expect(IPAddress("[0:0:0:0:0:0:0:1]")?.description == "::1")
+        #expect(IPAddress("2001:db8:0:0:1:0:0:1")?.description == "2001:db8::1:0:0:1")
+        #expect(IPAddress("::ffff:192.0.2.7")?.unmapped.description == "192.0.2.7")
+        #expect(IPAddress("fe80::1%eth0")?.description == "fe80::1")
+        for bad in ["", "1.2.3", "1.2.3.256", "+1::", "1:::2", "1::2::3", "12345::", "::g", "1.2.3.4.5", String(repeating: "1", count: 100)] {
+            #expect(IPAddress(bad) == nil, "\(bad)")
+        }
+        let n = try #require(IPNetwork("10.0.0.0/8"))
+        #expect(n.contains(IPAddress("10.9.8.7")!) && !n.contains(IPAddress("11.0.0.1")!) && n.contains(IPAddress("::ffff:10.1.1.1")!))
+        #expect(IPNetwork("10.0.0.0/-0") == nil && IPNetwork("10.0.0.0/33") == nil && IPNetwork("::/129") == nil)
+        #expect(IPNetwork("2001:db8::/32")?.contains(IPAddress("2001:db8:ffff::1")!) == true)
+    }
+
+    @Test func forwardedHops() {
+        #expect(ForwardedFor.hops("203.0.113.1, 198.51.100.7:5000 ,[2001:db8::1]:443, unknown") ==
+                [IPAddress("203.0.113.1"), IPAddress("198.51.100.7"), IPAddress("2001:db8::1"), nil])
+        // A long header keeps its nearest hops.
+        let long = String(repeating: "x,", count: 5000) + "198.51.100.66"
+        #expect(ForwardedFor.hops(long).last == IPAddress("198.51.100.66"))
+    }
+}

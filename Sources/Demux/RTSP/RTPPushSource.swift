@@ -131,9 +131,7 @@ public final class RTPPushSource: PacketSource, KeyframeRequesting, @unchecked S
         for (i, t) in tracks.enumerated() {
             let tb = TimeBase(1, Int32(clamping: t.clockRate))
             if kinds[i] == .video {
-                var extradata: [UInt8] = []
-                if let sps = t.inBandSPS, let pps = t.inBandPPS { extradata = [0, 0, 0, 1] + sps + [0, 0, 0, 1] + pps }
-                let v = try RTSPStreamParameters.video(keyframe: keyframe!.data, extradata: extradata, source: url)
+                let v = try RTSPStreamParameters.video(keyframe: keyframe!.data, extradata: t.inBand.annexB, source: url)
                 found.append(StreamInfo(index: i, timeBase: tb, frameRate: v.frameRate, parameters: v.parameters))
             } else {
                 found.append(StreamInfo(index: i, timeBase: tb, frameRate: nil, parameters: try RTSPStreamParameters.audio(media[i], format: t.format, source: url)))

@@ -45,8 +45,8 @@ final class RTPTrack {
     /// The sender said goodbye (RTCP BYE).
     private(set) var saidBye = false
     /// H.264 parameter sets seen in the stream (for a camera whose SDP has none).
-    private(set) var inBandSPS: [UInt8]?
-    private(set) var inBandPPS: [UInt8]?
+    /// Parameter sets the stream carried in band (a WHIP publisher's, a camera's without sprop).
+    private(set) var inBand = ParameterSets()
 
     /// Packets taken (of this track's payload type), for link health.
     private(set) var received = 0
@@ -264,8 +264,7 @@ final class RTPTrack {
         // A recovery point: where a camera using periodic intra refresh (no IDR after the
         // first) can be joined; FFmpeg's parser counts it as a keyframe too.
         case H264.NALType.sei where H264.hasRecoveryPoint(sei: rest): auKey = true
-        case 7 where !fragment: inBandSPS = [header] + Array(rest)
-        case 8 where !fragment: inBandPPS = [header] + Array(rest)
+        case 7 where !fragment, 8 where !fragment: inBand.note([header] + Array(rest))
         default: break
         }
     }

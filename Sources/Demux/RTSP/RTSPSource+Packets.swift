@@ -15,14 +15,12 @@ extension RTSPSource {
         let videoIndex = kinds.firstIndex(of: .video)!
         let media = described.filter { ["video", "audio"].contains($0.kind) }
         let videoMedia = media.first { $0.kind == "video" }!
-        let sprop = videoMedia.fmtp["sprop-parameter-sets"].map { H264.annexBParameterSets(sprop: $0) } ?? []
+        let sprop = videoMedia.fmtp["sprop-parameter-sets"].map { ParameterSets(sprop: $0).annexB } ?? []
         var params: (CodecParameters, Double?)?
         while params == nil || (params!.1 == nil && probeSecondPTS == nil) {
             if let key = probeKeyframe, params == nil {
                 var extradata = sprop
-                if extradata.isEmpty, let t = tracks.first(where: { $0.format == .h264 }), let sps = t.inBandSPS, let pps = t.inBandPPS {
-                    extradata = [0, 0, 0, 1] + sps + [0, 0, 0, 1] + pps
-                }
+                if extradata.isEmpty, let t = tracks.first(where: { $0.format == .h264 }) { extradata = t.inBand.annexB }
                 let v = try RTSPStreamParameters.video(keyframe: key.data, extradata: extradata, source: url)
                 if v.mayReorder { throw Unsupported(reason: "pictures may be reordered (B-frames)", connection: link) }
                 params = (v.parameters, v.frameRate)

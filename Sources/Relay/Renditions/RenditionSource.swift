@@ -33,28 +33,10 @@ public struct RenditionInfo: Sendable, Codable, Equatable {
 }
 
 extension RenditionInfo {
-    /// `avc1.PPCCLL` (profile, constraints, level) from H.264 extradata: an avcC record, or
+    /// `avc1.ppccll` (profile, constraints, level) from H.264 extradata: an avcC record, or
     /// Annex B parameter sets (libx264's global header); nil when it has no SPS.
     public static func codecs(avcC extradata: [UInt8]) -> String? {
-        var triple: ArraySlice<UInt8>?
-        if extradata.count >= 4, extradata[0] == 1 {
-            triple = extradata[1...3]
-        } else {
-            // Annex B: the SPS (NAL type 7) after a start code.
-            var i = 0
-            while i + 6 < extradata.count {
-                if extradata[i] == 0, extradata[i + 1] == 0, extradata[i + 2] == 1, extradata[i + 3] & 0x1F == 7 {
-                    triple = extradata[(i + 4)...(i + 6)]
-                    break
-                }
-                i += 1
-            }
-        }
-        guard let triple else { return nil }
-        let hex = Array("0123456789abcdef".utf8)
-        var out = Array("avc1.".utf8)
-        for b in triple { out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 0x0F)]) }
-        return String(decoding: out, as: UTF8.self)
+        ParameterSets(extradata: extradata).codecString?.lowercased()
     }
 }
 

@@ -140,16 +140,6 @@ public enum H264 {
         return false
     }
 
-    /// The parameter sets of an SDP's `sprop-parameter-sets` (RFC 6184: base64 NAL units,
-    /// comma-separated), each as Annex B (`00 00 00 01` + unit). Unreadable entries are left out.
-    public static func annexBParameterSets(sprop: some StringProtocol) -> [UInt8] {
-        var out: [UInt8] = []
-        for part in sprop.split(separator: ",") {
-            guard let unit = Base64.decode(part.trimmingASCIISpaces()), !unit.isEmpty else { continue }
-            out += [0, 0, 0, 1] + unit
-        }
-        return out
-    }
 }
 
 /// An `avcC` record (ISO/IEC 14496-15 AVCDecoderConfigurationRecord): how RTMP/FLV and MP4 carry

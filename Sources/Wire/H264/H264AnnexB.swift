@@ -7,24 +7,20 @@
 public struct H264AnnexB: Sendable {
     /// Bytes of each NAL unit's length prefix; nil for Annex B input.
     public private(set) var lengthSize: Int?
-    public private(set) var sps: [UInt8]?
-    public private(set) var pps: [[UInt8]] = []
+    /// The parameter sets known: from the extradata, then as the stream sends them in band.
+    public private(set) var parameterSets = ParameterSets()
+    /// The newest SPS.
+    public var sps: [UInt8]? { parameterSets.sps.first }
+    public var pps: [[UInt8]] { parameterSets.pps }
 
     /// From a stream's extradata: an `avcC` record, Annex B parameter sets, or nothing.
     public init(extradata: [UInt8]) {
         lengthSize = H264.lengthSize(extradata: extradata)
-        if lengthSize != nil {
-            if let avcC = AVCDecoderConfiguration(parsing: extradata) {
-                sps = avcC.sps.first
-                pps = avcC.pps
-            }
-        } else {
-            for r in H264.annexBRanges(extradata) { learn(Array(extradata[r])) }
-        }
+        parameterSets = ParameterSets(extradata: extradata)
     }
 
     /// `avc1.PPCCLL` from the SPS (profile, constraint flags, level); nil before an SPS is known.
-    public var codec: String? { sps.flatMap { H264.codecString(sps: $0) } }
+    public var codec: String? { parameterSets.codecString }
 
     /// One packet as an Annex B access unit; a keyframe gets the parameter sets it lacks.
     /// Parameter sets sent in band replace the known ones (the codec string follows them).
@@ -34,8 +30,8 @@ public struct H264AnnexB: Sendable {
         var hasSPS = false, hasPPS = false, hasAUD = false
         for u in units where !u.isEmpty {
             switch data[u.lowerBound] & 0x1F {
-            case 7: hasSPS = true; learn(Array(data[u]))
-            case 8: hasPPS = true; learn(Array(data[u]))
+            case 7: hasSPS = true; parameterSets.note(data[u])
+            case 8: hasPPS = true; parameterSets.note(data[u])
             case 9: hasAUD = true
             default: break
             }
@@ -47,7 +43,8 @@ public struct H264AnnexB: Sendable {
         let start: [UInt8] = [0, 0, 0, 1]
         if prepend, let s = sps {
             out += start; out += s
-            for p in pps { out += start; out += p }
+            // Oldest first: a decoder keeps the last of a PPS id it is given.
+            for p in pps.reversed() { out += start; out += p }
         }
         for u in units where !u.isEmpty {
             let type = data[u.lowerBound] & 0x1F
@@ -57,15 +54,4 @@ public struct H264AnnexB: Sendable {
         }
         return out
     }
-
-    private mutating func learn(_ unit: [UInt8]) {
-        switch unit.first.map({ $0 & 0x1F }) {
-        case 7:
-            if sps != unit { sps = unit; pps = [] }
-        case 8:
-            if !pps.contains(unit) { pps.append(unit) }
-        default: break
-        }
-    }
-
 }

@@ -91,12 +91,15 @@ public struct SessionDescription: Sendable, Equatable {
     /// How much a text may hold, and what it must.
     public struct Limits: Sendable {
         public var maxBytes: Int
+        /// Longer lines are left out.
+        public var maxLine: Int
         /// `v=0` first, and at least one media section (an offer that is none is refused).
         public var strict: Bool
         /// A WHEP or WHIP peer's offer.
-        public static let peer = Limits(maxBytes: 64 * 1024, strict: true)
-        /// A camera's DESCRIBE answer (cameras leave out `v=`, or describe no media while they boot).
-        public static let camera = Limits(maxBytes: 1 << 20, strict: false)
+        public static let peer = Limits(maxBytes: 64 * 1024, maxLine: 4096, strict: true)
+        /// A camera's DESCRIBE answer (cameras leave out `v=`, or describe no media while they
+        /// boot; parameter sets in an fmtp line run long).
+        public static let camera = Limits(maxBytes: 1 << 20, maxLine: 64 * 1024, strict: false)
     }
 
     public var iceUfrag: String?
@@ -118,10 +121,12 @@ public struct SessionDescription: Sendable, Equatable {
     public init?(parsing text: String, limits: Limits = .peer) {
         guard text.utf8.count <= limits.maxBytes else { return nil }
         var sawVersion = !limits.strict
+        // The attributes of a media section left out are not the previous section's.
+        var skipping = false
         // By bytes: "\r\n" is one Character, which a split on "\n" would not see.
         for raw in text.utf8.split(whereSeparator: { $0 == 0x0A || $0 == 0x0D }) {
             let line = Substring(raw).trimmingASCIISpaces()
-            guard line.utf8.count >= 2, line.utf8.count <= 4096 else { continue }
+            guard line.utf8.count >= 2, line.utf8.count <= limits.maxLine else { continue }
             let key = line.utf8.first!, rest = line.dropFirst(2)
             guard line.utf8.dropFirst().first == UInt8(ascii: "=") else { continue }
             if !sawVersion {
@@ -132,14 +137,15 @@ public struct SessionDescription: Sendable, Equatable {
             switch key {
             case UInt8(ascii: "m"):
                 let f = rest.split(separator: " ")
-                guard f.count >= 3, media.count < 16 else { continue }
-                var m = Media(kind: String(f[0].prefix(32)), port: Int(f[1].prefix(5)) ?? 0, proto: String(f[2].prefix(64)))
+                skipping = f.count < 3 || media.count >= 16
+                guard !skipping else { continue }
+                var m = Media(kind: String(f[0].prefix(32)), port: Self.number(f[1], digits: 5) ?? 0, proto: String(f[2].prefix(64)))
                 for pt in f.dropFirst(3).prefix(64) {
-                    if let n = Int(pt.prefix(3)), (0...127).contains(n) { m.formats.append(Format.staticType(n)) }
+                    if let n = Self.number(pt, digits: 3), (0...127).contains(n) { m.formats.append(Format.staticType(n)) }
                 }
                 media.append(m)
             case UInt8(ascii: "a"):
-                attribute(String(rest))
+                if !skipping { attribute(String(rest)) }
             default:
                 continue
             }
@@ -173,7 +179,7 @@ public struct SessionDescription: Sendable, Equatable {
         case "mid": setMedia { $0.mid = String(value.prefix(32)) }
         case "candidate":
             let f = value.split(separator: " ")
-            guard f.count >= 8, f[6] == "typ", let port = Int(f[5].prefix(5)), (1...65535).contains(port) else { return }
+            guard f.count >= 8, f[6] == "typ", let port = Self.number(f[5], digits: 5), (1...65535).contains(port) else { return }
             let c = Candidate(transport: f[2].lowercasedASCII(), address: String(f[4].prefix(64)), port: port, type: String(f[7].prefix(16)))
             setMedia { m in if m.candidates.count < 32 { m.candidates.append(c) } }
         case "control":
@@ -185,12 +191,12 @@ public struct SessionDescription: Sendable, Equatable {
         case "rtpmap":
             // `96 H264/90000`, `111 opus/48000/2`
             let p = value.split(separator: " ", maxSplits: 1)
-            guard p.count == 2, let pt = Int(p[0].prefix(3)) else { return }
+            guard p.count == 2, let pt = Self.number(p[0], digits: 3) else { return }
             let enc = p[1].split(separator: "/")
             guard let codec = enc.first else { return }
             // A clock rate that does not fit (over 1 MHz, or not a number) is none.
-            let rate = enc.count > 1 ? Int(enc[1].prefix(8)).flatMap { (1...1_000_000).contains($0) ? $0 : nil } ?? 0 : 0
-            let channels = enc.count > 2 ? max(1, min(8, Int(enc[2].prefix(2)) ?? 1)) : nil
+            let rate = enc.count > 1 ? Self.number(enc[1], digits: 7).flatMap { (1...1_000_000).contains($0) ? $0 : nil } ?? 0 : 0
+            let channels = enc.count > 2 ? max(1, min(8, Self.number(enc[2], digits: 1) ?? 1)) : nil
             setMedia { m in
                 guard let i = m.formats.firstIndex(where: { $0.payloadType == pt }) else { return }
                 m.formats[i].codec = codec.prefix(32).lowercasedASCII()
@@ -199,7 +205,7 @@ public struct SessionDescription: Sendable, Equatable {
             }
         case "fmtp":
             let p = value.split(separator: " ", maxSplits: 1)
-            guard p.count == 2, let pt = Int(p[0].prefix(3)) else { return }
+            guard p.count == 2, let pt = Self.number(p[0], digits: 3) else { return }
             var params: [String: String] = [:]
             for kv in p[1].split(separator: ";").prefix(32) {
                 let e = kv.split(separator: "=", maxSplits: 1)
@@ -217,20 +223,27 @@ public struct SessionDescription: Sendable, Equatable {
             guard p.count == 2 else { return }
             let fb = p[1].lowercasedASCII()
             setMedia { m in
-                for i in m.formats.indices where p[0] == "*" || Int(p[0].prefix(3)) == m.formats[i].payloadType {
+                for i in m.formats.indices where p[0] == "*" || Self.number(p[0], digits: 3) == m.formats[i].payloadType {
                     if m.formats[i].feedback.count < 16 { m.formats[i].feedback.append(String(fb.prefix(64))) }
                 }
             }
         case "ssrc":
-            guard let id = value.split(separator: " ").first, let n = UInt32(id.prefix(10)) else { return }
+            guard let id = value.split(separator: " ").first, let big = Self.number(id, digits: 10), let n = UInt32(exactly: big) else { return }
             setMedia { m in if !m.ssrcs.contains(n), m.ssrcs.count < 16 { m.ssrcs.append(n) } }
         case "extmap":
             let p = value.split(separator: " ")
-            guard p.count >= 2, let first = p[0].split(separator: "/").first, let id = Int(first.prefix(3)) else { return }
+            guard p.count >= 2, let first = p[0].split(separator: "/").first, let id = Self.number(first, digits: 3) else { return }
             setMedia { m in if m.extensions.count < 32 { m.extensions[String(p[1].prefix(256))] = id } }
         default:
             return
         }
+    }
+
+    /// A decimal number of at most `digits` digits and nothing else (no sign, no space): a
+    /// longer one is refused, not cut (`9600` is not payload type 96).
+    static func number(_ text: some StringProtocol, digits: Int) -> Int? {
+        guard (1...digits).contains(text.utf8.count), text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int(text)
     }
 
     /// ICE credentials of a media section, or the session's.

@@ -24,13 +24,30 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         if bytes.count == 4 { return bytes.map { String($0) }.joined(separator: ".") }
-        var groups: [String] = []
+        // RFC 5952: the longest run of two or more zero groups becomes `::`, as NIO writes
+        // a peer's address (one client, one name in the limiter).
+        var groups: [UInt16] = []
         var i = 0
         while i + 1 < bytes.count {
-            groups.append(String(UInt16(bytes[i]) << 8 | UInt16(bytes[i + 1]), radix: 16))
+            groups.append(UInt16(bytes[i]) << 8 | UInt16(bytes[i + 1]))
             i += 2
         }
-        return groups.joined(separator: ":")
+        var best = (start: -1, length: 0), run = (start: -1, length: 0)
+        for (k, g) in groups.enumerated() {
+            if g == 0 {
+                run = run.start < 0 ? (k, 1) : (run.start, run.length + 1)
+                if run.length > best.length { best = run }
+            } else {
+                run = (-1, 0)
+            }
+        }
+        let text = groups.map { String($0, radix: 16) }
+        guard best.length >= 2 else { return text.joined(separator: ":") }
+        return text[..<best.start].joined(separator: ":") + "::" + text[(best.start + best.length)...].joined(separator: ":")
+    }
+
+    static func isHexDigit(_ c: UInt8) -> Bool {
+        (0x30...0x39).contains(c) || (0x41...0x46).contains(c) || (0x61...0x66).contains(c)
     }
 
     static func v4(_ t: Substring) -> [UInt8]? {
@@ -68,7 +85,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
                     guard let v4 = v4(Substring(text)) else { return nil }
                     out += v4
                 } else {
-                    guard (1...4).contains(p.count), let n = UInt16(text, radix: 16) else { return nil }
+                    guard (1...4).contains(p.count), p.allSatisfy(Self.isHexDigit), let n = UInt16(text, radix: 16) else { return nil }
                     out += [UInt8(n >> 8), UInt8(n & 0xFF)]
                 }
             }
@@ -95,7 +112,8 @@ public struct IPNetwork: Hashable, Sendable, CustomStringConvertible {
         let address = a.unmapped
         let bits = address.bytes.count * 8
         if parts.count == 2 {
-            guard parts[1].utf8.count <= 3, let p = Int(parts[1]), (0...bits).contains(p) else { return nil }
+            guard (1...3).contains(parts[1].utf8.count), parts[1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                  let p = Int(parts[1]), (0...bits).contains(p) else { return nil }
             prefix = p
         } else {
             prefix = bits
@@ -124,8 +142,12 @@ public struct IPNetwork: Hashable, Sendable, CustomStringConvertible {
 /// walking from the right stops at them rather than skipping to a forged one.
 public enum ForwardedFor {
     public static func hops(_ header: some StringProtocol) -> [IPAddress?] {
-        guard header.utf8.count <= 4096 else { return [nil] }
-        return header.split(separator: ",", omittingEmptySubsequences: false).map { piece in
+        // The nearest hops are the last ones: of a long header, its last 4 KiB, whole pieces only.
+        let text = String(decoding: header.utf8.suffix(4096), as: UTF8.self)
+        var pieces: [Substring] = text.split(separator: ",", omittingEmptySubsequences: false)
+        if header.utf8.count > 4096 { pieces.removeFirst() }
+        if pieces.count > 64 { pieces = Array(pieces.suffix(64)) }
+        return pieces.map { (piece: Substring) -> IPAddress? in
             let trimmed = piece.utf8.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
             let text = String(decoding: trimmed, as: UTF8.self)
             // `192.0.2.7:51234` (a port after an IPv4 address) and `[2001:db8::1]:51234`.
