@@ -27,6 +27,9 @@ enum FuzzTargets {
             // An SRT caller's stream ID arrives from the network, before any credential.
             _ = SRTStreamID(text)
             _ = SRTStreamID.withoutSecret(text)
+            // A proxy's X-Forwarded-For and the addresses in it, as the authorizer reads them.
+            _ = TrustedProxies([IPNetwork("127.0.0.1")!, IPNetwork("10.0.0.0/8")!]).client(peer: "127.0.0.1", forwardedFor: text)
+            _ = IPNetwork(text)?.contains(IPAddress("::1")!)
         case "hls":
             // First line: a query or a glob; the rest: a playlist or a name.
             let parts = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
@@ -69,8 +72,14 @@ enum FuzzTargets {
         if let offer = SessionDescription(parsing: String(decoding: bytes, as: UTF8.self)) {
             for m in offer.media { _ = (offer.credentials(m), offer.fingerprint(m)) }
         }
-        // A camera's answer, parsed as the RTSP client parses it.
-        _ = SessionDescription(parsing: String(decoding: bytes, as: UTF8.self), limits: .camera)?.media.first?.formats.first
+        // A camera's answer, parsed as the RTSP client parses it, and parameter sets as they come
+        // (extradata, sprop, in band).
+        if let camera = SessionDescription(parsing: String(decoding: bytes, as: UTF8.self), limits: .camera) {
+            for m in camera.media { _ = ParameterSets(sprop: m.formats.first?.parameters["sprop-parameter-sets"] ?? "").annexB }
+        }
+        var sets = ParameterSets(extradata: bytes)
+        sets.note(bytes)
+        _ = (sets.codecString, sets.profileIDC)
         let sections = [SessionDescription.Media(kind: "video", formats: [.init(payloadType: 102, codec: "h264", clockRate: 90000)]),
                         SessionDescription.Media(kind: "audio", formats: [.init(payloadType: 111, codec: "opus", clockRate: 48000, channels: 2)])]
         guard let source = try? RTPPushSource(sections: sections, url: "whip://fuzz", readTimeout: 0, interruptHandle: InterruptHandle()) else { return }
