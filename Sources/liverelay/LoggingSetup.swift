@@ -33,7 +33,7 @@ enum LoggingSetup {
     /// says: as text, the banner's bare lines on stdout; as JSON, a record each on stderr like
     /// every other line, so that a log collector (or `jq`) reads all the process writes.
     static func banner(format: LogFormat) -> Logger {
-        Logger(label: "liverelay") { label in BannerHandler(label: label, format: format) }
+        Logger(label: "liverelay") { label in ScrubbingStderrHandler(label: label, format: format, banner: true) }
     }
 
     /// Says once why the command stops: `liverelay: …` on stderr as text; as JSON, a
@@ -54,40 +54,18 @@ enum LoggingSetup {
     }
 }
 
-/// The banner's lines (`LoggingSetup.banner`): the message alone on stdout as text, where its
-/// indentation lays it out under its heading; as JSON, a record on stderr whose message starts
-/// at its first word. One `write` per line.
-struct BannerHandler: LogHandler {
-    let label: String
-    let format: LogFormat
-    var logLevel: Logger.Level = .info
-    var metadata: Logger.Metadata = [:]
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        switch format {
-        case .text:
-            FileHandle.standardOutput.write(Data(Redactor.scrub("\(event.message)\n").utf8))
-        case .json:
-            let message = String("\(event.message)".drop { $0 == " " })
-            let line = ScrubbingStderrHandler.jsonLine(level: event.level, label: label, message: message,
-                                                       metadata: metadata.merging(event.metadata ?? [:]) { $1 })
-            FileHandle.standardError.write(Data(line.utf8))
-        }
-    }
-}
-
 /// A stderr log handler that passes every line through `Redactor.scrub`: text, or one JSON
 /// object per line (`time` in RFC 3339 UTC, `level`, `logger`, `message`, `stream` from
 /// `stream.name`, and every other metadata key as it is). One `write` per line, so lines never
 /// interleave.
+///
+/// The banner's handler (`banner`, `LoggingSetup.banner`): as text, the message alone on
+/// stdout, where its indentation lays it out under its heading; as JSON, a record on stderr
+/// like any other, its message starting at its first word.
 struct ScrubbingStderrHandler: LogHandler {
     let label: String
     var format: LogFormat = .text
+    var banner = false
     var logLevel: Logger.Level = .info
     var metadata: Logger.Metadata = [:]
 
@@ -100,6 +78,11 @@ struct ScrubbingStderrHandler: LogHandler {
         let all = metadata.merging(event.metadata ?? [:]) { $1 }
         let line: String
         switch format {
+        case .text where banner:
+            FileHandle.standardOutput.write(Data(Redactor.scrub("\(event.message)\n").utf8))
+            return
+        case .json where banner:
+            line = Self.jsonLine(level: event.level, label: label, message: String("\(event.message)".drop { $0 == " " }), metadata: all)
         case .text:
             let meta = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
             line = Redactor.scrub("\(event.level) \(label): \(event.message)\(meta)\n")
