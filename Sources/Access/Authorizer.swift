@@ -94,9 +94,9 @@ public final class Authorizer: Sendable {
             // A key was needed and not given (or given where none opens the stream).
             if !keys.isEmpty { return .unauthorized("a publish key is needed") }
             let anonymous = anonymousIdentity
-            return may(anonymous, request) ? .allowed(anonymous) : .unauthorized("credentials needed")
+            return permits(anonymous, request.action, stream: request.stream) ? .allowed(anonymous) : .unauthorized("credentials needed")
         case .identified(let identity):
-            return may(identity, request) ? .allowed(identity) : .forbidden(identity)
+            return permits(identity, request.action, stream: request.stream) ? .allowed(identity) : .forbidden(identity)
         }
     }
 
@@ -107,14 +107,9 @@ public final class Authorizer: Sendable {
         await authorize(AccessRequest(credentials, action, stream: stream, door: door, peer: client, forwardedFor: forwardedFor))
     }
 
-    /// Whether `identity` may do what `request` asks: on the stream itself, or, for a
-    /// rendition, on the stream it is made from (the same pictures).
-    func may(_ identity: AccessIdentity, _ request: AccessRequest) -> Bool {
-        permits(identity, request.action, stream: request.stream)
-    }
-
-    /// Whether an identity the authorizer gave (`.allowed`) may also do `action` on `stream`:
-    /// what lists, pages and the wall show. Nil (no `auth` section): everything.
+    /// Whether `identity` may do `action` on `stream`: on the stream itself, or, for a rendition,
+    /// on the stream it is made from (the same pictures). Also what lists, pages and the wall
+    /// ask of an identity the authorizer gave. Nil (no `auth` section): everything.
     public func permits(_ identity: AccessIdentity?, _ action: AccessAction, stream: String?) -> Bool {
         guard let identity else { return auth == nil }
         if identity.may(action, stream: stream) { return true }

@@ -18,7 +18,7 @@ struct SDPTrack {
         kind = media.kind
         let f = media.formats.first
         payloadType = f?.payloadType ?? -1
-        encoding = String(decoding: (f?.codec ?? "").utf8.map { $0 >= 0x61 && $0 <= 0x7A ? $0 - 0x20 : $0 }, as: UTF8.self)
+        encoding = (f?.codec ?? "").uppercasedASCII()
         clockRate = f?.clockRate ?? 0
         channels = f?.channels
         fmtp = f?.parameters ?? [:]

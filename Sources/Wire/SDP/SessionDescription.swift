@@ -275,5 +275,6 @@ extension Substring {
 }
 
 extension String {
-    func uppercasedASCII() -> String { Substring(self).uppercasedASCII() }
+    /// ASCII letters in capitals, nothing else touched (Foundation's `uppercased()` is locale-aware).
+    public func uppercasedASCII() -> String { Substring(self).uppercasedASCII() }
 }
