@@ -40,7 +40,7 @@ let package = Package(
         ),
         // Wire formats and text a peer sends, parsed without a trap: no FFmpeg, no NIO, no
         // Foundation. Both sides of a protocol use it.
-        .target(name: "Wire", swiftSettings: swiftSettings),
+        .target(name: "Wire", dependencies: [.product(name: "Crypto", package: "swift-crypto")], swiftSettings: swiftSettings),
         .target(
             name: "MediaCore",
             dependencies: ["CFFmpeg", "Wire", .product(name: "Logging", package: "swift-log")],
@@ -162,6 +162,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Writes text files of a target into it as string constants (RelayServer's openapi.json as
+        // OpenAPIDocument.json), run again when a file changes: the binary needs nothing beside it.
+        .plugin(name: "EmbedText", capability: .buildTool()),
         .target(
             name: "RelayServer",
             dependencies: [
@@ -175,7 +178,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            swiftSettings: swiftSettings
+            exclude: ["openapi.json"],
+            swiftSettings: swiftSettings,
+            plugins: [.plugin(name: "EmbedText")]
         ),
         // The program `serve` runs: the engine, the authorizer and every server.
         .target(

@@ -30,12 +30,15 @@ extension LatencyRun {
         let relays = Set(group.compactMap(\.relay)).compactMap { processes[$0].map { ($0.name, $0) } }
         let cpu0 = Dictionary(uniqueKeysWithValues: relays.map { ($0.0, $0.1.cpuSeconds) })
         let t0 = Date()
+        let machine0 = LatencyGroups.CPUSample.now()
         for r in readers { r.2.startRecording() }
         for w in watchers { w.1.startRecording() }
         Thread.sleep(forTimeInterval: seconds)
         for r in readers { r.2.stopRecording() }
         for w in watchers { w.1.stopRecording() }
         let wall = Date().timeIntervalSince(t0)
+        // How much of the machine was left while this group was measured.
+        let machineIdle = machine0.flatMap { a in LatencyGroups.CPUSample.now()?.idle(since: a) }
         let window = (Int64(t0.timeIntervalSince1970 * 1000), Int64(Date().timeIntervalSince1970 * 1000))
         var cpu: [String: Double] = [:], rss: [String: Double] = [:]
         for (name, p) in relays {
@@ -69,7 +72,18 @@ extension LatencyRun {
             if lab != nil, let reader { r.damaged = reader.damagedCount; r.repeats = reader.repeatCount }
             if samples.isEmpty { r.note = "no pictures: " + String(p?.stderr.split(separator: "\n").last ?? "reader produced nothing") }
             return r
-        } + listedRows
+        }.map { Self.judged($0, machineIdle: machineIdle) } + listedRows.map { Self.judged($0, machineIdle: machineIdle) }
+    }
+
+    /// The row with the machine's idle share during its group, flagged when there was none to
+    /// speak of: its figures then say more about the machine than about the path.
+    static func judged(_ row: ScenarioResult, machineIdle: Double?) -> ScenarioResult {
+        var r = row
+        r.machineIdle = machineIdle
+        if let idle = machineIdle, idle < LatencyGroups.starvedBelow {
+            r.note = (r.note.isEmpty ? "" : r.note + "; ") + "STARVED: the machine was \(Int((idle * 100).rounded())) % idle while its group was measured"
+        }
+        return r
     }
 
     /// Drops and reorders from the source's frame counters in the order a reader got them:
@@ -185,12 +199,12 @@ extension LatencyRun {
         // Impaired runs judge every picture against the pattern its stamp names: damaged
         // (readable but smeared) and repeats (a held picture shown again) get columns.
         let judged = lab != nil
-        var md = "| scenario | path | p50 ms | p90 ms | p99 ms | max ms | p50 − floor | frames | dropped | out of order | misreads |\(judged ? " damaged | repeats |" : "") relay CPU % | relay RSS MiB |\n"
-        md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\(judged ? "---:|---:|" : "")---:|---:|\n"
+        var md = "| scenario | path | p50 ms | p90 ms | p99 ms | max ms | p50 − floor | frames | dropped | out of order | misreads |\(judged ? " damaged | repeats |" : "") relay CPU % | relay RSS MiB | machine idle % |\n"
+        md += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\(judged ? "---:|---:|" : "")---:|---:|---:|\n"
         for r in results {
             let transport = ["rtsp-udp", "rtsp-tcp", "rtmp"].first { r.name.hasSuffix($0) }
             let delta = r.name.hasPrefix("floor-") || r.path.hasPrefix("in-process") ? nil : transport.flatMap { t in floors[t].flatMap { fl in r.percentile(50).map { $0 - fl } } }
-            md += "| \(r.name) | \(r.path) | \(f(r.percentile(50))) | \(f(r.percentile(90))) | \(f(r.percentile(99))) | \(f(r.latencies.max() ?? r.fixed[100])) | \(delta.map { String(format: "%+.0f", $0) } ?? "") | \(r.frames) | \(r.dropped) | \(r.outOfOrder) | \(r.misreads) |\(judged ? " \(r.damaged.map(String.init) ?? "–") | \(r.repeats.map(String.init) ?? "–") |" : "") \(f(r.cpuPercent)) | \(f(r.rssMiB)) |\n"
+            md += "| \(r.name) | \(r.path) | \(f(r.percentile(50))) | \(f(r.percentile(90))) | \(f(r.percentile(99))) | \(f(r.latencies.max() ?? r.fixed[100])) | \(delta.map { String(format: "%+.0f", $0) } ?? "") | \(r.frames) | \(r.dropped) | \(r.outOfOrder) | \(r.misreads) |\(judged ? " \(r.damaged.map(String.init) ?? "–") | \(r.repeats.map(String.init) ?? "–") |" : "") \(f(r.cpuPercent)) | \(f(r.rssMiB)) | \(f(r.machineIdle.map { $0 * 100 })) |\n"
         }
         for r in results where !r.note.isEmpty { md += "\n- \(r.name): \(r.note)" }
         for n in notes { md += "\n- \(n)" }
@@ -198,7 +212,7 @@ extension LatencyRun {
         if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8), let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }) {
             cpuModel = line.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? cpuModel
         }
-        var header = "Latency, capture → picture at the reader, \(width)x\(height) at \(fps) fps, GOP \(gop)\(lateKeyframe > 0 ? " (every \(lateKeyframe)th keyframe a GOP late)" : ""), \(bitrate) kbit/s; \(Int(seconds)) s per scenario\(parallel ? " (side by side)" : ""). \(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpuModel), \(ISO8601DateFormatter().string(from: Date())).\n\n"
+        var header = "Latency, capture → picture at the reader, \(width)x\(height) at \(fps) fps, GOP \(gop)\(lateKeyframe > 0 ? " (every \(lateKeyframe)th keyframe a GOP late)" : ""), \(bitrate) kbit/s; \(Int(seconds)) s per scenario\(parallel ? " (side by side, in groups that fit the machine)" : ""). \(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpuModel), \(ISO8601DateFormatter().string(from: Date())).\n\n"
         if let lab { header += "Impaired link between the sources and LiveRelay/readers: \(lab.impairment) (\(lab.method)).\n\n" }
         try (header + md + "\n").write(to: out.appendingPathComponent("results.md"), atomically: true, encoding: .utf8)
         try LatencyPlots.cdf(results).write(to: out.appendingPathComponent("latency-cdf.svg"), atomically: true, encoding: .utf8)

@@ -286,7 +286,18 @@ final class LatencyRun {
         Thread.sleep(forTimeInterval: 3) // sources live, first HLS segments cut
 
         var results: [ScenarioResult] = []
-        let groups: [[Scenario]] = parallel ? [scenarios] : scenarios.map { [$0] }
+        var groups: [[Scenario]] = scenarios.map { [$0] }
+        if parallel {
+            // Side by side, in groups that fit what the machine has left with the sources and
+            // the relay running (less a third of a core for their peaks).
+            let idle = LatencyGroups.headroom()
+            let budget = max(0.5, idle - 0.3)
+            groups = LatencyGroups.plan(scenarios, budget: budget)
+            let listed = groups.enumerated().map { i, g in "\(i + 1)) " + g.map(\.name).joined(separator: ", ") }.joined(separator: "; ")
+            notes.append(String(format: "Headroom before measuring: %.2f of %d cores idle; %d groups of at most %.2f cores each (estimated per scenario), run one after another: ",
+                                idle, ProcessInfo.processInfo.activeProcessorCount, groups.count, budget) + listed + ".")
+            print("bench: \(groups.count) groups within \(String(format: "%.2f", budget)) of \(String(format: "%.2f", idle)) idle cores")
+        }
         for group in groups {
             results += try measure(group, servePort: servePort)
         }

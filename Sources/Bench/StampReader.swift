@@ -84,6 +84,8 @@ struct ScenarioResult {
     var repeats: Int?
     var cpuPercent: Double?
     var rssMiB: Double?
+    /// The share of the machine idle while the row's group was measured (0…1).
+    var machineIdle: Double?
     var note: String = ""
     /// Percentiles measured elsewhere (the relay's own histograms): 50, 90, 99, max.
     var fixed: [Double: Double] = [:]

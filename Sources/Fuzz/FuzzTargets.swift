@@ -30,6 +30,8 @@ enum FuzzTargets {
             // A proxy's X-Forwarded-For and the addresses in it, as the authorizer reads them.
             _ = TrustedProxies([IPNetwork("127.0.0.1")!, IPNetwork("10.0.0.0/8")!]).client(peer: "127.0.0.1", forwardedFor: text)
             _ = IPNetwork(text)?.contains(IPAddress("::1")!)
+            // A camera's URL as LiveRelay's RTSP client takes it apart (credentials, [IPv6], port).
+            _ = RTSPURL(text)?.withoutCredentials
         case "hls":
             // First line: a query or a glob; the rest: a playlist or a name.
             let parts = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
@@ -46,6 +48,7 @@ enum FuzzTargets {
         case "flvfeed":
             flvFeed(bytes)
         case "rtsp":
+            RTSPWireFuzz.run(bytes)
             RTSPCamera.serve(bytes)
         case "mp4":
             mp4(bytes)

@@ -4,12 +4,13 @@ import Demux
 import MediaCore
 import Relay
 
-/// The `rtsp` target: the bytes are what a camera sends on its RTSP connection (answers and
-/// interleaved media), served from a loopback socket to LiveRelay's own RTSP client opened
-/// through `SourceOpener` exactly as `serve` opens a camera — the exchange, hedged DESCRIBE,
-/// header and SDP parsing, RTP depacketizing and the probe all run as in production. `CSeq:`
-/// lines are renumbered 1, 2, 3… so that answers meet their requests (the first byte is skipped:
-/// it once chose a reorder queue, and the corpus keeps it).
+/// The `rtsp` target's socket half (`RTSPWireFuzz` is the direct one): the bytes are what a
+/// camera sends on its RTSP connection (answers and interleaved media), served from a loopback
+/// socket to LiveRelay's own RTSP client opened through `SourceOpener` exactly as `serve`
+/// opens a camera — the exchange, hedged DESCRIBE, header and SDP parsing, RTP depacketizing
+/// and the probe all run as in production. `CSeq:` lines are renumbered 1, 2, 3… so that
+/// answers meet their requests (the first byte is skipped: it once chose a reorder queue, and
+/// the corpus keeps it).
 enum RTSPCamera {
     static func serve(_ bytes: [UInt8]) {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

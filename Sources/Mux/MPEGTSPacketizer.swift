@@ -1,4 +1,5 @@
 public import MediaCore
+import Wire
 
 /// Every track of a stream in one MPEG transport stream, carried in RTP (RFC 2250, static
 /// payload type 33: `MP2T/90000`), for RTSP clients that take nothing else. The one that
@@ -32,8 +33,13 @@ public final class MPEGTSPacketizer: RTPPacketizing {
         payloadSize = max(1, (maxPacketSize - 12) / Self.tsPacket) * Self.tsPacket
         tracks = [RTPPacketizer.Track(sourceIndex: -1, mediaType: .video, codecName: "mp2t", control: "streamid=0")]
         let name = title.isEmpty ? "LiveRelay" : String(title.unicodeScalars.filter { $0.value >= 0x20 && $0 != "\u{7F}" })
-        sdp = ["v=0", "o=- 0 0 IN IP4 127.0.0.1", "s=\(name)", "c=IN IP4 0.0.0.0", "t=0 0",
-               "m=video 0 RTP/AVP 33", "a=rtpmap:33 MP2T/90000", "a=control:streamid=0"].joined(separator: "\r\n") + "\r\n"
+        var description = SessionDescription(sessionName: name)
+        description.connection = "IN IP4 0.0.0.0"
+        var media = SessionDescription.Media(kind: "video", port: 0, proto: "RTP/AVP",
+                                             formats: [.init(payloadType: Int(Self.payloadType), codec: "mp2t", clockRate: 90000)])
+        media.control = "streamid=0"
+        description.media = [media]
+        sdp = description.text
     }
 
     /// Muxes one packet and returns the RTP packets that carry it (and anything written before

@@ -14,8 +14,9 @@ public protocol RTPPacketizing: AnyObject {
 }
 
 /// Cuts packets into RTP with FFmpeg's own packetizers (the `rtp` muxer: H.264 FU-A, HEVC,
-/// AAC, Opus, G.711 …) and describes them with FFmpeg's SDP writer (`av_sdp_create`), for an
-/// RTSP server's session layer to send. One muxer per track (the `rtp` muxer carries one
+/// AAC, Opus, G.711 …) and describes them (FFmpeg's `av_sdp_create` says each codec's rtpmap
+/// and fmtp; Wire's `SessionDescription` reads that once and writes the text), for an RTSP
+/// server's session layer to send. One muxer per track (the `rtp` muxer carries one
 /// stream), each writing into memory: every RTP or RTCP packet it flushes is handed out at once,
 /// nothing is held. Timestamps come in microseconds, already made continuous by the caller.
 /// Confined to one thread.
@@ -149,22 +150,26 @@ public final class RTPPacketizer: RTPPacketizing {
         guard !contexts.isEmpty else {
             throw FFmpegError(code: FFmpegError.invalidData, operation: "no track with an RTP payload format (\(skipped.joined(separator: "; ")))")
         }
-        av_dict_set(&contexts[0].pointee.metadata, "title", title.isEmpty ? "LiveRelay" : title, 0)
+        // No control character in the title: it is one line of the text read back below.
+        let name = String(title.unicodeScalars.filter { $0.value >= 0x20 && $0 != "\u{7F}" })
+        av_dict_set(&contexts[0].pointee.metadata, "title", name.isEmpty ? "LiveRelay" : name, 0)
         var text = [CChar](repeating: 0, count: 16384)
         let r = contexts.withUnsafeMutableBufferPointer { ctxs in
             ctxs.withMemoryRebound(to: Optional<UnsafeMutablePointer<AVFormatContext>>.self) { av_sdp_create($0.baseAddress, Int32($0.count), &text, Int32(text.count)) }
         }
         try ffcheck(r, "av_sdp_create")
-        sdp = Self.withConnectionLine(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-    }
-
-    /// av_sdp_create writes a connection line only for one track; RTSP clients expect one.
-    static func withConnectionLine(_ sdp: String) -> String {
-        var lines = sdp.split(separator: "\r\n").map(String.init)
-        if !lines.contains(where: { $0.hasPrefix("c=") }), let t = lines.firstIndex(where: { $0.hasPrefix("t=") }) {
-            lines.insert("c=IN IP4 0.0.0.0", at: t)
+        // av_sdp_create's text is read once and written by Wire's one SDP writer: FFmpeg's
+        // rtpmap and fmtp per codec (parameter sets, AAC's config), LiveRelay's lines.
+        let written = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard var session = SessionDescription(parsing: written, limits: .camera) else {
+            throw FFmpegError(code: FFmpegError.invalidData, operation: "av_sdp_create wrote no session description")
         }
-        return lines.joined(separator: "\r\n") + "\r\n"
+        // av_sdp_create writes a connection line at the session level for one track, in each
+        // section for more; a section without one needs the session's (RTSP clients expect it).
+        if session.connection == nil, session.media.contains(where: { $0.connection == nil }) {
+            session.connection = "IN IP4 0.0.0.0"
+        }
+        sdp = session.text
     }
 
     /// The track carrying this source stream, if any.

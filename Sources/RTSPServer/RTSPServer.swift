@@ -74,7 +74,7 @@ public final class RTSPServer: Sendable {
 /// One control connection on its event loop: hands requests, in order, to the connection's task.
 final class RTSPConnectionHandler: ChannelInboundHandler, @unchecked Sendable {
     // Safety: used only on its channel's event loop; the client's state lives in `RTSPServerSession`.
-    typealias InboundIn = RTSPInbound
+    typealias InboundIn = RTSPFrame
     let server: RTSPServer
     private var requests: AsyncStream<RTSPRequest>.Continuation?
     private var client: RTSPServerSession?

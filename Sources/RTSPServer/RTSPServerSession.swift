@@ -84,23 +84,18 @@ final class RTSPServerSession: @unchecked Sendable {
         }
     }
 
-    /// Which stream (and track) a request URI names: `rtsp://host:port/{stream}[/streamid=N]`.
+    /// Which stream (and track) a request URI names: `rtsp://host:port/{stream}[/streamid=N]`,
+    /// or the path alone. The URI is read by Wire's `RTSPURL`, as the client reads a camera's.
     static func target(_ uri: String) -> (stream: String, track: Int?)? {
-        var path = Substring(uri)
-        if let r = path.utf8Range(of: "://") {
-            path = path[r.upperBound...]
-            guard let slash = path.firstIndex(of: "/") else { return nil }
-            path = path[slash...]
-        }
-        if let q = path.firstIndex(of: "?") { path = path[..<q] }
-        var parts = path.split(separator: "/").map(String.init)
+        guard let path = RTSPURL.requestPath(uri) else { return nil }
+        var parts = path.split(separator: "/")
         var track: Int?
         if let last = parts.last, last.hasPrefix("streamid=") {
             guard let n = Int(last.dropFirst("streamid=".count)), (0..<64).contains(n) else { return nil }
             track = n
             parts.removeLast()
         }
-        guard parts.count == 1, let name = parts[0].removingPercentEncoding, !name.isEmpty else { return nil }
+        guard parts.count == 1, let segment = parts.first, let name = RTSPURL.percentDecoded(segment), !name.isEmpty else { return nil }
         return (name, track)
     }
 

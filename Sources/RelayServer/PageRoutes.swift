@@ -21,13 +21,17 @@ enum PageRoutes {
         }
         // The plain grid: one MJPEG <img> per stream (no WebSocket, no WebCodecs needed).
         router.get("/previews") { _, context in HTTPResponses.html(OpsPage.render(engine: engine, visible: context.mayRead)) }
-        router.get("/streams/:name") { request, context in
-            let name = try context.parameters.require("name")
-            guard let hub = engine.hubs[name] else { return try HTTPResponses.jsonError(.notFound, "unknown stream \"\(name)\"") }
-            return HTTPResponses.html(ViewerPage.render(name: name, status: hub.currentStatus, meta: StreamMeta(engine: engine, name: name),
-                                                        hlsjs: Assets.hlsjs != nil, host: request.head.authority, webrtc: engine.configuration.webrtc != nil,
-                                                       iceServers: !engine.configuration.webrtcICEServers.isEmpty))
+        // One stream's single view, and its public page: the same facts, two pages.
+        typealias Page = @Sendable (String, StreamStatus, StreamMeta?, Bool, String?, Bool, Bool) -> String
+        func viewer(_ page: @escaping Page) -> @Sendable (Request, RelayRequestContext) async throws -> Response {
+            { request, context in
+                let name = try context.parameters.require("name")
+                guard let hub = engine.hubs[name] else { return try HTTPResponses.jsonError(.notFound, "unknown stream \"\(name)\"") }
+                return HTTPResponses.html(page(name, hub.currentStatus, StreamMeta(engine: engine, name: name), Assets.hlsjs != nil, request.head.authority,
+                                               engine.configuration.webrtc != nil, !engine.configuration.webrtcICEServers.isEmpty))
+            }
         }
+        router.get("/streams/:name", use: viewer(ViewerPage.render))
         // A browser publishes its camera by WHIP (source: publish streams; publish permission).
         router.get("/streams/:name/publish") { _, context in
             let name = try context.parameters.require("name")
@@ -36,13 +40,7 @@ enum PageRoutes {
             }
             return HTTPResponses.html(PublishPage.render(name: name, iceServers: !engine.configuration.webrtcICEServers.isEmpty))
         }
-        router.get("/streams/:name/watch") { request, context in
-            let name = try context.parameters.require("name")
-            guard let hub = engine.hubs[name] else { return try HTTPResponses.jsonError(.notFound, "unknown stream \"\(name)\"") }
-            return HTTPResponses.html(ViewerPage.watch(name: name, status: hub.currentStatus, meta: StreamMeta(engine: engine, name: name),
-                                                       hlsjs: Assets.hlsjs != nil, host: request.head.authority, webrtc: engine.configuration.webrtc != nil,
-                                                       iceServers: !engine.configuration.webrtcICEServers.isEmpty))
-        }
+        router.get("/streams/:name/watch", use: viewer(ViewerPage.watch))
         // hls.js for the public page: a copy setup fetched (never committed), served when present.
         router.get("/assets/hls.mjs") { _, _ in
             guard let bytes = Assets.hlsjs else { return try HTTPResponses.jsonError(.notFound, "no copy of hls.js here (scripts/setup.sh fetches one)") }

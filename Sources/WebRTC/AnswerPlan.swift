@@ -103,70 +103,79 @@ struct AnswerPlan {
         return UInt8(p.prefix(2), radix: 16)
     }
 
+    /// The answer's text, written by Wire's one SDP writer.
     func answer(ufrag: String, pwd: String, fingerprint: String, candidates: [String], port: Int, tcpPort: Int? = nil) -> String {
-        let accepted = sections.filter { $0.format != nil }
-        var l = ["v=0", "o=- \(UInt32.random(in: 1...UInt32.max)) 1 IN IP4 127.0.0.1", "s=LiveRelay", "t=0 0", "a=ice-lite"]
-        let mids = accepted.compactMap(\.media.mid)
-        if !mids.isEmpty { l.append("a=group:BUNDLE " + mids.joined(separator: " ")) }
-        l.append("a=msid-semantic: WMS liverelay")
+        answerDescription(ufrag: ufrag, pwd: pwd, fingerprint: fingerprint, candidates: candidates, port: port, tcpPort: tcpPort).text
+    }
+
+    /// The answer: ICE-lite, DTLS passive, one bundle of the accepted sections, each with the
+    /// host candidates (UDP on `port`, and ICE-TCP on `tcpPort`); a rejected section keeps its
+    /// mid, port 0 and `a=inactive`.
+    func answerDescription(ufrag: String, pwd: String, fingerprint: String, candidates: [String], port: Int, tcpPort: Int? = nil) -> SessionDescription {
+        var d = SessionDescription(origin: .init(sessionID: UInt64(UInt32.random(in: 1...UInt32.max)), sessionVersion: 1), sessionName: "LiveRelay")
+        d.iceLite = true
+        d.bundle = sections.filter { $0.format != nil }.compactMap(\.media.mid)
+        d.attributes = ["msid-semantic: WMS liverelay"]
         // Also at the session level: some peers (GStreamer's webrtcbin) look for them in every
         // section, rejected ones too.
-        l += ["a=ice-ufrag:\(ufrag)", "a=ice-pwd:\(pwd)", "a=fingerprint:\(fingerprint)"]
+        d.iceUfrag = ufrag
+        d.icePwd = pwd
+        d.fingerprint = fingerprint
+        var ice: [SessionDescription.Candidate] = []
+        for (i, c) in candidates.enumerated() {
+            ice.append(.init(foundation: "\(i + 1)", transport: "udp", priority: UInt32(clamping: 2_130_706_431 - i), address: c, port: port, type: "host"))
+        }
+        // ICE-TCP (RFC 6544 §4.5): passive host candidates, below every UDP one.
+        if let tcpPort {
+            for (i, c) in candidates.enumerated() {
+                ice.append(.init(foundation: "\(i + 101)", transport: "tcp", priority: UInt32(clamping: 1_518_280_447 - i), address: c,
+                                 port: tcpPort, type: "host", tcpType: "passive"))
+            }
+        }
         for s in sections {
             guard let f = s.format else {
-                l.append("m=\(s.media.kind) 0 \(s.media.proto) \(s.media.formats.first?.payloadType ?? 0)")
-                l.append("c=IN IP4 0.0.0.0")
-                if let mid = s.media.mid { l.append("a=mid:\(mid)") }
-                l += ["a=inactive", "a=setup:passive", "a=rtcp-mux"]
-                if let f = s.media.formats.first, !f.codec.isEmpty {
-                    l.append(Self.rtpmap(f))
-                }
+                // The offer's first format named again, nothing more (a section with none says 0).
+                let offered = s.media.formats.first ?? SessionDescription.Format(payloadType: 0, codec: "", clockRate: 0)
+                var m = SessionDescription.Media(kind: s.media.kind, port: 0, proto: s.media.proto, formats: [Self.named(offered)])
+                m.connection = "IN IP4 0.0.0.0"
+                m.mid = s.media.mid
+                m.setup = "passive"
+                m.direction = "inactive"
+                m.rtcpMux = true
+                d.media.append(m)
                 continue
             }
-            l.append("m=\(s.media.kind) 9 UDP/TLS/RTP/SAVPF \(f.payloadType)")
-            l.append("c=IN IP4 0.0.0.0")
-            if let mid = s.media.mid { l.append("a=mid:\(mid)") }
-            l += ["a=ice-ufrag:\(ufrag)", "a=ice-pwd:\(pwd)", "a=fingerprint:\(fingerprint)", "a=setup:passive",
-                  "a=\(direction)", "a=rtcp-mux", "a=rtcp-rsize"]
-            l.append(Self.rtpmap(f))
-            if !f.parameters.isEmpty {
-                l.append("a=fmtp:\(f.payloadType) " + f.parameters.sorted { $0.key < $1.key }.map { $0.value.isEmpty ? $0.key : "\($0.key)=\($0.value)" }.joined(separator: ";"))
-            }
+            var format = Self.named(f)
+            format.parameters = f.parameters
+            if s.media.kind == "video" { format.feedback = ["nack", "nack pli", "ccm fir"] }
+            var m = SessionDescription.Media(kind: s.media.kind, port: 9, proto: "UDP/TLS/RTP/SAVPF", formats: [format])
+            m.connection = "IN IP4 0.0.0.0"
+            m.mid = s.media.mid
+            m.iceUfrag = ufrag
+            m.icePwd = pwd
+            m.fingerprint = fingerprint
+            m.setup = "passive"
+            m.direction = direction
+            m.rtcpMux = true
+            m.rtcpReducedSize = true
             if let t = s.track, let id = sending[t]?.playoutDelayID {
-                l.append("a=extmap:\(id) \(Self.playoutDelay)")
-            }
-            if s.media.kind == "video" {
-                l += ["a=rtcp-fb:\(f.payloadType) nack", "a=rtcp-fb:\(f.payloadType) nack pli", "a=rtcp-fb:\(f.payloadType) ccm fir"]
+                m.extensions[Self.playoutDelay] = Int(id)
             }
             if direction == "sendonly" {
-                let track = "\(s.media.kind)\(s.track ?? 0)"
-                l += ["a=msid:liverelay \(track)", "a=ssrc:\(s.ssrc) cname:liverelay", "a=ssrc:\(s.ssrc) msid:liverelay \(track)"]
+                m.msid = "liverelay \(s.media.kind)\(s.track ?? 0)"
+                m.ssrcs = [s.ssrc]
+                m.cname = "liverelay"
             }
-            for (i, c) in candidates.enumerated() {
-                l.append("a=candidate:\(i + 1) 1 udp \(2_130_706_431 - i) \(c) \(port) typ host")
-            }
-            // ICE-TCP (RFC 6544 §4.5): passive host candidates, below every UDP one.
-            if let tcpPort {
-                for (i, c) in candidates.enumerated() {
-                    l.append("a=candidate:\(i + 101) 1 tcp \(1_518_280_447 - i) \(c) \(tcpPort) typ host tcptype passive")
-                }
-            }
-            l.append("a=end-of-candidates")
+            m.candidates = ice
+            m.endOfCandidates = true
+            d.media.append(m)
         }
-        return l.joined(separator: "\r\n") + "\r\n"
+        return d
     }
 
-    /// `a=rtpmap:111 opus/48000/2`, as the offer named the format.
-    static func rtpmap(_ f: SessionDescription.Format) -> String {
-        "a=rtpmap:\(f.payloadType) \(encodingName(f.codec))/\(f.clockRate)\((f.channels ?? 1) > 1 ? "/\(f.channels ?? 1)" : "")"
-    }
-
-    static func encodingName(_ codec: String) -> String {
-        switch codec {
-        case "h264": "H264"
-        case "pcmu": "PCMU"
-        case "pcma": "PCMA"
-        default: codec
-        }
+    /// A format as the offer named it (payload type, encoding, clock rate; channels when more
+    /// than one), without its parameters or feedback.
+    static func named(_ f: SessionDescription.Format) -> SessionDescription.Format {
+        SessionDescription.Format(payloadType: f.payloadType, codec: f.codec, clockRate: f.clockRate, channels: (f.channels ?? 1) > 1 ? f.channels : nil)
     }
 }

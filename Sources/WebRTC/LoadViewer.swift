@@ -40,15 +40,24 @@ package final class LoadViewer: @unchecked Sendable {
     /// The SDP offer: receive-only H.264 (packetization mode 1, the usual profiles), NACK,
     /// rtcp-mux, DTLS active.
     package var offer: String {
-        var lines = ["v=0", "o=- 1 1 IN IP4 127.0.0.1", "s=-", "t=0 0", "a=group:BUNDLE 0",
-                     "m=video 9 UDP/TLS/RTP/SAVPF 102 104 106", "c=IN IP4 0.0.0.0", "a=mid:0",
-                     "a=ice-ufrag:\(ufrag)", "a=ice-pwd:\(pwd)", "a=fingerprint:\(identity.fingerprint)",
-                     "a=setup:active", "a=rtcp-mux", "a=recvonly"]
+        var d = SessionDescription(origin: .init(sessionID: 1, sessionVersion: 1))
+        d.bundle = ["0"]
+        var m = SessionDescription.Media(kind: "video", port: 9, proto: "UDP/TLS/RTP/SAVPF")
+        m.connection = "IN IP4 0.0.0.0"
+        m.mid = "0"
+        m.iceUfrag = ufrag
+        m.icePwd = pwd
+        m.fingerprint = identity.fingerprint
+        m.setup = "active"
+        m.rtcpMux = true
+        m.direction = "recvonly"
         for (pt, profile) in [(102, "42e01f"), (104, "4d001f"), (106, "64001f")] {
-            lines += ["a=rtpmap:\(pt) H264/90000", "a=fmtp:\(pt) level-asymmetry-allowed=1;packetization-mode=1;profile-level-id=\(profile)",
-                      "a=rtcp-fb:\(pt) nack", "a=rtcp-fb:\(pt) nack pli"]
+            m.formats.append(SessionDescription.Format(payloadType: pt, codec: "h264", clockRate: 90000,
+                                                       parameters: ["level-asymmetry-allowed": "1", "packetization-mode": "1", "profile-level-id": profile],
+                                                       feedback: ["nack", "nack pli"]))
         }
-        return lines.joined(separator: "\r\n") + "\r\n"
+        d.media = [m]
+        return d.text
     }
 
     /// Connects with the server's `answer` and counts what arrives for `seconds`.

@@ -11,6 +11,17 @@ enum LogFormat: String, ExpressibleByArgument, CaseIterable {
     case text, json
 }
 
+/// `--verbose` and `--log-format`, the same for every command that runs for a while.
+struct LoggingOptions: ParsableArguments {
+    @Flag(help: "Log more, FFmpeg's own messages included.")
+    var verbose = false
+
+    @Option(help: "Log lines as text, or as one JSON object per line (json).")
+    var logFormat: LogFormat = .text
+
+    func bootstrap() { LoggingSetup.bootstrap(verbose: verbose, format: logFormat) }
+}
+
 enum LoggingSetup {
     /// Logs go to stderr, scrubbed of credentials; FFmpeg's own lines are routed through them.
     /// Without `verbose`, FFmpeg's own lines are silenced: a failure is said once, by our error.

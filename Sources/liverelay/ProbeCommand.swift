@@ -50,14 +50,10 @@ struct ProbeCommand: ParsableCommand {
         for o in extraOptions where !o.contains("=") || o.hasPrefix("=") { throw ValidationError("--option expects KEY=VALUE, got \"\(o)\"") }
     }
 
-    @Flag(help: "Log more, FFmpeg's own messages included.")
-    var verbose = false
-
-    @Option(help: "Log lines as text, or as one JSON object per line (json).")
-    var logFormat: LogFormat = .text
+    @OptionGroup var logging: LoggingOptions
 
     func run() throws {
-        LoggingSetup.bootstrap(verbose: verbose, format: logFormat)
+        logging.bootstrap()
         var options = SourceOptions()
         options.transport = transport
         options.openTimeout = timeout

@@ -29,14 +29,10 @@ struct PublishCommand: ParsableCommand {
     @Option(help: "Container override (flv, mpegts, rtsp, mp4, matroska …).")
     var format: String?
 
-    @Flag(help: "Log more, FFmpeg's own messages included.")
-    var verbose = false
-
-    @Option(help: "Log lines as text, or as one JSON object per line (json).")
-    var logFormat: LogFormat = .text
+    @OptionGroup var logging: LoggingOptions
 
     func run() throws {
-        LoggingSetup.bootstrap(verbose: verbose, format: logFormat)
+        logging.bootstrap()
         let handle = InterruptHandle()
         Signals.onTerminate { handle.interrupt() }
         do {

@@ -20,24 +20,20 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Override server.listen (HOST:PORT).")
     var listen: String?
 
-    @Flag(help: "Log more, FFmpeg's own messages included.")
-    var verbose = false
-
-    @Option(help: "Log lines as text, or as one JSON object per line (json).")
-    var logFormat: LogFormat = .text
+    @OptionGroup var logging: LoggingOptions
 
     @Option(help: "Where LiveRelay keeps state across restarts (the catalog, unless catalog.path says otherwise).")
     var stateDir: String = "/var/lib/liverelay"
 
     func run() async throws {
-        LoggingSetup.bootstrap(verbose: verbose, format: logFormat)
+        logging.bootstrap()
         var configuration: Configuration
         do {
             configuration = try Configuration.load(file: config, sources: .liverelay)
             if let listen { try configuration.setListen(listen, file: "--listen") }
             try configuration.validateExposure(file: config)
         } catch {
-            LoggingSetup.fail("\(error)", format: logFormat)
+            LoggingSetup.fail("\(error)", format: logging.logFormat)
             throw ExitCode(2)
         }
         let logger = Logger(label: "liverelay")
@@ -46,15 +42,15 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             try await serve(configuration, logger: logger)
         } catch let e as TLSSetupError {
-            LoggingSetup.fail("\(config): \(e)", format: logFormat)
+            LoggingSetup.fail("\(config): \(e)", format: logging.logFormat)
             throw ExitCode(2)
         } catch let e as FleetSetupError {
-            LoggingSetup.fail("\(config): \(e)", format: logFormat)
+            LoggingSetup.fail("\(config): \(e)", format: logging.logFormat)
             throw ExitCode(1)
         } catch {
             // Anything else that stops the server (a port taken, a key that cannot be read) is
             // said the same way, not by ArgumentParser's plain "Error:" line.
-            LoggingSetup.fail("\(error)", format: logFormat)
+            LoggingSetup.fail("\(error)", format: logging.logFormat)
             throw ExitCode(1)
         }
     }
@@ -97,7 +93,7 @@ struct ServeCommand: AsyncParsableCommand {
         } }
         defer { if let catalog { Task { await catalog.close() } } }
         // The banner: lines of text on stdout, or records with the URLs as keys (--log-format).
-        let banner = LoggingSetup.banner(format: logFormat)
+        let banner = LoggingSetup.banner(format: logging.logFormat)
         try await LiveRelayServer.run(configuration: configuration, sources: .liverelay, captureAge: StampedSource.captureAge, reload: reload,
                                       catalog: catalog, logger: logger, banner: banner) { port in
             let host = c.listenHost == "0.0.0.0" ? "127.0.0.1" : c.listenHost

@@ -6,7 +6,7 @@ import TestSupport
 
 /// The embedded catalog on a real SQLite file: what the API changed comes back after the file is
 /// closed and opened again, the latest per stream, and layers on the configuration file.
-@Suite(.tags(.fast)) struct SQLiteCatalogTests {
+@Suite(.ownThreads, .tags(.fast)) struct SQLiteCatalogTests {
     @Test func changesComeBackAfterReopeningLatestPerStream() async throws {
         let dir = Paths.tempDirectory("catalog")
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -7,7 +7,7 @@ import Decode
 import Mux
 import TestSupport
 
-@Suite(.tags(.fast)) struct DecoderTests {
+@Suite(.ownThreads, .tags(.fast)) struct DecoderTests {
     init() { FFmpegLog.silence() }
 
     @Test func everyStampOfThousandsOfFramesReadsBackExactly() throws {
@@ -112,7 +112,7 @@ import TestSupport
         #expect(same === frame)
     }
 
-    @Test func openingAndClosingAThousandDecodersDoesNotLeak() throws {
+    @Test(.tags(.exclusive)) func openingAndClosingAThousandDecodersDoesNotLeak() throws {
         let source = try TestSource(url: "testsrc://?size=320x240&frames=2&realtime=false")
         let stream = try #require(source.videoStream)
         let packet = try #require(try source.readPacket())

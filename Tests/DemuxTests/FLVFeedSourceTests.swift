@@ -6,7 +6,7 @@ import TestSupport
 
 /// The one-port RTMP ingest's reader: FLV tags pushed in memory become the same packets that
 /// FFmpeg's FLV demuxer makes of the same file.
-@Suite(.serialized) struct FLVFeedSourceTests {
+@Suite(.ownThreads, .serialized) struct FLVFeedSourceTests {
     init() { FFmpegLog.silence() }
 
     /// An FLV file made by the ffmpeg CLI (arguments after the inputs).

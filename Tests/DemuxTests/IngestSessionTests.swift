@@ -5,7 +5,7 @@ import MediaCore
 import Demux
 import TestSupport
 
-@Suite(.serialized) struct IngestSessionTests {
+@Suite(.ownThreads, .serialized) struct IngestSessionTests {
     init() { FFmpegLog.silence() }
 
     func options(timeout: Double) -> SourceOptions {
@@ -187,7 +187,7 @@ import TestSupport
         #expect(Date().timeIntervalSince(start) < 2)
     }
 
-    @Test(.tags(.fast)) func reopeningAThousandTimesDoesNotLeak() throws {
+    @Test(.tags(.fast, .exclusive)) func reopeningAThousandTimesDoesNotLeak() throws {
         let dir = Paths.tempDirectory("leak")
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("clip.ts")

@@ -10,7 +10,7 @@ import Logging
 /// FFmpeg's RTSP demuxer on the same shared stream: the same pictures and audio frames, byte for
 /// byte, with the same timestamps — and each picture handed on when its last packet arrives,
 /// where FFmpeg's waits for the next picture to start.
-@Suite(.serialized) struct RTSPSourceTests {
+@Suite(.ownThreads, .serialized) struct RTSPSourceTests {
     init() { FFmpegLog.silence() }
 
     struct Read {
@@ -204,7 +204,7 @@ import Logging
 
 /// RTP put back together: fabricated packets, for the orders and losses a real camera on a
 /// clean link does not produce.
-@Suite(.tags(.fast)) struct RTPTrackTests {
+@Suite(.ownThreads, .tags(.fast)) struct RTPTrackTests {
     static func rtp(seq: UInt16, ts: UInt32, marker: Bool = false, _ payload: [UInt8]) -> [UInt8] {
         [0x80, (marker ? 0x80 : 0) | 96, UInt8(seq >> 8), UInt8(seq & 0xFF),
          UInt8(ts >> 24), UInt8(ts >> 16 & 0xFF), UInt8(ts >> 8 & 0xFF), UInt8(ts & 0xFF), 0, 0, 0, 1] + payload
@@ -308,7 +308,7 @@ import Logging
         #expect(SessionDescription.resolve(control: tracks[1].control, base: "rtsp://h/x/") == "rtsp://h/x/audio")
         #expect(SessionDescription.resolve(control: parsed.control, base: "rtsp://h/x/") == "rtsp://h/x/")
         #expect(ParameterSets(sprop: tracks[0].fmtp["sprop-parameter-sets"] ?? "").annexB.prefix(5) == [0, 0, 0, 1, 0x67])
-        let a = RTSPAddress("rtsp://us%40er:p%3Ass@[::1]:8554/cam?x=1")
-        #expect(a?.host == "::1" && a?.port == 8554 && a?.user == "us@er" && a?.password == "p:ss" && a?.requestURL == "rtsp://[::1]:8554/cam?x=1")
+        let a = RTSPURL("rtsp://us%40er:p%3Ass@[::1]:8554/cam?x=1")
+        #expect(a?.host == "::1" && a?.port == 8554 && a?.user == "us@er" && a?.password == "p:ss" && a?.withoutCredentials == "rtsp://[::1]:8554/cam?x=1")
     }
 }

@@ -1,8 +1,9 @@
 import Testing
+import TestSupport
 import Demux
 
 /// The reconnect schedule on its own: sessions made up with times, no source, no waiting.
-@Suite(.tags(.fast)) struct ReconnectScheduleTests {
+@Suite(.ownThreads, .tags(.fast)) struct ReconnectScheduleTests {
     static let second: UInt64 = 1_000_000_000
 
     static func at(_ seconds: Double) -> UInt64 { 1_000 * second + UInt64(seconds * 1e9) }

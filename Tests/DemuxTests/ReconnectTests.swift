@@ -11,7 +11,7 @@ import TestSupport
 /// The supervisor's reconnects against sources that serve late or drop out (issue 40): a stream
 /// is live from its first packet, a stream that ends before its media is retried like a booting
 /// camera, and a source live most of the time starts every dropout at the first delay.
-@Suite(.serialized) struct ReconnectTests {
+@Suite(.ownThreads, .serialized) struct ReconnectTests {
     init() { FFmpegLog.silence() }
 
     /// What a supervisor told its owner, with when (monotonic nanoseconds).

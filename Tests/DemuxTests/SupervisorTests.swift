@@ -7,7 +7,7 @@ import MediaCore
 import Demux
 import TestSupport
 
-@Suite(.tags(.fast)) struct BackoffTests {
+@Suite(.ownThreads, .tags(.fast)) struct BackoffTests {
     @Test func growsExponentiallyToTheCap() {
         let b = Backoff(initial: 0.5, cap: 10, jitter: 0)
         #expect((1...7).map { b.delay(attempt: $0, unit: 0.5) } == [0.5, 1, 2, 4, 8, 10, 10])
@@ -24,7 +24,7 @@ import TestSupport
     }
 }
 
-@Suite(.serialized) struct SupervisorTests {
+@Suite(.ownThreads, .serialized) struct SupervisorTests {
     init() { FFmpegLog.silence() }
 
     final class Recorder: Sendable {

@@ -14,7 +14,7 @@ func withPostgres(_ body: (String) async throws -> Void) async throws {
     try await body(server.url)
 }
 
-@Suite(.serialized) struct PostgresCatalogTests {
+@Suite(.ownThreads, .serialized) struct PostgresCatalogTests {
     let logger = Logger(label: "test")
 
     @Test func segmentsChainSpansHoldsAndAuditAsTheSQLiteCatalog() async throws {
@@ -101,7 +101,7 @@ func withPostgres(_ body: (String) async throws -> Void) async throws {
     }
 }
 
-@Suite(.tags(.fast)) struct RendezvousTests {
+@Suite(.ownThreads, .tags(.fast)) struct RendezvousTests {
     @Test func everyNodeComputesTheSameOrderAndALeavingNodeMovesOnlyItsOwn() {
         let nodes = ["a", "b", "c"]
         let streams = (0..<300).map { "cam\($0)" }

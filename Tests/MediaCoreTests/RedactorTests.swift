@@ -1,7 +1,8 @@
 import Testing
+import TestSupport
 import MediaCore
 
-@Suite(.tags(.fast)) struct RedactorTests {
+@Suite(.ownThreads, .tags(.fast)) struct RedactorTests {
     @Test func passwordIsMaskedUserKept() {
         let r = Redactor.redact("rtsp://admin:s3cretPW@camera.local:554/stream1")
         #expect(r == "rtsp://admin:***@camera.local:554/stream1")
@@ -65,7 +66,7 @@ import MediaCore
     }
 }
 
-@Suite(.tags(.fast)) struct TimeBaseTests {
+@Suite(.ownThreads, .tags(.fast)) struct TimeBaseTests {
     @Test func rescalesAndConverts() {
         #expect(TimeBase(1, 30).rescale(30, to: .mpegTS) == 90_000)
         #expect(TimeBase(1, 1000).seconds(1500) == 1.5)

@@ -1,8 +1,9 @@
 import Testing
+import TestSupport
 import StampedSource
 @testable import MediaCore
 
-@Suite(.tags(.fast)) struct StampTests {
+@Suite(.ownThreads, .tags(.fast)) struct StampTests {
     func plane(_ w: Int, _ h: Int, fill: UInt8 = 100) -> [UInt8] { [UInt8](repeating: fill, count: w * h) }
 
     @Test(arguments: [(320, 240), (640, 360), (1280, 720), (1920, 1080), (176, 144)])

@@ -8,7 +8,7 @@ import TestSupport
 
 /// The segment writer on its own: packets of the stamped source cut into segments in memory,
 /// each written to a file and read back by ffprobe.
-@Suite struct FragmentMuxerTests {
+@Suite(.ownThreads) struct FragmentMuxerTests {
     static func packets(_ frames: Int) throws -> (packets: [Packet], streams: [StreamInfo]) {
         try TestMedia.packets(frames)
     }

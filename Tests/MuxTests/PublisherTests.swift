@@ -6,7 +6,7 @@ import Demux
 import Mux
 import TestSupport
 
-@Suite struct PublisherTests {
+@Suite(.ownThreads) struct PublisherTests {
     init() { FFmpegLog.silence() }
 
     @Test(arguments: ["ts", "mp4", "flv", "mkv"])

@@ -7,7 +7,7 @@ import Foundation
 /// The RTP packetizer on its own: the stamped source's H.264 cut into RTP by FFmpeg's
 /// packetizer, checked packet by packet as a receiver would (RFC 3550 header, RFC 6184
 /// fragmentation), and described by an SDP an RTSP client can use.
-@Suite(.tags(.fast)) struct RTPPacketizerTests {
+@Suite(.ownThreads, .tags(.fast)) struct RTPPacketizerTests {
     @Test func theSessionDescriptionNamesTheTrackAndItsParameterSets() throws {
         let (_, streams) = try TestMedia.packets(1)
         let p = try RTPPacketizer(streams: streams, title: "cam")
@@ -57,7 +57,7 @@ import Foundation
 
 /// Every track in one MPEG-TS over RTP (RFC 2250), for clients that never DESCRIBE: whole TS
 /// packets in each RTP packet, in sequence, and the transport stream they carry decodes.
-@Suite struct MPEGTSPacketizerTests {
+@Suite(.ownThreads) struct MPEGTSPacketizerTests {
     @Test func eachPacketLeavesAtOnceAsWholeTSPacketsThatDecode() throws {
         let frames = 60
         let (packets, streams) = try TestMedia.packets(frames, size: "640x360")

@@ -1,8 +1,9 @@
 import Testing
+import TestSupport
 import MediaCore
 @testable import Mux
 
-@Suite(.tags(.fast)) struct SlateTests {
+@Suite(.ownThreads, .tags(.fast)) struct SlateTests {
     /// A held picture is a copy with a label in its lower left; the source stays as it was.
     @Test func aLabelledCopyLeavesTheSourceAndMarksItsLowerLeft() throws {
         let source = try Frame(width: 640, height: 360, format: .yuvj420p)

@@ -9,12 +9,12 @@ import Wire
 /// liverelayTests' RTSPServeTests; a hostile player in HostileRTSPPlayerTests.
 @Suite(.tags(.fast)) struct RTSPServerTests {
     /// Requests and interleaved frames out of bytes that arrive in any slices.
-    func decode(_ chunks: [[UInt8]]) throws -> [RTSPInbound] {
+    func decode(_ chunks: [[UInt8]]) throws -> [RTSPFrame] {
         let channel = EmbeddedChannel(handler: ByteToMessageHandler(RTSPRequestDecoder()))
-        var out: [RTSPInbound] = []
+        var out: [RTSPFrame] = []
         for c in chunks {
             try channel.writeInbound(channel.allocator.buffer(bytes: c))
-            while let m = try channel.readInbound(as: RTSPInbound.self) { out.append(m) }
+            while let m = try channel.readInbound(as: RTSPFrame.self) { out.append(m) }
         }
         return out
     }
@@ -26,9 +26,9 @@ import Wire
             let chunks = stride(from: 0, to: bytes.count, by: size).map { Array(bytes[$0..<min(bytes.count, $0 + size)]) }
             let got = try decode(chunks)
             #expect(got.count == 3, "slices of \(size)")
-            guard got.count == 3, case .request(let a) = got[0], case .interleaved(channel: let ch) = got[1], case .request(let b) = got[2] else { continue }
+            guard got.count == 3, case .request(let a) = got[0], case .interleaved(channel: let ch, payload: let payload) = got[1], case .request(let b) = got[2] else { continue }
             #expect(a.method == "OPTIONS" && a.cseq == "1")
-            #expect(ch == 1)
+            #expect(ch == 1 && Array(payload) == [9, 9, 9])
             #expect(b.method == "ANNOUNCE" && b.body == Array("abcd".utf8) && b.header("Content-Type") == "x")
         }
     }

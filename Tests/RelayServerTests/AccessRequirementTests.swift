@@ -1,11 +1,12 @@
 import Access
 import Testing
+import TestSupport
 @testable import RelayServer
 import Relay
 import HTTPTypes
 
 /// What each path needs: the archive has its own action.
-@Suite(.tags(.fast)) struct AccessRequirementTests {
+@Suite(.ownThreads, .tags(.fast)) struct AccessRequirementTests {
     @Test func theArchiveNeedsPlaybackAndLiveNeedsRead() {
         #expect(AccessRequirement.of(method: .get, path: "/api/recordings/cam") == AccessRequirement(action: .playback, stream: "cam", cors: true))
         #expect(AccessRequirement.of(method: .get, path: "/api/streams/cam").action == .read)

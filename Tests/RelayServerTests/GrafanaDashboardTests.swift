@@ -1,9 +1,10 @@
 import Testing
+import TestSupport
 import Foundation
 
 /// dist/grafana/liverelay.json charts only metrics the server exports (RelayMetrics names each
 /// one literally), and is a dashboard Grafana can import (panels with Prometheus queries).
-@Suite(.tags(.fast)) struct GrafanaDashboardTests {
+@Suite(.ownThreads, .tags(.fast)) struct GrafanaDashboardTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     @Test func everyChartedMetricIsExported() throws {

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 import Foundation
 import Logging
 @testable import RelayServer
@@ -11,9 +12,17 @@ import WebRTC
 /// The OpenAPI document against the routers the server builds: every route documented, every
 /// documented operation a route, and each operation's permission the one the access check asks.
 /// (`OpenAPIServeTests` checks it against real answers.)
-@Suite(.tags(.fast)) struct OpenAPITests {
+@Suite(.ownThreads, .tags(.fast)) struct OpenAPITests {
     static func document() throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
+    }
+
+    /// The text the EmbedText plugin built in is Sources/RelayServer/openapi.json's, byte for byte.
+    @Test func theEmbeddedDocumentIsTheFile() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let file = try Data(contentsOf: root.appendingPathComponent("Sources/RelayServer/openapi.json"))
+        let same = Data(OpenAPIDocument.json.utf8) == file
+        #expect(same, "OpenAPIDocument.json (\(OpenAPIDocument.json.utf8.count) bytes) is not Sources/RelayServer/openapi.json (\(file.count) bytes)")
     }
 
     @Test func everyRouteIsDocumentedAndEveryOperationIsARoute() async throws {

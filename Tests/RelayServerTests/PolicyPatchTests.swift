@@ -1,9 +1,10 @@
 import Testing
+import TestSupport
 @testable import RelayServer
 import Relay
 import Foundation
 
-@Suite(.tags(.fast)) struct PolicyPatchTests {
+@Suite(.ownThreads, .tags(.fast)) struct PolicyPatchTests {
     @Test func appliesKnownKeysAndRejectsTheRest() throws {
         let base = SinkPolicy.preview
         guard case .success(let body) = PolicyPatch.body(Data(#"{"ordering":"presentation","freshness":"max_age","max_age_ms":120}"#.utf8)),

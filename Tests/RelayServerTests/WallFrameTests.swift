@@ -1,10 +1,11 @@
 import Testing
+import TestSupport
 import NIOCore
 @testable import RelayServer
 
 /// The wall's frame header is defined once (`WallFrame`): what the server writes sits where the
 /// page reads it, and the page reads it only through the constants WallFrame emits.
-@Suite(.tags(.fast)) struct WallFrameTests {
+@Suite(.ownThreads, .tags(.fast)) struct WallFrameTests {
     @Test func theHeaderIsWhereThePageReadsIt() {
         let b = WallFrame.encode(kind: .h264, flags: [.key, .capture], slot: 513, wallMillis: 1234.5, timestamp: -7, codec: "avc1.42C01E", payload: [9, 8, 7])
         let bytes = Array(b.readableBytesView)

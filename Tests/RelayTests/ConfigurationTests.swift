@@ -8,7 +8,7 @@ import Demux
 import Decode
 import TestSupport
 
-@Suite(.tags(.fast)) struct ConfigurationTests {
+@Suite(.ownThreads, .tags(.fast)) struct ConfigurationTests {
     @Test func parsesTheDocumentedShape() throws {
         let c = try Configuration.parse("""
         server:

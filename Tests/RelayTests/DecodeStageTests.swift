@@ -9,7 +9,7 @@ import TestSupport
 /// The decode stage on its own thread: a decoder that cannot keep up costs the packet outputs
 /// nothing. A real RTSP/UDP camera (gst-rtsp-server, 30 fps) into a hub whose decoder is
 /// slowed to 10 packets a second on purpose.
-@Suite(.serialized) struct DecodeStageTests {
+@Suite(.ownThreads, .serialized) struct DecodeStageTests {
     @Test func aSlowDecoderSkipsToKeyframesWhileEveryPacketReachesHLS() async throws {
         let camera = try Servers.RTSP()
         var o = SourceOptions()

@@ -8,7 +8,7 @@ import TestSupport
 
 /// What the ops wall sends a browser's WebCodecs decoder must decode on its own: Annex B with
 /// the parameter sets on every keyframe, whatever form the source delivered.
-@Suite struct H264AnnexBTests {
+@Suite(.ownThreads) struct H264AnnexBTests {
     /// Converts every video packet of `file`, starting at its `skip`-th keyframe (as a viewer
     /// joining late does), and has FFmpeg decode the result with no extradata.
     func decodedFrames(of file: URL, skipKeyframes skip: Int) throws -> (frames: Int, codec: String?, fed: Int) {
@@ -64,7 +64,7 @@ import TestSupport
     }
 }
 
-@Suite(.tags(.fast)) struct HLSUploadOrderTests {
+@Suite(.ownThreads, .tags(.fast)) struct HLSUploadOrderTests {
     @Test func segmentNumbersComeFromTheName() {
         #expect(HLSUploads.sequence(of: "index12.ts") == 12)
         #expect(HLSUploads.sequence(of: "cam-2_000345.m4s") == 345)
@@ -74,7 +74,7 @@ import TestSupport
     }
 }
 
-@Suite(.tags(.fast)) struct H264PictureTests {
+@Suite(.ownThreads, .tags(.fast)) struct H264PictureTests {
     @Test func onlySlicesArePictures() {
         #expect(H264.hasSlice([0, 0, 0, 1, 0x65, 1, 2], extradata: []))          // IDR slice
         #expect(H264.hasSlice([0, 0, 1, 0x09, 0x10, 0, 0, 1, 0x41, 7], extradata: []))  // AUD + slice

@@ -7,7 +7,7 @@ import Glibc
 
 /// The push client against a small HTTP origin whose answers the test scripts (a real server
 /// cannot be told to fail the third request): order, retries, DELETEs of what is gone.
-@Suite(.serialized) struct HLSPusherTests {
+@Suite(.ownThreads, .serialized) struct HLSPusherTests {
     /// An origin that logs every request and answers 503 to the requests numbered in `fail`.
     final class Origin: @unchecked Sendable {
         // Safety: immutable after init.

@@ -9,7 +9,7 @@ import StampedSource
 
 /// The segmenter on files whose keyframes come late or never: the playlist keeps its target
 /// duration (RFC 8216 forbids changing it), no segment outgrows it, and the segments decode.
-@Suite(.serialized) struct HLSSegmenterTests {
+@Suite(.ownThreads, .serialized) struct HLSSegmenterTests {
     /// A 12 s 30 fps H.264 file with the keyframes given (seconds), made by ffmpeg's libx264.
     static func file(_ dir: URL, keyframes: String) throws -> URL {
         let url = dir.appendingPathComponent("gop.ts")
@@ -109,7 +109,7 @@ import StampedSource
     /// Live, with a keyframe a GOP late every other interval: classic HLS is woken only at
     /// keyframes, yet a segment cut for lack of one is listed as soon as the media reaches the
     /// longest a segment may be, not at the next wake-up (players wait for it).
-    @Test(.tags(.fast)) func aSegmentCutForALateKeyframeIsListedOnTime() async throws {
+    @Test(.tags(.fast, .exclusive)) func aSegmentCutForALateKeyframeIsListedOnTime() async throws {
         let hub = StreamHub(name: "late", source: "testsrc://?size=160x96&fps=30&gop=30&late_keyframe=2", opener: TestSources.opener, logger: Logger(label: "test"))
         var h = HLSSettings(variant: .mpegts)
         h.segmentDuration = 1

@@ -1,10 +1,11 @@
 import Testing
+import TestSupport
 import Foundation
 import Synchronization
 @testable import Relay
 
 /// The HLS store on its own: no FFmpeg, no server; bytes stand in for segments.
-@Suite(.tags(.fast)) struct HLSStoreTests {
+@Suite(.ownThreads, .tags(.fast)) struct HLSStoreTests {
     static func settings(_ variant: HLSSettings.Variant, count: Int = 3) -> HLSSettings {
         var s = HLSSettings(variant: variant)
         s.segmentDuration = 1
@@ -138,7 +139,7 @@ import Synchronization
         #expect(text.contains("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"part1.0.m4s\""))
     }
 
-    @Test func blockingReloadAnswersWhenThePartExistsOrAfterThreeTargetDurations() async throws {
+    @Test(.tags(.exclusive)) func blockingReloadAnswersWhenThePartExistsOrAfterThreeTargetDurations() async throws {
         let store = HLSStore(settings: Self.settings(.lowLatency))
         store.beginSegment(sequence: 0, uri: "seg0.m4s", programDateTime: Date(), discontinuity: false, initURI: nil)
         store.addPart(duration: 0.25, independent: true, data: [0], lastArrivalNanos: 0)

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 import Foundation
 import MediaCore
 @testable import Relay
@@ -6,7 +7,7 @@ import MediaCore
 /// What hooks send: the signature (RFC 4231's HMAC-SHA256 vector), a body any JSON reader takes
 /// whatever the stream's name or a camera's error says, the environment a command gets; and the
 /// link counters kept over a stream's life.
-@Suite(.tags(.fast)) struct HookEventTests {
+@Suite(.ownThreads, .tags(.fast)) struct HookEventTests {
     @Test func theSignatureIsHMACSHA256OfTheBody() {
         // RFC 4231, test case 2.
         #expect(WebhookSender.signature(body: Array("what do ya want for nothing?".utf8), secret: "Jefe")

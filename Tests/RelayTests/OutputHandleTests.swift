@@ -7,7 +7,7 @@ import Relay
 import TestSupport
 
 /// Outputs made around a hub-given handle, with the stamped test source and libx264.
-@Suite(.serialized, .tags(.fast)) struct OutputHandleTests {
+@Suite(.ownThreads, .serialized, .tags(.fast)) struct OutputHandleTests {
     let logger = Logger(label: "test")
 
     /// An output as a consumer outside `Relay` writes one: a handle, registered.

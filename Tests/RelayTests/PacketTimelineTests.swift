@@ -5,7 +5,7 @@ import StampedSource
 @testable import Relay
 
 /// The packet timeline on real H.264 packets from the stamped source (1 s GOPs at 30 fps).
-@Suite(.tags(.fast)) struct PacketTimelineTests {
+@Suite(.ownThreads, .tags(.fast)) struct PacketTimelineTests {
     static func packets(_ frames: Int) throws -> (packets: [Packet], streams: [StreamInfo]) {
         try TestMedia.packets(frames)
     }

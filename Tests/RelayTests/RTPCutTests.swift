@@ -9,7 +9,7 @@ import TestSupport
 /// WebRTC viewers of one stream share one cut into RTP (FFmpeg's packetizer runs once per
 /// packet, not once per viewer), each through its own queue: the stamped test source, real
 /// FFmpeg packetizers.
-@Suite(.serialized, .tags(.fast)) struct RTPCutTests {
+@Suite(.ownThreads, .serialized, .tags(.fast)) struct RTPCutTests {
     let logger = Logger(label: "test")
 
     func live(_ hub: StreamHub) async throws {
@@ -29,7 +29,7 @@ import TestSupport
         return out
     }
 
-    @Test func viewersShareOneCutEachAtItsOwnPaceAndTheLastToLeaveEndsIt() async throws {
+    @Test(.tags(.exclusive)) func viewersShareOneCutEachAtItsOwnPaceAndTheLastToLeaveEndsIt() async throws {
         let hub = StreamHub(name: "cut", source: "testsrc://?size=320x240&fps=30&gop=15", opener: TestSources.opener, logger: logger)
         hub.start()
         defer { Task { await hub.stop() } }

@@ -8,7 +8,7 @@ import Glibc
 
 /// The recorder in process, with the real test source: files rotate by duration, each one
 /// plays on its own, and together they hold every frame in order.
-@Suite(.serialized) struct RecorderTests {
+@Suite(.ownThreads, .serialized) struct RecorderTests {
     @Test func rotatesByDurationAndEveryFilePlays() async throws {
         let dir = Paths.tempDirectory("rec")
         defer { try? FileManager.default.removeItem(at: dir) }

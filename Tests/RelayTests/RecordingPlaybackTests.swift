@@ -10,7 +10,7 @@ import TestSupport
 /// continue from file to file, a selection cut at a keyframe, a playlist of byte ranges, and a
 /// clip whose times start at zero and continue over a gap; a file cut short reads up to its
 /// last whole fragment.
-@Suite(.serialized) struct RecordingPlaybackUnitTests {
+@Suite(.ownThreads, .serialized) struct RecordingPlaybackUnitTests {
     /// Five seconds of the test source recorded in 1.5 s files into a real catalog: each file's
     /// segment as the catalog keeps it, with the recorder's own index.
     static let recorded: (dir: URL, segments: [RecordedSegment]) = {

@@ -1,9 +1,10 @@
 import Testing
+import TestSupport
 import Foundation
 import Relay
 
 /// Retention's plan: oldest first, by age and by size, never inside a hold.
-@Suite(.tags(.fast)) struct RetentionTests {
+@Suite(.ownThreads, .tags(.fast)) struct RetentionTests {
     static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
     static func segments(_ n: Int) -> [RecordedSegment] {
         (0..<n).map { RecordedSegment(stream: "cam", path: "/r/cam-\($0).mp4", start: t0.addingTimeInterval(Double($0) * 60), duration: 60,

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 import Foundation
 import Synchronization
 import MediaCore
@@ -19,7 +20,7 @@ final class FakeClock: Sendable {
     var read: @Sendable () -> UInt64 { { self.now.load(ordering: .relaxed) } }
 }
 
-@Suite(.tags(.fast)) struct SinkQueueTests {
+@Suite(.ownThreads, .tags(.fast)) struct SinkQueueTests {
     @Test func latestKeepsTheNewestAndCountsQueueFull() {
         let q = SinkQueue<Item>(policy: SinkPolicy(ordering: .arrival, freshness: .latest(count: 2)))
         for i in 0..<10 { q.push(Item(arrivalNanos: 0, presentationTime: Int64(i), isKeyframe: false)) }
@@ -137,7 +138,7 @@ final class FakeClock: Sendable {
     }
 }
 
-@Suite(.tags(.fast)) struct HLSPlaylistFormatTests {
+@Suite(.ownThreads, .tags(.fast)) struct HLSPlaylistFormatTests {
     /// Playlist times are formatted by hand (Foundation's formatters were a tenth of a remuxing
     /// stream's CPU): they must match what Foundation writes.
     @Test(arguments: [0.0, 1_795_000_000.5, 1_795_000_000.999, 1_795_000_059.0004, 951_782_400.25, -1.5])

@@ -7,7 +7,7 @@ import Demux
 import Decode
 
 /// The API's stream bodies: JSON decoded into `ConfigValue`, read by the stream section's parser.
-@Suite(.tags(.fast)) struct StreamBodyTests {
+@Suite(.ownThreads, .tags(.fast)) struct StreamBodyTests {
     func engine(_ yaml: String = "streams:\n  a: {source: \"testsrc://\"}") throws -> RelayEngine {
         RelayEngine(configuration: try Configuration.parse(yaml, sources: TestSources.opener), sources: TestSources.opener, logger: Logger(label: "test"))
     }

@@ -9,7 +9,7 @@ import TestSupport
 import StampedSource
 
 /// The hub with real parts: the stamped test source, libx264, libavcodec.
-@Suite(.serialized, .tags(.fast)) struct StreamHubTests {
+@Suite(.ownThreads, .serialized, .tags(.fast, .exclusive)) struct StreamHubTests {
     let logger = Logger(label: "test")
 
     /// Frames a consumer thread took, with the monotonic time it took each.
@@ -199,7 +199,7 @@ import StampedSource
 /// The in-process Swift API: decoded frames as an async sequence under the subscriber's own
 /// policy; an output like any other (listed, counted); cancelling ends decoding when nothing
 /// else needs it.
-@Suite(.serialized, .tags(.fast)) struct FrameSubscriptionTests {
+@Suite(.ownThreads, .serialized, .tags(.fast)) struct FrameSubscriptionTests {
     @Test func framesArriveInOrderAndCancellingStopsTheDecoder() async throws {
         let config = try Configuration.parse("streams:\n  cam:\n    source: testsrc://?size=160x96&fps=30&gop=30\n    preview: false", sources: TestSources.opener)
         let engine = RelayEngine(configuration: config, sources: TestSources.opener, logger: Logger(label: "test"))

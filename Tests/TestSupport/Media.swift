@@ -31,7 +31,8 @@ public enum TestMedia {
         deinit { Glibc.close(fd) }
     }
 
-    /// Resident set size of this process, in KiB.
+    /// Resident set size of this process, in KiB. Other tests side by side move it: a test that
+    /// measures it is `.exclusive`.
     public static func residentKiB() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
         for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {

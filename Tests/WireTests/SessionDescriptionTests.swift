@@ -58,8 +58,10 @@ import Wire
             + "a=candidate:2 1 TCP 1518280447 127.0.0.1 40001 typ host tcptype passive\r\na=candidate:x\r\n"
             + "a=candidate:3 1 udp 1 127.0.0.1 99999 typ host\r\n"
         let sdp = try #require(SessionDescription(parsing: text))
-        #expect(sdp.media[0].candidates == [.init(transport: "udp", address: "127.0.0.1", port: 40000, type: "host"),
-                                            .init(transport: "tcp", address: "127.0.0.1", port: 40001, type: "host")])
+        #expect(sdp.media[0].candidates == [
+            .init(foundation: "1", transport: "udp", priority: 2_130_706_431, address: "127.0.0.1", port: 40000, type: "host"),
+            .init(foundation: "2", transport: "tcp", priority: 1_518_280_447, address: "127.0.0.1", port: 40001, type: "host", tcpType: "passive"),
+        ])
     }
 }
 

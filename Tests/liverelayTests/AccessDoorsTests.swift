@@ -7,7 +7,7 @@ import Bench
 /// renditions over HTTP, RTSP and WHEP and nothing else; wrong RTMP keys and SRT passphrases are
 /// limited like wrong passwords; a client's failures limit only that user from that client,
 /// directly and behind the nginx edge.
-@Suite(.serialized) struct AccessDoorsTests {
+@Suite(.ownThreads, .serialized) struct AccessDoorsTests {
     static let camKey = "phone-key-1234"
     static let fieldPhrase = "field-phrase-5678"
 

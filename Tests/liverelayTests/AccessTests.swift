@@ -6,7 +6,7 @@ import Glibc
 
 /// Users, permissions and HTTPS as a user meets them: `liverelay serve` with an `auth`
 /// section, asked by curl and ffmpeg.
-@Suite(.serialized) struct AccessTests {
+@Suite(.ownThreads, .serialized) struct AccessTests {
     static func hash(_ password: String) throws -> String {
         let dir = Paths.tempDirectory("pw")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -168,7 +168,7 @@ import Glibc
 
     /// A renewed certificate goes live on SIGHUP: new connections get it, a viewer already
     /// watching over the old one keeps its stream.
-    @Test func sighupReloadsTheCertificateWithoutDroppingViewers() async throws {
+    @Test(.tags(.exclusive)) func sighupReloadsTheCertificateWithoutDroppingViewers() async throws {
         let dir = Paths.tempDirectory("reload")
         defer { try? FileManager.default.removeItem(at: dir) }
         func makeCert(_ name: String) throws -> (String, String) { try Servers.selfSignedCertificate(in: dir, name: name) }

@@ -4,7 +4,7 @@ import TestSupport
 
 /// `liverelay bench latency` as a user runs it, on a few scenarios: the real camera (gst-rtsp-server),
 /// nginx-rtmp, ffmpeg peers and `serve`, every picture's stamp read back.
-@Suite(.serialized) struct BenchTests {
+@Suite(.ownThreads, .serialized, .tags(.exclusive)) struct BenchTests {
     /// The table's rows by scenario: the cells after the path.
     func rows(_ markdown: String) -> [String: [String]] {
         var out: [String: [String]] = [:]
@@ -24,12 +24,17 @@ import TestSupport
         #expect(r.status == 0, "\(r.stderr.suffix(600))")
         let md = try String(contentsOf: dir.appendingPathComponent("results.md"), encoding: .utf8)
         let table = rows(md)
-        // columns after the path: p50 p90 p99 max, Δfloor, frames, dropped, out of order, misreads, CPU, RSS
+        // Side by side in groups that fit the machine, said in the notes: the floor in a group
+        // of its own, first.
+        #expect(md.contains("Headroom before measuring: ") && md.contains("run one after another: 1) floor-rtmp; 2) "), "\(md)")
+        // columns after the path: p50 p90 p99 max, Δfloor, frames, dropped, out of order, misreads, CPU, RSS, machine idle %
         for name in scenarios {
             let row = try #require(table[name], "no row for \(name) in:\n\(md)")
             let p50 = try #require(Double(row[0]), "\(name): p50 \(row[0])")
             let frames = Int(row[5]) ?? 0, dropped = Int(row[6]) ?? -1, misreads = Int(row[8]) ?? -1
             #expect(misreads == 0, "\(name) misread \(row[8]) pictures")
+            // The machine's idle share while the row's group was measured.
+            #expect(Double(row[11]).map { (0...100).contains($0) } == true, "\(name): machine idle \(row[11])")
             // The preview keeps the newest picture (latest(1)): on a loaded machine it may skip
             // one, counted; the floor reader and the segments lose none.
             let allowed = name.contains("preview") ? frames / 50 : 0

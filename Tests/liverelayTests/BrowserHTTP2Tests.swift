@@ -5,7 +5,7 @@ import TestSupport
 /// Why HTTPS matters for an ops page: over HTTP/1.1 Chromium opens six connections per host,
 /// so a page of MJPEG previews shows six cameras; over HTTPS with HTTP/2 every preview is a
 /// stream of one connection, and all twelve play.
-@Suite(.serialized) struct BrowserHTTP2Tests {
+@Suite(.ownThreads, .serialized, .tags(.exclusive)) struct BrowserHTTP2Tests {
     static func start(tls: (cert: String, key: String)?) throws -> (ChildProcess, Int, URL) {
         let dir = Paths.tempDirectory("wall12")
         var yaml = tls.map { "server:\n  tls: {cert: \($0.cert), key: \($0.key)}\n" } ?? ""

@@ -1,10 +1,11 @@
 import Testing
+import TestSupport
 import Foundation
 import Bench
 
 /// The harness's process wrapper: every byte a child prints is collected, and the threads that
 /// collect it end with the child (a soak starts a hundred children in one test process).
-@Suite struct ChildProcessTests {
+@Suite(.ownThreads) struct ChildProcessTests {
     static func threads() -> Int {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
     }

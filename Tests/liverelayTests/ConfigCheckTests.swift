@@ -5,7 +5,7 @@ import Bench
 
 /// `liverelay config check` makes serve's checks without starting anything; `--version` says
 /// what FFmpeg and which hardware this build has.
-@Suite struct ConfigCheckTests {
+@Suite(.ownThreads) struct ConfigCheckTests {
     func check(_ file: String) throws -> CommandResult {
         try ChildProcess.run(Paths.liverelay, ["config", "check", file], timeout: 30)
     }

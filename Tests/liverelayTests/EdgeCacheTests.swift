@@ -7,7 +7,7 @@ import Bench
 /// in front of a LiveRelay origin. hls.js in Chromium plays through it as fresh as directly, and
 /// a hundred simulated LL-HLS players cost the origin about one request per part and per blocking
 /// playlist answer. Signed URLs pass through the cache.
-@Suite(.serialized) struct EdgeCacheTests {
+@Suite(.ownThreads, .serialized) struct EdgeCacheTests {
     static func browser(_ url: String) throws -> [String: Any] {
         let r = try ChildProcess.run("/usr/bin/python3", [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, url,
                                                           "--stamps", "video", "--seconds", "8", "--timeout", "30"], timeout: 90)

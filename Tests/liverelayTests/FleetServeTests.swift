@@ -4,7 +4,7 @@ import TestSupport
 import Fleet
 
 /// Three `liverelay serve` nodes on one real PostgreSQL, reading real gst-rtsp-server cameras.
-@Suite(.serialized, .tags(.endToEnd)) struct FleetServeTests {
+@Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct FleetServeTests {
     struct Node {
         let name: String
         let child: ChildProcess
@@ -40,7 +40,7 @@ import Fleet
         return pids
     }
 
-    @Test func everyCameraReadOnceAnyNodeAnswersAndADeadNodesCamerasMoveWithinFiveSeconds() throws {
+    @Test(.tags(.exclusive)) func everyCameraReadOnceAnyNodeAnswersAndADeadNodesCamerasMoveWithinFiveSeconds() throws {
         let pg = try PostgresServer()
         defer { pg.stop() }
         let dir = Paths.tempDirectory("fleet")

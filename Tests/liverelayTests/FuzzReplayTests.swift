@@ -5,7 +5,7 @@ import TestSupport
 /// The fuzz targets' corpus (checked in, with every input that once crashed) and thousands of
 /// mutations of it, replayed through the same code the fuzzers drive (scripts/fuzz.sh runs the
 /// real libFuzzer under ASan; FUZZING.md has its figures). A crash fails the test.
-@Suite struct FuzzReplayTests {
+@Suite(.ownThreads) struct FuzzReplayTests {
     @Test(arguments: ["config", "url", "hls", "timeline", "rtmp", "demux", "flvfeed", "rtsp", "mp4", "webrtc"])
     func theCorpusAndItsMutationsNeverCrash(target: String) throws {
         let dir = Paths.packageRoot.appendingPathComponent("fuzz/corpus/\(target)")

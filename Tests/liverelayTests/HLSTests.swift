@@ -6,7 +6,7 @@ import TestSupport
 /// and with hls.js in low-latency mode) on every variant, a strict playlist checker on every
 /// reload, a push to a real nginx WebDAV origin, a directory for a web server, upstream restarts
 /// and graceful shutdown.
-@Suite(.serialized) struct HLSTests {
+@Suite(.ownThreads, .serialized) struct HLSTests {
     func startServe(_ yaml: String, dir: URL) throws -> (ChildProcess, Int) {
         let s = try Servers.serve(yaml, dir: dir)
         return (s.child, s.port)

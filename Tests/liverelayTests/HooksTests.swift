@@ -6,7 +6,7 @@ import Crypto
 
 /// The `hooks` section: events reach a real HTTP receiver signed and retried, commands run with
 /// the event in their environment, and an `exec:` source runs only while it is watched.
-@Suite(.serialized) struct HooksTests {
+@Suite(.ownThreads, .serialized) struct HooksTests {
     struct Received {
         let n: Int
         let answered: Int

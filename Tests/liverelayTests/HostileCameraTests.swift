@@ -4,7 +4,7 @@ import TestSupport
 
 /// A hostile camera (`scripts/hostile/camera.py`, a separate process over real sockets) against
 /// the real `liverelay serve`: the process survives, a good stream beside it stays live.
-@Suite(.serialized, .tags(.endToEnd)) struct HostileCameraTests {
+@Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct HostileCameraTests {
     static let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/camera.py").path
 
     static func camera(port: Int, _ args: [String]) throws -> ChildProcess {
@@ -104,7 +104,7 @@ import TestSupport
 /// A hostile RTSP player (`scripts/hostile/rtsp_player.py`) against the real serve's RTSP
 /// server: mutated requests, transports, sessions and interleaved frames. The process survives
 /// and a real client still reads the stream.
-@Suite(.serialized, .tags(.endToEnd)) struct HostileRTSPPlayerTests {
+@Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct HostileRTSPPlayerTests {
     @Test func aMutatingPlayerCannotStopServe() throws {
         let seed = ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000)
         let rtsp = FreePort.tcp()
@@ -132,7 +132,7 @@ import TestSupport
 /// serve: the API, HLS and LL-HLS queries, HLS uploads, pages and the wall's socket. The process
 /// survives, the good stream (which the client never names; `cam` it may replace or delete, as
 /// the API allows on loopback without auth) stays live, and its LL-HLS is still served.
-@Suite(.serialized, .tags(.endToEnd)) struct HostileHTTPClientTests {
+@Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct HostileHTTPClientTests {
     @Test func aMutatingHTTPClientCannotStopServe() throws {
         let seed = ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000)
         let dir = Paths.tempDirectory("hostile-http")
@@ -161,7 +161,7 @@ import TestSupport
 /// A hostile RTMP publisher (`scripts/hostile/rtmp_publisher.py`) against the real serve's
 /// one-port ingest: after a valid handshake, mutated chunk headers, AMF0 commands and FLV tags.
 /// The process survives, the good stream stays live, and a real publisher still goes live.
-@Suite(.serialized, .tags(.endToEnd)) struct HostileRTMPPublisherTests {
+@Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct HostileRTMPPublisherTests {
     @Test func aMutatingPublisherCannotStopServe() throws {
         let seed = ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000)
         let rtmp = FreePort.tcp()
@@ -191,7 +191,7 @@ import TestSupport
 /// A hostile SRT caller (`scripts/hostile/srt_caller.py`: ffmpeg's libsrt caller sending raw,
 /// mutated MPEG-TS under stream IDs at their extremes) against the real serve's one-port SRT
 /// ingest. The process survives, the good stream stays live, a real caller still goes live.
-@Suite(.serialized, .tags(.endToEnd)) struct HostileSRTCallerTests {
+@Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct HostileSRTCallerTests {
     @Test func aMutatingCallerCannotStopServe() throws {
         let seed = ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000)
         let srt = FreePort.udp()

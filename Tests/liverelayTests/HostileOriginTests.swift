@@ -6,7 +6,7 @@ import TestSupport
 /// (`scripts/hostile/push_origin.py`) and a JWKS endpoint (`scripts/hostile/jwks_endpoint.py`),
 /// each answering with mutated HTTP and documents over real sockets. The process survives, the
 /// good stream stays live, and once the peer behaves again, so does LiveRelay's use of it.
-@Suite(.serialized, .tags(.endToEnd)) struct HostileOriginTests {
+@Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct HostileOriginTests {
     static var seed: Int { ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000) }
     static func lines(_ s: String) -> [Substring] { s.split(separator: "\n").filter { $0.hasPrefix("exchange ") } }
 

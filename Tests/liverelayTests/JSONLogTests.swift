@@ -7,7 +7,7 @@ import Bench
 /// `--log-format json`: every line the process writes, on stdout and stderr, is one JSON object
 /// that jq reads — the banner (where each server listens, what each stream offers) included,
 /// with the stream as a key, and no credential in it.
-@Suite(.serialized) struct JSONLogTests {
+@Suite(.ownThreads, .serialized) struct JSONLogTests {
     @Test func everyLineIsAnObjectJqReads() throws {
         let dir = Paths.tempDirectory("jsonlog")
         defer { try? FileManager.default.removeItem(at: dir) }

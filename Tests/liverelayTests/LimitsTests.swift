@@ -4,7 +4,7 @@ import TestSupport
 
 /// Connections that hold the server for nothing: idle sockets, half-sent requests (slowloris),
 /// viewers that never read, and one client opening too many previews.
-@Suite(.serialized) struct LimitsTests {
+@Suite(.ownThreads, .serialized) struct LimitsTests {
     static let config = """
     server:
       limits: {idle_timeout: 2s, write_stall_timeout: 2s, per_client: {viewers: 3}}

@@ -13,7 +13,7 @@ import StampedSource
 /// again for it and compared (PictureCheck), so neither FFmpeg's flags nor LiveRelay's own loss
 /// detection decides. The same stream's classic HLS keeps every segment decodable (a keyframe
 /// that lost its PPS gets the SDP's parameter sets in front).
-@Suite(.serialized) struct LossyLinkTests {
+@Suite(.ownThreads, .serialized, .tags(.exclusive)) struct LossyLinkTests {
     static func json(_ port: Int, _ path: String) -> [String: Any] {
         guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "2", "http://127.0.0.1:\(port)\(path)"], timeout: 5),
               let j = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] else { return [:] }

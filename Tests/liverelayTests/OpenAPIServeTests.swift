@@ -6,7 +6,7 @@ import Bench
 /// The OpenAPI document against a running server: every operation called (reads on a recording
 /// stream, writes on a stream the check makes and removes), each answer's status documented and
 /// each JSON body meeting its schema (scripts/openapi_check.py, JSON Schema 2020-12).
-@Suite(.serialized) struct OpenAPIServeTests {
+@Suite(.ownThreads, .serialized) struct OpenAPIServeTests {
     @Test func everyAnswerMeetsTheDocument() throws {
         let dir = Paths.tempDirectory("openapi")
         defer { try? FileManager.default.removeItem(at: dir) }

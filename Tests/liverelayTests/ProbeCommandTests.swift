@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 
 /// `liverelay probe` against real servers and publishers, as a user runs it.
-@Suite(.serialized) struct ProbeCommandTests {
+@Suite(.ownThreads, .serialized) struct ProbeCommandTests {
     func probe(_ args: [String], timeout: Double = 30) throws -> CommandResult {
         try ChildProcess.run(Paths.liverelay, ["probe"] + args, timeout: timeout)
     }

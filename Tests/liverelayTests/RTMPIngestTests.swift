@@ -6,7 +6,7 @@ import Bench
 /// The one-port RTMP ingest with real publishers (ffmpeg's RTMP client, as OBS and phone apps
 /// speak it): many at once on one port, keys checked before any media, one publisher per stream,
 /// and a publisher that drops and returns resumes the same stream.
-@Suite(.serialized) struct RTMPIngestTests {
+@Suite(.ownThreads, .serialized) struct RTMPIngestTests {
     static func publisher(_ url: String, seconds: Int, extra: [String] = []) throws -> ChildProcess {
         try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=15", "-t", String(seconds),
                                              "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "15"] + extra + ["-f", "flv", url])
@@ -18,7 +18,7 @@ import Bench
         return j?["stream"] as? [String: Any] ?? [:]
     }
 
-    @Test func tenPublishersOnOnePortAndTheWrongKeyIsRefused() throws {
+    @Test(.tags(.exclusive)) func tenPublishersOnOnePortAndTheWrongKeyIsRefused() throws {
         let rtmpPort = FreePort.tcp()
         var yaml = "ingest:\n  rtmp: {listen: \"127.0.0.1:\(rtmpPort)\", publish_key: \"fleet-key\"}\nstreams:\n"
         for i in 1...10 { yaml += "  phone\(i): {source: publish, preview: false}\n" }
@@ -179,7 +179,7 @@ import Bench
 /// HLS upload ingest, as phone reporter apps and `ffmpeg -f hls -method PUT` publish: the
 /// uploaded segments become a stream like any other (here re-served as LL-HLS), only for users
 /// allowed to publish.
-@Suite(.serialized) struct HLSUploadTests {
+@Suite(.ownThreads, .serialized) struct HLSUploadTests {
     @Test func uploadedSegmentsBecomeALiveStreamForPublishersOnly() throws {
         let hash = try AccessTests.hash("phone-pass")
         let (serve, port, dir) = try Servers.serve("""
@@ -228,7 +228,7 @@ import Bench
 
 /// Who may publish on the one-port ingest beyond keys: users with the publish permission, and
 /// RTMPS (TLS with the server's certificate).
-@Suite(.serialized) struct RTMPIngestAccessTests {
+@Suite(.ownThreads, .serialized) struct RTMPIngestAccessTests {
     /// Users instead of keys: `?user=…&pass=…` opens a stream for a user with the publish
     /// permission on it; a reader, a wrong password or nothing is refused, and a stream with no
     /// key of its own is not open to anyone once there are users.

@@ -5,7 +5,7 @@ import TestSupport
 /// Every stream re-served over RTSP (`server.rtsp.listen`), read by real clients: ffmpeg and
 /// GStreamer's rtspsrc over TCP (interleaved) and UDP, the stamped pictures read back from what
 /// they received; `read` permission checked (401, 403) before any media.
-@Suite(.serialized) struct RTSPServeTests {
+@Suite(.ownThreads, .serialized) struct RTSPServeTests {
     static let camera = "testsrc://?size=640x360&fps=30&gop=30"
 
     static func start(_ extra: String = "") throws -> (serve: ChildProcess, http: Int, rtsp: Int, dir: URL) {

@@ -7,7 +7,7 @@ import StampedSource
 /// The archive as an ops centre uses it: the stamped source recorded in 1-minute segments
 /// across a restart and a kill -9, then found by time, played by hls.js in Chromium across a
 /// segment boundary, exported as one MP4 (ffprobe, curl -r, stamps read back), and proved.
-@Suite(.serialized) struct RecordingPlaybackTests {
+@Suite(.ownThreads, .serialized) struct RecordingPlaybackTests {
     static let size = (w: 320, h: 180)
 
     /// Every stamp in a video file, in presentation order (ffmpeg decodes to grey pictures).
@@ -43,7 +43,7 @@ import StampedSource
         try ChildProcess.run("/usr/bin/curl", ["-s", "-g"] + args, timeout: 120)
     }
 
-    @Test func recordedAcrossARestartAndAKillThenFoundPlayedExportedAndProved() throws {
+    @Test(.tags(.exclusive)) func recordedAcrossARestartAndAKillThenFoundPlayedExportedAndProved() throws {
         let dir = Paths.tempDirectory("playback")
         defer { try? FileManager.default.removeItem(at: dir) }
         let rec = dir.appendingPathComponent("rec").path

@@ -6,7 +6,7 @@ import Glibc
 
 /// Recordings found by time: the recorder's files go into the catalog with their SHA-256
 /// chained, and the API gives the recorded spans with the restart between them as a gap.
-@Suite(.serialized) struct RecordingsTests {
+@Suite(.ownThreads, .serialized) struct RecordingsTests {
     /// Holds the last five seconds and the next one of `stream` (POST …/holds): 201.
     func hold(port: Int, stream: String, reason: String) throws {
         let f = ISO8601DateFormatter()

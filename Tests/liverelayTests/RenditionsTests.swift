@@ -5,7 +5,7 @@ import TestSupport
 /// A ladder from one camera: decoded once, scaled and encoded per rendition (libx264 here: no
 /// render node, no CUDA), served as streams of their own, listed in a multivariant playlist,
 /// encoded only while watched, keyframes at the source's times.
-@Suite(.serialized, .tags(.endToEnd)) struct RenditionsTests {
+@Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct RenditionsTests {
     static func json(_ url: String) -> [String: Any]? {
         guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "-m", "5", url], timeout: 10), r.status == 0 else { return nil }
         return try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
@@ -29,7 +29,7 @@ import TestSupport
         return out
     }
 
-    @Test func aLadderEncodedOnlyWhileWatchedWithTheSourcesKeyframeTimes() throws {
+    @Test(.tags(.exclusive)) func aLadderEncodedOnlyWhileWatchedWithTheSourcesKeyframeTimes() throws {
         let rtsp = FreePort.tcp()
         let yaml = """
         server: {rtsp: {listen: "127.0.0.1:\(rtsp)"}}

@@ -5,7 +5,7 @@ import TestSupport
 /// Recording and forwarding with real destinations: nginx-rtmp (read back by ffmpeg), an SRT
 /// listener (ffmpeg), gst-rtsp-server taking RECORD; a destination that restarts; a relay
 /// process that is killed.
-@Suite(.serialized) struct RepublishTests {
+@Suite(.ownThreads, .serialized) struct RepublishTests {
     func frames(_ args: [String]) throws -> (Int, String) {
         let r = try ChildProcess.run("/usr/bin/timeout", ["-k", "1", "20", "/usr/bin/ffmpeg", "-v", "error"] + args + ["-f", "framemd5", "-"], timeout: 30)
         return (r.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.count, r.stderr)

@@ -5,7 +5,7 @@ import Bench
 
 /// Streams made, replaced and removed while the server runs: by the API, and by a SIGHUP that
 /// re-reads the configuration and applies only what changed.
-@Suite(.serialized) struct RuntimeStreamsTests {
+@Suite(.ownThreads, .serialized) struct RuntimeStreamsTests {
     static func curl(_ args: [String]) throws -> (code: String, body: String) {
         let r = try ChildProcess.run("/usr/bin/curl", ["-s", "-w", "\n%{http_code}"] + args, timeout: 20)
         let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false)
@@ -117,7 +117,7 @@ import Bench
 
 /// A publish stream removed while its publisher pushes: the publisher is dropped, the server
 /// lives on (a write into a pipe whose reader left must not raise SIGPIPE).
-@Suite(.serialized) struct RemovedUnderAPublisherTests {
+@Suite(.ownThreads, .serialized) struct RemovedUnderAPublisherTests {
     @Test func removingALiveRTMPStreamDropsItsPublisherAndNothingElse() throws {
         let rtmpPort = FreePort.tcp()
         let (serve, port, dir) = try Servers.serve("ingest:\n  rtmp: {listen: \"127.0.0.1:\(rtmpPort)\"}\nstreams:\n  phone: {source: publish, preview: false}\n  other: {source: \"testsrc://?size=160x96&fps=10\", preview: false}\n")
@@ -137,7 +137,7 @@ import Bench
 
 /// On-demand pull sources: connected only while something consumes them, closed when idle, and
 /// the first client of each kind gets a picture or a playlist, not an error or the slate.
-@Suite(.serialized) struct OnDemandTests {
+@Suite(.ownThreads, .serialized) struct OnDemandTests {
     @Test func theFirstClientSucceedsAndAnIdleSourceIsClosed() throws {
         let camera = try Servers.RTSP()
         let (serve, port, dir) = try Servers.serve("""

@@ -7,7 +7,7 @@ import Bench
 /// use it): several publishers on one UDP port routed by `streamid`, each needing its stream's
 /// passphrase; wrong passphrases, unknown streams, readers and a second publisher refused in the
 /// handshake; and a caller that leaves frees its stream for the next.
-@Suite(.serialized) struct SRTIngestTests {
+@Suite(.ownThreads, .serialized) struct SRTIngestTests {
     static func publisher(_ url: String, seconds: Int, size: String = "160x96") throws -> ChildProcess {
         try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=15", "-t", String(seconds),
                                              "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "15", "-f", "mpegts", url])
@@ -108,7 +108,7 @@ import Bench
 
 /// Users instead of passphrases: a user with the publish permission names themselves in the
 /// stream ID; a reader, a wrong password or no one is never let publish.
-@Suite(.serialized) struct SRTIngestAccessTests {
+@Suite(.ownThreads, .serialized) struct SRTIngestAccessTests {
     @Test func aUserWithThePublishPermissionPublishesWithoutAPassphrase() throws {
         let srtPort = FreePort.udp()
         let (serve, port, dir) = try Servers.serve(try RTMPIngestAccessTests.publishUsers() + """

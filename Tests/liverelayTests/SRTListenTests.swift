@@ -6,7 +6,7 @@ import Bench
 /// An SRT listen source carries its credential, the passphrase: a caller with another one is
 /// refused before any media, whether it comes first or while the rightful publisher is live,
 /// and the stream stays with the rightful publisher.
-@Suite(.serialized) struct SRTListenTests {
+@Suite(.ownThreads, .serialized) struct SRTListenTests {
     static func status(_ port: Int, _ stream: String) throws -> [String: Any] {
         let r = try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "5", "http://127.0.0.1:\(port)/api/streams/\(stream)"], timeout: 10)
         let j = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]

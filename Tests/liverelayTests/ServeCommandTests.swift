@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 
 /// `liverelay serve` as a user runs it, read by real clients: ffmpeg for MJPEG, curl for the API.
-@Suite(.serialized) struct ServeCommandTests {
+@Suite(.ownThreads, .serialized) struct ServeCommandTests {
     func startServe(_ yaml: String) throws -> (ChildProcess, Int, URL) {
         try Servers.serve(yaml)
     }
@@ -132,7 +132,7 @@ func servingCamera(_ port: Int) throws -> (ChildProcess, Int, URL) {
 }
 
 /// `/api/events`: a script is told when a camera drops and when it is back.
-@Suite(.serialized) struct StreamEventTests {
+@Suite(.ownThreads, .serialized) struct StreamEventTests {
     @Test func aScriptIsToldWhenACameraDropsAndReturns() throws {
         let port = FreePort.tcp()
         var camera = try Servers.RTSP(port: port)
@@ -153,7 +153,7 @@ func servingCamera(_ port: Int) throws -> (ChildProcess, Int, URL) {
 
 /// The ops page's tiles follow the streams' state live: a camera that drops shows
 /// "reconnecting" under its tile in headless Chromium, without a reload.
-@Suite(.serialized) struct OpsPageLiveStateTests {
+@Suite(.ownThreads, .serialized) struct OpsPageLiveStateTests {
     @Test func aTileShowsItsCameraDroppingWithoutAReload() throws {
         let port = FreePort.tcp()
         let camera = try Servers.RTSP(port: port)
@@ -174,7 +174,7 @@ func servingCamera(_ port: Int) throws -> (ChildProcess, Int, URL) {
 /// SIGTERM with an `/api/events` client connected: the streams stop, the client is told, and
 /// the process exits. It hung for ever before: the HTTP server was shut down first and waited
 /// on the event stream, which ends only when the engine stops.
-@Suite(.serialized) struct GracefulShutdownTests {
+@Suite(.ownThreads, .serialized) struct GracefulShutdownTests {
     @Test func anEventsClientDoesNotHoldTheShutdown() throws {
         let (serve, port, dir) = try Servers.serve("streams:\n  good: {source: \"testsrc://?size=160x120&fps=5\", preview: false}\n")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }

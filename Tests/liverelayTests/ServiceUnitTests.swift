@@ -5,7 +5,7 @@ import TestSupport
 import Bench
 
 /// The systemd unit in dist/ and the readiness protocol it relies on (Type=notify).
-@Suite(.serialized) struct ServiceUnitTests {
+@Suite(.ownThreads, .serialized) struct ServiceUnitTests {
     /// `systemd-analyze verify` on the shipped unit, with ExecStart's binary at the path this
     /// build put it (verify checks that the binary exists; the rest is the file as shipped).
     @Test func theUnitVerifies() throws {

@@ -8,7 +8,7 @@ import Bench
 /// for 1.5 s, a snapshot, a player's playlist and newest segment. After the warm-up, the
 /// server's memory, descriptors and threads stay flat. (`liverelay bench faults --soak 1800`
 /// runs the same for 30 minutes.)
-@Suite struct SoakTests {
+@Suite(.ownThreads, .tags(.exclusive)) struct SoakTests {
     @Test func sixteenStreamsWithViewersComingAndGoingStayFlat() throws {
         let work = Paths.tempDirectory("soak")
         defer { try? FileManager.default.removeItem(at: work) }

@@ -7,7 +7,7 @@ import Bench
 /// mid-session while its RTSP port still answers — a NAT that dropped its UDP mappings: with
 /// `transport: auto` the stream comes back over TCP at the next reconnect, without first waiting
 /// for UDP again, and says so in the API.
-@Suite(.serialized) struct UDPStopTests {
+@Suite(.ownThreads, .serialized) struct UDPStopTests {
     static func status(_ port: Int) -> [String: Any] {
         guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "2", "http://127.0.0.1:\(port)/api/streams/cam"], timeout: 5),
               let j = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] else { return [:] }

@@ -6,7 +6,7 @@ import Bench
 
 /// `--version` names the commit the binary was built from wherever it runs, not only under
 /// the checkout's `.build`: the commit is stamped in at build time (the CommitStamp plugin).
-@Suite struct VersionTests {
+@Suite(.ownThreads) struct VersionTests {
     @Test func aBinaryOutsideTheCheckoutNamesItsCommit() throws {
         let dir = Paths.tempDirectory("version")
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -6,7 +6,7 @@ import Bench
 /// The wall as an operator arranges it, in headless Chromium: layouts, groups, filters by name
 /// and state, the keyboard and full screen, the arrangement found again after a reload, a lost
 /// source highlighted, and the selected tile's AAC heard (the page's AudioDecoder outputs samples).
-@Suite(.serialized) struct WallArrangeTests {
+@Suite(.ownThreads, .serialized) struct WallArrangeTests {
     @Test func theOperatorArrangesTheWallAndHearsTheSelectedTile() throws {
         let sound = "exec:ffmpeg -hide_banner -loglevel error -re -f lavfi -i testsrc=size=320x180:rate=25 -f lavfi -i sine=frequency=440:sample_rate=48000 -c:v libx264 -preset ultrafast -tune zerolatency -g 25 -c:a aac -b:a 64k -f mpegts -"
         var yaml = "streams:\n"

@@ -5,7 +5,7 @@ import Bench
 
 /// The wall sends each tile the smallest rendition at least as tall as the tile, and the
 /// single view the stream itself; each tile says which one it plays. Headless Chromium.
-@Suite(.serialized, .tags(.endToEnd)) struct WallRenditionsTests {
+@Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct WallRenditionsTests {
     @Test func smallTilesPlayASmallRenditionAndTheSingleViewTheSource() throws {
         var yaml = "streams:\n"
         yaml += "  cam: {source: \"testsrc://?size=640x360&fps=15&gop=15\", preview: false, renditions: [{name: 90p, height: 90, bitrate: 100k}, {name: 180p, height: 180, bitrate: 200k}]}\n"

@@ -5,7 +5,7 @@ import Bench
 
 /// The ops wall in headless Chromium: every camera over one WebSocket, H.264 decoded by the
 /// page (WebCodecs), JPEG where the codec is not H.264, and the slate when a camera is lost.
-@Suite(.serialized) struct WallTests {
+@Suite(.ownThreads, .serialized) struct WallTests {
     static func browser(_ url: String, seconds: Int, size: String = "1700x1300") throws -> ChildProcess {
         try ChildProcess(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, url,
                                           "--wall", "--seconds", String(seconds), "--size", size])
@@ -18,7 +18,7 @@ import Bench
         return try #require(wall["tiles"] as? [String: [String: Any]], "\(line)")
     }
 
-    @Test func sixteenTilesPlayAndALostCameraShowsTheSlate() throws {
+    @Test(.tags(.exclusive)) func sixteenTilesPlayAndALostCameraShowsTheSlate() throws {
         let dir = Paths.tempDirectory("wall")
         defer { try? FileManager.default.removeItem(at: dir) }
         // One H.265 source: Chromium's WebCodecs has no hvc1 here, so its tile takes JPEG.
@@ -120,7 +120,7 @@ import Bench
 
 /// The public page of a stream with HLS and no preview (configs/hls-republish.yaml's shape):
 /// it plays in Chromium with hls.js, says what the stream is, and offers an embed snippet.
-@Suite(.serialized) struct WatchPageTests {
+@Suite(.ownThreads, .serialized) struct WatchPageTests {
     @Test func aStreamWithoutPreviewPlaysOnItsPublicPage() throws {
         let (serve, port, dir) = try Servers.serve("""
         streams:
@@ -160,7 +160,7 @@ import Bench
 
 /// The wall's WebSocket is checked like every endpoint: credentials, the streams each user
 /// may read, and the page's origin (a page of another site gets no socket).
-@Suite(.serialized) struct WallAccessTests {
+@Suite(.ownThreads, .serialized) struct WallAccessTests {
     static func handshake(_ port: Int, _ extra: [String]) throws -> String {
         let r = try ChildProcess.run("/usr/bin/curl", ["-s", "-i", "-N", "--max-time", "2", "-H", "Connection: Upgrade", "-H", "Upgrade: websocket",
                                                        "-H", "Sec-WebSocket-Version: 13", "-H", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="]
@@ -195,7 +195,7 @@ import Bench
 
 /// A wall viewer is an output of the stream like any other: listed by the API with the policy
 /// the viewer picked, and gone when the viewer leaves.
-@Suite(.serialized) struct WallViewerOutputTests {
+@Suite(.ownThreads, .serialized) struct WallViewerOutputTests {
     @Test func aViewerPicksItsPolicyAndIsListedWhileItWatches() throws {
         let (serve, port, dir) = try Servers.serve("streams:\n  cam: {source: \"testsrc://?size=160x96&fps=15&gop=15\"}\n")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
@@ -220,7 +220,7 @@ import Bench
 
 /// The single view (`/?only=NAME`) of an admin switches the stream's outputs' freshness, and
 /// says why when an output refuses.
-@Suite(.serialized) struct SingleViewTests {
+@Suite(.ownThreads, .serialized) struct SingleViewTests {
     @Test func anAdminSwitchesAnOutputsFreshnessFromTheSingleView() throws {
         let (serve, port, dir) = try Servers.serve("streams:\n  cam: {source: \"testsrc://?size=160x96&fps=10\", hls: {variant: mpegts}}\n")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }

@@ -7,7 +7,7 @@ import Bench
 /// UDP port, DTLS-SRTP from OpenSSL and libsrtp2, H.264 passed through), the stamps read back
 /// from the pictures it shows; credentials are checked before any ICE or DTLS work; hostile
 /// offers and datagrams leave the server serving.
-@Suite(.serialized) struct WebRTCTests {
+@Suite(.ownThreads, .serialized) struct WebRTCTests {
     static func json(_ port: Int, _ path: String, _ extra: [String] = []) -> [String: Any] {
         guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "2"] + extra + ["http://127.0.0.1:\(port)\(path)"], timeout: 5),
               let j = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] else { return [:] }
@@ -18,7 +18,7 @@ import Bench
         ((json(port, "/api/streams/cam", extra)["sinks"] as? [[String: Any]]) ?? []).filter { ($0["name"] as? String)?.hasPrefix("webrtc-") == true }
     }
 
-    @Test func chromiumPlaysOverWHEPAndTheStampsComeBack() throws {
+    @Test(.tags(.exclusive)) func chromiumPlaysOverWHEPAndTheStampsComeBack() throws {
         let (serve, port, dir) = try Servers.serve("""
         streams:
           cam: {source: "testsrc://?size=640x360&fps=30&gop=30", preview: false}
@@ -132,6 +132,19 @@ import Bench
 
     static let globalAddress = WebRTCBenchmark.globalAddress()
 
+    /// `serve` with WebRTC on `address` (beyond loopback, so with an auth section: reading
+    /// opened to anyone on purpose) and one stream, `cam`, configured as given.
+    static func serveBeyondLoopback(_ address: String, cam: String, arguments: [String] = []) throws -> (child: ChildProcess, port: Int, dir: URL) {
+        try Servers.serve("""
+        auth:
+          anonymous: [read]
+        server:
+          webrtc: {listen: "\(address):0"}
+        streams:
+          cam: \(cam)
+        """, arguments: arguments)
+    }
+
     /// `/metrics` of a server at `host:port`: the `liverelay_webrtc_*` samples by name and labels.
     static func metrics(_ port: Int, host: String = "127.0.0.1") -> [String: Double] {
         let text = (try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "3", "http://\(host):\(port)/metrics"], timeout: 5).stdout) ?? ""
@@ -145,18 +158,12 @@ import Bench
 
     /// A second, independent WebRTC stack: GStreamer's webrtcbin (libnice, its own DTLS and
     /// SRTP) plays over WHEP and decodes the pictures.
-    @Test(.enabled(if: globalAddress != nil, "needs a global IPv4 address"))
+    @Test(.enabled(if: globalAddress != nil, "needs a global IPv4 address"), .tags(.exclusive))
     func gstreamersWebrtcbinPlaysOverWHEP() throws {
         let address = try #require(Self.globalAddress)
         // Beyond loopback needs an auth section: reading opened on purpose.
-        let (serve, port, dir) = try Servers.serve("""
-        auth:
-          anonymous: [read]
-        server:
-          webrtc: {listen: "\(address):0"}
-        streams:
-          cam: {source: "testsrc://?size=640x360&fps=30&gop=30", preview: false}
-        """, arguments: ["--verbose"])
+        let (serve, port, dir) = try Self.serveBeyondLoopback(address, cam: #"{source: "testsrc://?size=640x360&fps=30&gop=30", preview: false}"#,
+                                                              arguments: ["--verbose"])
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         usleep(1_500_000)
         let r = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/whep_gst.py").path,
@@ -338,18 +345,11 @@ import Bench
     /// A camera with AAC sound (gst-rtsp-server's, as most IP cameras send): its WHEP viewers
     /// hear it, transcoded to Opus (48 kHz stereo; the video passed through), decoded by
     /// GStreamer's webrtcbin: about as many samples as seconds played, and a tone, not silence.
-    @Test(.enabled(if: globalAddress != nil, "needs a global IPv4 address"))
+    @Test(.enabled(if: globalAddress != nil, "needs a global IPv4 address"), .tags(.exclusive))
     func anAACCamerasSoundReachesWHEPViewersAsOpus() throws {
         let address = try #require(Self.globalAddress)
         let camera = try Servers.RTSP(mounts: [Servers.RTSP.aacCameraMount])
-        let (serve, port, dir) = try Servers.serve("""
-        auth:
-          anonymous: [read]
-        server:
-          webrtc: {listen: "\(address):0"}
-        streams:
-          cam: {source: "\(camera.url("/av"))", transport: tcp, open_timeout: 20s, preview: false}
-        """)
+        let (serve, port, dir) = try Self.serveBeyondLoopback(address, cam: #"{source: "\#(camera.url("/av"))", transport: tcp, open_timeout: 20s, preview: false}"#)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         var live = false
         let until = Date().addingTimeInterval(25)

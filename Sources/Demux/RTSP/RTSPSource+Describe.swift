@@ -34,7 +34,7 @@ extension RTSPSource {
                 if attempts.count >= Self.maxHedges { attempts.remove(at: 1) }
                 do throws(WireError) {
                     let l = try TCPLink(host: address.host, port: address.port, deadline: min(end, nextHedge), interrupt: interruptHandle)
-                    try l.send(requestBytes("OPTIONS", url: address.requestURL, headers: []), deadline: end, interrupt: interruptHandle)
+                    try l.send(requestBytes("OPTIONS", url: address.withoutCredentials, headers: []), deadline: end, interrupt: interruptHandle)
                     attempts.append(Attempt(link: l, want: cseq))
                 } catch {
                     switch error {
@@ -53,16 +53,16 @@ extension RTSPSource {
             for (i, a) in attempts.enumerated() where polls[i].revents != 0 {
                 do throws(WireError) {
                     _ = try a.link.receive()
-                    while let chunk = try RTSPParse.next(a.link.input) {
-                        guard case .response(let r) = chunk, r.header("cseq").flatMap({ PeerNumber.integer($0, in: 0...Int.max) }) == a.want else { continue }
+                    while let frame = try a.link.input.nextFrame() {
+                        guard case .response(let r) = frame, r.header("cseq").flatMap({ PeerNumber.integer($0, in: 0...Int.max) }) == a.want else { continue }
                         if r.status == 401, !a.challenged, let user = address.user {
                             a.challenged = true
-                            var credentials = RTSPAuth(user: user, password: address.password ?? "")
-                            if credentials.challenge(r.headers("www-authenticate")) {
+                            var credentials = RTSPClientCredentials(user: user, password: address.password ?? "")
+                            if credentials.take(challenges: r.headers("www-authenticate")) {
                                 auth = credentials
                                 let method = a.described ? "DESCRIBE" : "OPTIONS"
                                 let headers = a.described ? ["Accept: application/sdp"] : []
-                                try a.link.send(requestBytes(method, url: address.requestURL, headers: headers), deadline: end, interrupt: interruptHandle)
+                                try a.link.send(requestBytes(method, url: address.withoutCredentials, headers: headers), deadline: end, interrupt: interruptHandle)
                                 a.want = cseq
                                 continue
                             }
@@ -71,7 +71,7 @@ extension RTSPSource {
                             if r.status == 401 { throw WireError.status(401, r.reason) }
                             if r.status == 200, let p = r.header("public"), RTSPPublicHeader.methods(p).contains { $0 == "GET_PARAMETER" } { keepaliveMethod = "GET_PARAMETER" }
                             a.described = true
-                            try a.link.send(requestBytes("DESCRIBE", url: address.requestURL, headers: ["Accept: application/sdp"]), deadline: end, interrupt: interruptHandle)
+                            try a.link.send(requestBytes("DESCRIBE", url: address.withoutCredentials, headers: ["Accept: application/sdp"]), deadline: end, interrupt: interruptHandle)
                             a.want = cseq
                             continue
                         }

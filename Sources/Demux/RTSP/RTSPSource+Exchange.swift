@@ -37,7 +37,7 @@ extension RTSPSource {
         do throws(WireError) {
             let d = try describe(until: end)
             guard d.status == 200 else { throw WireError.status(d.status, d.reason) }
-            let base = d.header("content-base") ?? d.header("content-location") ?? address.requestURL
+            let base = d.header("content-base") ?? d.header("content-location") ?? address.withoutCredentials
             let sdp = SessionDescription(parsing: String(decoding: d.body, as: UTF8.self), limits: .camera) ?? SessionDescription.empty
             described = sdp.media.map(SDPTrack.init)
             try makeTracks(described, base: base, transport: transport, until: end)
@@ -151,8 +151,8 @@ extension RTSPSource {
             let r = try response(to: want, until: end)
             if r.status == 401, !answered, let user = address.user {
                 answered = true
-                var a = RTSPAuth(user: user, password: address.password ?? "")
-                if a.challenge(r.headers("www-authenticate")) { auth = a; continue }
+                var a = RTSPClientCredentials(user: user, password: address.password ?? "")
+                if a.take(challenges: r.headers("www-authenticate")) { auth = a; continue }
             }
             return r
         }
@@ -161,12 +161,14 @@ extension RTSPSource {
     func response(to cseq: Int, until end: UInt64) throws(WireError) -> RTSPResponse {
         guard let link else { throw .closed }
         while true {
-            while let chunk = try RTSPParse.next(link.input) {
-                switch chunk {
+            while let frame = try link.input.nextFrame() {
+                switch frame {
                 case .response(let r):
                     if r.header("cseq").flatMap({ PeerNumber.integer($0, in: 0...Int.max) }) == cseq { return r }
                 case .interleaved(let channel, let payload):
                     take(channel: channel, payload)
+                case .request:
+                    break   // the client's framer gives none (a server's requests are skipped)
                 }
             }
             if link.isClosed { throw .closed }

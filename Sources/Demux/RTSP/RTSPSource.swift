@@ -1,6 +1,7 @@
 internal import CFFmpeg
 public import MediaCore
 public import Logging
+import Wire
 import Foundation
 import Glibc
 import Synchronization
@@ -40,11 +41,11 @@ public final class RTSPSource: RTSPTransportReporting {
 
     // The session's state: internal, for the exchange (`RTSPSource+Exchange`) and the packet
     // building (`RTSPSource+Packets`) in files of their own; nothing outside this type uses it.
-    let address: RTSPAddress
+    let address: RTSPURL
     let logger: Logger
     var link: TCPLink?
     var cseq = 0
-    var auth: RTSPAuth?
+    var auth: RTSPClientCredentials?
     var session: String?
     var playURL = ""
     var keepaliveMethod = "OPTIONS"
@@ -118,7 +119,8 @@ public final class RTSPSource: RTSPTransportReporting {
     }
 
     init(url: String, options: SourceOptions, interruptHandle: InterruptHandle, logger: Logger) throws {
-        guard let address = RTSPAddress(url) else {
+        // rtsps:// (TLS) is FFmpeg's: `SourceOpener` sends only rtsp:// here.
+        guard let address = RTSPURL(url), address.scheme == .rtsp else {
             throw IngestError(.failed, source: url, stage: "opening", detail: "not an rtsp:// URL")
         }
         guard let pkt = av_packet_alloc() else { throw IngestError(.failed, source: url, stage: "opening", detail: "out of memory") }
@@ -222,8 +224,8 @@ public final class RTSPSource: RTSPTransportReporting {
             if n > 0 {
                 if polls[0].revents != 0 {
                     guard try link.receive() else { ended = true; return }
-                    while let chunk = try RTSPParse.next(link.input) {
-                        if case .interleaved(let channel, let payload) = chunk { take(channel: channel, payload) }
+                    while let frame = try link.input.nextFrame() {
+                        if case .interleaved(let channel, let payload) = frame { take(channel: channel, payload) }
                     }
                     if link.isClosed { ended = true }
                 }
