@@ -162,13 +162,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The HTTP API's request and response bodies, Codable both ways, and the one JSON
+        // encoder and decoder: the server answers with them, tests and the bench read them back.
+        .target(name: "RelayAPI", dependencies: ["Relay"], swiftSettings: swiftSettings),
         // Writes text files of a target into it as string constants (RelayServer's openapi.json as
         // OpenAPIDocument.json), run again when a file changes: the binary needs nothing beside it.
         .plugin(name: "EmbedText", capability: .buildTool()),
         .target(
             name: "RelayServer",
             dependencies: [
-                "Relay", "Access", "Wire", "MediaCore", "WebRTC",
+                "Relay", "RelayAPI", "Access", "Wire", "MediaCore", "WebRTC",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -198,7 +201,7 @@ let package = Package(
         .target(
             name: "Bench",
             dependencies: [
-                "Relay", "MediaCore", "Demux", "Decode", "StampedSource", "IngestServer", "WebRTC",
+                "Relay", "RelayAPI", "MediaCore", "Demux", "Decode", "StampedSource", "IngestServer", "WebRTC",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
@@ -229,7 +232,7 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["MediaCore", "Demux", "Mux", "StampedSource", "Bench"],
+            dependencies: ["MediaCore", "Demux", "Mux", "StampedSource", "Bench", "RelayAPI"],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),
@@ -245,8 +248,8 @@ let package = Package(
         .testTarget(name: "MuxTests", dependencies: ["Mux", "Wire", "Decode", "Demux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "Access", "Catalog", "Wire", "Decode", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer"], swiftSettings: swiftSettings),
-        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "Relay", "Access", "WebRTC", "TestSupport", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
-        .testTarget(name: "liverelayTests", dependencies: ["TestSupport", "Bench", "Fleet", "StampedSource", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log"),
+        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "RelayAPI", "Relay", "Access", "WebRTC", "TestSupport", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "liverelayTests", dependencies: ["TestSupport", "Bench", "RelayAPI", "Relay", "Fleet", "StampedSource", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log"),
                                                       .product(name: "Crypto", package: "swift-crypto")], swiftSettings: swiftSettings),
     ]
 )

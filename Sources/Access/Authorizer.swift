@@ -62,11 +62,19 @@ public final class Authorizer: Sendable {
         trustedProxies.client(peer: request.peer, forwardedFor: request.forwardedFor)
     }
 
+    /// Who the failure limit counts: an IPv4 client by its address, an IPv6 client by its /64
+    /// (one subscriber's network: a host there takes any of its 2^64 addresses at will, so
+    /// counting per address would hand out fresh guesses for free).
+    public static func limited(_ client: String) -> String {
+        guard let ip = IPAddress(client)?.unmapped, ip.bytes.count == 16 else { return client }
+        return IPNetwork(containing: ip, prefix: 64).description
+    }
+
     /// The decision on one request.
     public func authorize(_ request: AccessRequest) async -> Decision {
         let keys = request.action == .publish && request.stream != nil ? streams.publishKeys(request.stream ?? "", request.door) : []
         if auth == nil && keys.isEmpty { return .allowed(nil) }
-        let key = request.credentials.principal(keys: keys).map { FailureLimiter.Key(client: client(of: request), principal: $0) }
+        let key = request.credentials.principal(keys: keys).map { FailureLimiter.Key(client: Self.limited(client(of: request)), principal: $0) }
         if let key, limiter.isLimited(key, now: now()) { return .limited }
         let outcome: Outcome
         if case .publishKey(let given) = request.credentials, !keys.isEmpty {
@@ -141,7 +149,7 @@ public final class Authorizer: Sendable {
         if let phrase = keys.first {
             // Counted as a wrong passphrase now, taken back when the caller arrives: a flood of
             // handshakes meets the limit as it comes.
-            let key = FailureLimiter.Key(client: client(of: request), principal: AccessCredentials.keyPrincipal(keys))
+            let key = FailureLimiter.Key(client: Self.limited(client(of: request)), principal: AccessCredentials.keyPrincipal(keys))
             return limiter.expect(attempt, key, now: now()) ? .passphrase(phrase) : .limited
         }
         if auth == nil || auth?.anonymous.contains(where: { $0.grants(.publish, stream: stream) }) == true { return .open }

@@ -1,4 +1,5 @@
 public import Foundation
+import RelayAPI
 
 /// What a finished command printed and returned.
 public struct CommandResult: Sendable {
@@ -200,6 +201,14 @@ extension ChildProcess {
     static func json(_ url: String) -> Any? {
         guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "-m", "3", url], timeout: 5), r.status == 0 else { return nil }
         return try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))
+    }
+
+    /// The answer of `url` (curl with `extra` arguments: headers, credentials; `maxTime`
+    /// seconds) as a `T`, read with RelayAPI's decoder; nil when nothing answers or the answer
+    /// is not a `T` (a refusal's `APIError`, say).
+    public static func decode<T: Decodable>(_ type: T.Type, from url: String, curl extra: [String] = [], maxTime: Int = 3) -> T? {
+        guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "-m", "\(maxTime)"] + extra + [url], timeout: Double(maxTime) + 2), r.status == 0 else { return nil }
+        return try? RelayAPI.decoder.decode(type, from: Data(r.stdout.utf8))
     }
 
     /// `liverelay serve` (the executable `me`) with `yaml` written to `file`, on a free loopback

@@ -74,7 +74,17 @@ final class FormatNegotiation: @unchecked Sendable {
 ///
 /// Confined to one thread. It says which path it took (`path`) and, when hardware was wanted but
 /// not used, why (`fallbackReason`).
-public final class VideoDecoder {
+/// What a stream's decode stage needs of a decoder: pictures for packets, the path it took and
+/// why, and its counters. `VideoDecoder` (libavcodec) is the one the product uses; the seam lets
+/// a stage be given another (the suite's shows what a decoder that cannot keep up costs).
+public protocol PictureDecoder: AnyObject {
+    var path: DecoderPath { get }
+    var fallbackReason: String? { get }
+    var counters: DecodeCounters { get }
+    func decode(_ packet: Packet) -> [Frame]
+}
+
+public final class VideoDecoder: PictureDecoder {
     public let codecName: String
     public let options: DecoderOptions
     public private(set) var counters = DecodeCounters()

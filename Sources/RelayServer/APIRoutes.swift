@@ -1,5 +1,6 @@
 import Hummingbird
 import Relay
+import RelayAPI
 import Wire
 import Foundation
 import HTTPTypes
@@ -47,10 +48,7 @@ enum APIRoutes {
             headers[.contentType] = "text/event-stream"
             headers[.cacheControl] = "no-store"
             let events = engine.events.subscribe()
-            let encoder = JSONEncoder()
-            encoder.dateEncodingStrategy = .iso8601
-            encoder.keyEncodingStrategy = .convertToSnakeCase
-            encoder.outputFormatting = .sortedKeys
+            let encoder = RelayAPI.eventEncoder
             return Response(status: .ok, headers: headers, body: ResponseBody { writer in
                 try await writer.write(ByteBuffer(string: ": LiveRelay stream events\n\n"))
                 for await e in events where context.mayRead(e.stream) {

@@ -2,15 +2,13 @@ import Hummingbird
 import Foundation
 import NIOCore
 import HTTPTypes
+import RelayAPI
 
-/// The shapes every route answers in: JSON (snake_case keys), a JSON error, HTML.
+/// The shapes every route answers in: JSON (RelayAPI's encoder: snake_case keys), a JSON
+/// error (`APIError`), HTML.
 enum HTTPResponses {
     static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
-        let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        let data = try encoder.encode(value)
+        let data = try RelayAPI.encoder.encode(value)
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         headers[.cacheControl] = "no-store"
@@ -18,7 +16,7 @@ enum HTTPResponses {
     }
 
     static func jsonError(_ status: HTTPResponse.Status, _ message: String) throws -> Response {
-        try json(["error": message], status: status)
+        try json(APIError(error: message), status: status)
     }
 
     static func html(_ text: String) -> Response {

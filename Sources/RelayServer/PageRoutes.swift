@@ -4,6 +4,7 @@ import Hummingbird
 import HTTPTypes
 import NIOCore
 import Relay
+import RelayAPI
 
 /// Files LiveRelay serves but does not make: hls.js, fetched by scripts/setup.sh into
 /// /var/lib/liverelay/assets (or where LIVERELAY_ASSETS points). Read once.

@@ -1,23 +1,12 @@
 import Access
 import Hummingbird
 import Relay
+import RelayAPI
 import Wire
 import Foundation
 
 /// The archive: what was recorded of a stream, found by wall-clock time (`playback`).
 enum RecordingRoutes {
-    struct Listing: Encodable {
-        var stream: String
-        var start: Date
-        var end: Date
-        var spans: [RecordedSpan]
-        /// The breaks between spans inside the range (restarts, outages).
-        var gaps: [Gap]
-        var segments: Int
-        var bytes: Int
-        struct Gap: Encodable { var start: Date; var end: Date; var duration: Double }
-    }
-
     /// RFC 3339, with or without fractional seconds.
     static func time(_ text: Substring?) -> Date? {
         guard let text, text.utf8.count <= 64 else { return nil }
@@ -115,12 +104,7 @@ enum RecordingRoutes {
             } catch {
                 return try HTTPResponses.jsonError(.internalServerError, "catalog: \(error)")
             }
-            var gaps: [Listing.Gap] = []
-            for (a, b) in zip(spans, spans.dropFirst()) {
-                gaps.append(Listing.Gap(start: a.end, end: b.start, duration: b.start.timeIntervalSince(a.end)))
-            }
-            return try HTTPResponses.json(Listing(stream: stream, start: start, end: end, spans: spans, gaps: gaps,
-                                                  segments: spans.reduce(0) { $0 + $1.segments }, bytes: spans.reduce(0) { $0 + $1.bytes }))
+            return try HTTPResponses.json(RecordingListing(stream: stream, start: start, end: end, spans: spans))
         }
     }
 }

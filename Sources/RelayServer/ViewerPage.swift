@@ -1,5 +1,6 @@
 import Foundation
 import Relay
+import RelayAPI
 
 /// One stream's pages.
 ///

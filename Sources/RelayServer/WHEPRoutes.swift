@@ -4,6 +4,7 @@ import Hummingbird
 import HTTPTypes
 import NIOCore
 import Relay
+import RelayAPI
 import WebRTC
 
 /// WHEP (draft-ietf-wish-whep) and WHIP (RFC 9725): `POST /streams/{name}/whep` with an SDP offer answers 201 with
@@ -59,7 +60,7 @@ enum WHEPRoutes {
         for kind in ["whep", "whip"] {
             router.get(RouterPath("/streams/:name/\(kind)/ice-servers")) { _, context in
                 let servers = webrtc.iceServers(for: context.identity?.name ?? "anonymous")
-                var r = try HTTPResponses.json(["ice_servers": servers])
+                var r = try HTTPResponses.json(ICEServerList(iceServers: servers.map { .init(urls: $0.urls, username: $0.username, credential: $0.credential) }))
                 r.headers[.cacheControl] = "no-store"
                 return r
             }

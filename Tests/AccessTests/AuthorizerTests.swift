@@ -85,6 +85,20 @@ import HummingbirdBcrypt
         #expect(a.rateLimited == 2)
     }
 
+    /// An IPv6 client is counted by its /64: another address of the same network is the same
+    /// client (a host picks any at will), another network is not.
+    @Test func anIPv6ClientIsItsSlash64() async throws {
+        let a = try await Self.authorizer()
+        for i in 0..<10 {
+            #expect(Self.label(await a.authorize(Self.basic("viewer", "nope"), .read, stream: "cam1", from: "2001:db8:1:2::\(i + 1)")) == "401")
+        }
+        #expect(Self.label(await a.authorize(Self.basic("viewer", "pw-viewer"), .read, stream: "cam1", from: "2001:db8:1:2:ffff::99")) == "429")
+        #expect(Self.label(await a.authorize(Self.basic("viewer", "pw-viewer"), .read, stream: "cam1", from: "2001:db8:1:3::1")) == "allowed:viewer")
+        // An IPv4 client stays its address.
+        #expect(Authorizer.limited("192.0.2.7") == "192.0.2.7" && Authorizer.limited("::ffff:192.0.2.7") == "::ffff:192.0.2.7")
+        #expect(Authorizer.limited("[2001:db8:1:2:a:b:c:d]") == "2001:db8:1:2::/64")
+    }
+
     @Test func theLimitEndsWithItsWindow() async throws {
         let clock = Mutex<UInt64>(1)
         var auth = AuthSettings()

@@ -3,7 +3,9 @@ import TestSupport
 import Foundation
 import Logging
 @testable import RelayServer
-import Relay
+@testable import Relay
+import RelayAPI
+import MediaCore
 import Access
 import Hummingbird
 import HTTPTypes
@@ -60,6 +62,154 @@ import WebRTC
                 // Where a permission is needed, 401 and 403 are documented answers.
                 let responses = op["responses"] as? [String: Any] ?? [:]
                 if asked != nil { #expect(responses["401"] != nil && responses["403"] != nil, "\(method) \(path)") }
+            }
+        }
+    }
+
+    /// The types the server encodes and the document's schemas say the same: for a sample of
+    /// each main answer, every key RelayAPI's encoder writes is a property of the schema, and
+    /// every required property is written (nested objects and arrays too, `$ref`s followed).
+    @Test func theTypesWriteWhatTheSchemasSay() throws {
+        let schemas = try JSONDecoder().decode(SchemaDocument.self, from: Data(OpenAPIDocument.json.utf8)).components.schemas
+        let at = Date(timeIntervalSince1970: 1_764_000_000)
+        let latency = LatencySummary(count: 3, p50Ms: 1.5, p90Ms: 2.5, p99Ms: 3.5, maxMs: 4.5)
+        var status = StreamStatus(name: "cam", title: "Front door", source: "rtsp://cam/1")
+        status.state = .reconnecting
+        status.reconnectAttempt = 2
+        status.lastError = "timeout"
+        status.since = at
+        status.signalLostSince = at
+        status.codec = "h264"
+        status.width = 1280
+        status.height = 720
+        status.fpsIn = 25
+        status.decoderPath = "software"
+        status.fallbackReason = "no device"
+        status.decoding = true
+        status.connections = 3
+        status.arrivalToDecoded = latency
+        status.pacing = "packets"
+        status.transportFallback = "tcp"
+        status.damaged = true
+        status.damagedSince = at
+        status.damageEvents = 1
+        status.rtpPacketsLost = 4
+        status.link = LinkHealth(tracks: [.init(index: 0, media: "video", packetsReceived: 100, packetsLost: 2, packetsReordered: 1, jitter: 0.002)],
+                                 srt: .init(roundTripMs: 12, packetsReceived: 100, packetsLost: 1, packetsRetransmitted: 1, packetsDropped: 0, receiveMbps: 4))
+        status.bytesIn = 1000
+        status.bitrateIn = 8000
+        var counters = SinkCounters()
+        counters.received = 10
+        counters.delivered = 9
+        counters.outOfOrder = 1
+        counters.dropped.add(.queueFull, 1)
+        let sinks = [
+            OutputStatus(name: "preview", kind: .preview, state: .running, policy: SinkPolicy(ordering: .arrival, freshness: .latest(count: 1)),
+                         queueDepth: 1, counters: counters, arrivalToDelivered: latency, captureToDelivered: latency, lastError: "slow", errors: 1),
+            OutputStatus(name: "viewer-1", kind: .viewer, state: .running, policy: SinkPolicy(freshness: .maxAge(milliseconds: 500)),
+                         arrivalToDelivered: latency, captureToDelivered: LatencySummary(count: 0)),
+        ]
+        let meta = StreamMeta(name: "cam", title: "Front door", description: "The porch", keywords: ["door"], preview: "/streams/cam/preview.mjpg",
+                              hls: "/streams/cam/hls/index.m3u8")
+        let hls = StreamView.HLSView(variant: "fmp4", url: "/streams/cam/hls/index.m3u8", mediaSequence: 7, segments: 5, targetDuration: 2, ended: false,
+                                     availability: latency, push: HLSPushCounters(), directory: HLSDirectoryStatus(directory: "/srv/hls"))
+        let rendition = RenditionInfo(of: "cam", name: "360p", width: 640, height: 360, bitrateKbps: 800, encoding: true, framesEncoded: 30,
+                                      codecs: "avc1.64001e", encodeMilliseconds: 3.5)
+        let view = StreamView(stream: status, sinks: sinks, meta: meta, forwards: [ForwardStatus()], recordings: ["/r/cam-1.mp4"], hls: hls,
+                              origin: "api", owner: "node-a", node: "node-b", rendition: rendition)
+        let spans = [RecordedSpan(start: at, end: at.addingTimeInterval(60), duration: 60, bytes: 1000, segments: 10),
+                     RecordedSpan(start: at.addingTimeInterval(90), end: at.addingTimeInterval(120), duration: 30, bytes: 500, segments: 5)]
+        let listing = RecordingListing(stream: "cam", start: at, end: at.addingTimeInterval(3600), spans: spans)
+        let fleet = FleetReport(node: "node-a", nodes: [.init(name: "node-a", url: "http://a", rtspURL: "rtsp://a", lastHeartbeat: "2025-11-24T16:00:00Z", live: true)],
+                                leases: [.init(stream: "cam", node: "node-a", until: "2025-11-24T16:00:30Z", moves: 0)])
+        let event = StreamEvent(stream: "cam", kind: .reconnecting, at: at, attempt: 1, connection: 2, detail: "timeout", details: ["peer": "10.0.0.1"])
+        let samples: [(schema: String, json: Data)] = [
+            ("StreamView", try RelayAPI.encoder.encode(view)),
+            ("StreamStatus", try RelayAPI.encoder.encode(status)),
+            ("OutputStatus", try RelayAPI.encoder.encode(sinks[1])),
+            ("StreamMeta", try RelayAPI.encoder.encode(StreamMeta(name: "bare"))),
+            ("RecordedSpans", try RelayAPI.encoder.encode(listing)),
+            ("FleetReport", try RelayAPI.encoder.encode(fleet)),
+            ("StreamEvent", try RelayAPI.eventEncoder.encode(event)),
+            ("Error", try RelayAPI.encoder.encode(APIError(error: "no"))),
+        ]
+        for sample in samples {
+            let schema = try #require(schemas[sample.schema], "no schema \(sample.schema) in openapi.json")
+            let written = try JSONDecoder().decode(JSONValue.self, from: sample.json)
+            let problems = Self.problems(written, schema, sample.schema, schemas)
+            #expect(problems.isEmpty, "\(problems) in \(String(decoding: sample.json, as: UTF8.self))")
+        }
+        // Both ways: what the encoder writes, the decoder reads back.
+        let back = try RelayAPI.decoder.decode(StreamView.self, from: try RelayAPI.encoder.encode(view))
+        #expect(back.sinks.map(\.policy) == view.sinks.map(\.policy) && back.sinks[0].counters == counters)
+        #expect(back.rendition == rendition && back.stream.link == status.link && back.hls?.availability == latency)
+        #expect(try RelayAPI.decoder.decode(RecordingListing.self, from: try RelayAPI.encoder.encode(listing)) == listing)
+        #expect(try RelayAPI.decoder.decode(FleetReport.self, from: try RelayAPI.encoder.encode(fleet)) == fleet)
+    }
+
+    /// Where `value` and `schema` disagree: keys written that the schema lacks, required keys
+    /// not written.
+    static func problems(_ value: JSONValue, _ schema: Schema, _ path: String, _ schemas: [String: Schema]) -> [String] {
+        var schema = schema
+        if let ref = schema.ref {
+            guard let name = ref.split(separator: "/").last, let named = schemas[String(name)] else { return ["\(path): no schema \(ref)"] }
+            schema = named
+        }
+        switch value {
+        case .object(let object):
+            // A free-form object (`additionalProperties` only): any keys.
+            guard let properties = schema.properties else { return [] }
+            var out: [String] = []
+            for key in object.keys.sorted() where properties[key] == nil { out.append("\(path).\(key): written, not in the schema") }
+            for key in schema.required ?? [] where object[key] == nil { out.append("\(path).\(key): required, not written") }
+            for (key, v) in object.sorted(by: { $0.key < $1.key }) {
+                if let p = properties[key] { out += problems(v, p, "\(path).\(key)", schemas) }
+            }
+            return out
+        case .array(let elements):
+            guard let items = schema.items else { return [] }
+            return elements.enumerated().flatMap { problems($0.element, items, "\(path)[\($0.offset)]", schemas) }
+        default:
+            return []
+        }
+    }
+
+    /// What the test reads of the document: its schemas.
+    struct SchemaDocument: Decodable {
+        struct Components: Decodable { var schemas: [String: Schema] }
+        var components: Components
+    }
+
+    /// A schema's shape, as far as keys go.
+    final class Schema: Decodable, Sendable {
+        let ref: String?
+        let properties: [String: Schema]?
+        let required: [String]?
+        let items: Schema?
+        enum CodingKeys: String, CodingKey {
+            case ref = "$ref"
+            case properties, required, items
+        }
+    }
+
+    /// A JSON value as written, keys untouched.
+    indirect enum JSONValue: Decodable {
+        case object([String: JSONValue]), array([JSONValue]), string(String), number(Double), bool(Bool), null
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.singleValueContainer()
+            if c.decodeNil() {
+                self = .null
+            } else if let b = try? c.decode(Bool.self) {
+                self = .bool(b)
+            } else if let n = try? c.decode(Double.self) {
+                self = .number(n)
+            } else if let s = try? c.decode(String.self) {
+                self = .string(s)
+            } else if let a = try? c.decode([JSONValue].self) {
+                self = .array(a)
+            } else {
+                self = .object(try c.decode([String: JSONValue].self))
             }
         }
     }

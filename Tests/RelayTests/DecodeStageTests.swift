@@ -3,19 +3,21 @@ import Foundation
 import Logging
 import MediaCore
 import Demux
+import Decode
 import Relay
 import TestSupport
 
 /// The decode stage on its own thread: a decoder that cannot keep up costs the packet outputs
-/// nothing. A real RTSP/UDP camera (gst-rtsp-server, 30 fps) into a hub whose decoder is
-/// slowed to 10 packets a second on purpose.
+/// nothing. A real RTSP/UDP camera (gst-rtsp-server, 30 fps) into a hub whose decoder (the real
+/// libavcodec one) is held to 10 packets a second by `SlowDecoder`.
 @Suite(.ownThreads, .serialized) struct DecodeStageTests {
     @Test func aSlowDecoderSkipsToKeyframesWhileEveryPacketReachesHLS() async throws {
         let camera = try Servers.RTSP()
         var o = SourceOptions()
         o.transport = .udp
         let logger = Logger(label: "test")
-        let hub = StreamHub(name: "slowdecode", source: camera.url(), sourceOptions: o, decodeSlowdown: 0.1, logger: logger)
+        let slow = DecoderFactory { stream, options, logger in SlowDecoder(try VideoDecoder(stream: stream, options: options, logger: logger), perPacket: 0.1) }
+        let hub = StreamHub(name: "slowdecode", source: camera.url(), sourceOptions: o, decoders: slow, logger: logger)
         var h = HLSSettings(variant: .mpegts)
         h.segmentDuration = 1
         h.segmentCount = 20
@@ -51,5 +53,20 @@ import TestSupport
         #expect(skipped > 30, "decode output: \(decode.counters)")
         #expect(decode.counters.delivered < video.count / 2)
         #expect(decode.counters.received == decode.counters.delivered + decode.counters.droppedTotal + decode.queueDepth)
+    }
+}
+
+/// libavcodec's decoder, made to take `perPacket` seconds a packet: a decoder that cannot keep
+/// up with its camera, as a 4K camera's on a small machine, at a rate the test chooses.
+final class SlowDecoder: PictureDecoder {
+    let inner: VideoDecoder
+    let perPacket: Double
+    init(_ inner: VideoDecoder, perPacket: Double) { self.inner = inner; self.perPacket = perPacket }
+    var path: DecoderPath { inner.path }
+    var fallbackReason: String? { inner.fallbackReason }
+    var counters: DecodeCounters { inner.counters }
+    func decode(_ packet: Packet) -> [Frame] {
+        Thread.sleep(forTimeInterval: perPacket)
+        return inner.decode(packet)
     }
 }

@@ -19,12 +19,13 @@ import MediaCore
         let e = StreamEvent(stream: hostile, kind: .reconnecting, at: Date(timeIntervalSince1970: 1_764_000_000.25), attempt: 3,
                             detail: "401 \"Unauthorized\"\r\n", details: ["peer": "10.0.0.1:5000", "x\"y": "\u{7F}"])
         let body = e.hookBody(id: "b-1")
-        let o = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
-        #expect(o["stream"] as? String == hostile)
-        #expect(o["event"] as? String == "reconnecting" && o["id"] as? String == "b-1")
-        #expect(o["time"] as? String == "2025-11-24T16:00:00.250Z")
-        let details = try #require(o["details"] as? [String: String])
-        #expect(details == ["attempt": "3", "reason": "401 \"Unauthorized\"\r\n", "peer": "10.0.0.1:5000", "x\"y": "\u{7F}"])
+        let o = try JSONDecoder().decode(WebhookBody.self, from: Data(body))
+        #expect(o.stream == hostile)
+        #expect(o.event == .reconnecting && o.id == "b-1")
+        #expect(o.time == "2025-11-24T16:00:00.250Z")
+        #expect(o.details == ["attempt": "3", "reason": "401 \"Unauthorized\"\r\n", "peer": "10.0.0.1:5000", "x\"y": "\u{7F}"])
+        // The body is the type's: any encoder's form of the same value reads back the same.
+        #expect(try JSONDecoder().decode(WebhookBody.self, from: JSONEncoder().encode(o)) == o && o == WebhookBody(e, id: "b-1"))
         // One line: nothing in it ends a line for a line-oriented reader.
         #expect(!body.contains(0x0A) && !body.contains(0x0D))
     }

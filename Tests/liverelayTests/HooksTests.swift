@@ -3,6 +3,7 @@ import Foundation
 import TestSupport
 import Bench
 import Crypto
+import Relay
 
 /// The `hooks` section: events reach a real HTTP receiver signed and retried, commands run with
 /// the event in their environment, and an `exec:` source runs only while it is watched.
@@ -12,15 +13,23 @@ import Crypto
         let answered: Int
         let headers: [String: String]
         let body: String
-        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]) ?? [:] }
+        /// The body as the webhook type it is; nil when it is not one.
+        var json: WebhookBody? { try? JSONDecoder().decode(WebhookBody.self, from: Data(body.utf8)) }
+    }
+
+    /// A line of the receiver script's log.
+    struct ReceiverLine: Decodable {
+        var n: Int?
+        var answered: Int?
+        var headers: [String: String]?
+        var body: String?
     }
 
     static func received(_ log: URL) -> [Received] {
         let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
-            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
-            return Received(n: o["n"] as? Int ?? 0, answered: o["answered"] as? Int ?? 0,
-                            headers: o["headers"] as? [String: String] ?? [:], body: o["body"] as? String ?? "")
+            guard let o = try? JSONDecoder().decode(ReceiverLine.self, from: Data(line.utf8)) else { return nil }
+            return Received(n: o.n ?? 0, answered: o.answered ?? 0, headers: o.headers ?? [:], body: o.body ?? "")
         }
     }
 
@@ -61,7 +70,7 @@ import Crypto
         let (serve, httpPort, _) = try Servers.serve(yaml, dir: dir)
         defer { serve.stop() }
         // The first delivery is refused (503); the same event comes again, and is taken.
-        #expect(Self.waitUntil(20) { Self.received(log).contains { $0.json["event"] as? String == "segment_complete" && $0.answered == 204 } },
+        #expect(Self.waitUntil(20) { Self.received(log).contains { $0.json?.event.rawValue == "segment_complete" && $0.answered == 204 } },
                 "\(Self.received(log).map(\.body)) \(serve.stderr)")
         let all = Self.received(log)
         let first = try #require(all.first)
@@ -72,20 +81,20 @@ import Crypto
             let mac = HMAC<SHA256>.authenticationCode(for: Array(r.body.utf8), using: SymmetricKey(data: Array(secret.utf8)))
             #expect(r.headers["x-liverelay-signature"] == "sha256=" + Self.hex(mac), "\(r.headers)")
             #expect(r.headers["content-type"] == "application/json")
-            #expect(r.json["stream"] as? String == "cam")
-            #expect((r.json["time"] as? String)?.hasSuffix("Z") == true)
+            #expect(r.json?.stream == "cam")
+            #expect(r.json?.time.hasSuffix("Z") == true)
         }
-        #expect(all.contains { $0.json["event"] as? String == "live" })
+        #expect(all.contains { $0.json?.event.rawValue == "live" })
         // An RTSP client joins and leaves: both told, with the output's kind.
         let probe = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-rtsp_transport", "tcp", "-show_entries", "stream=codec_name",
                                                               "rtsp://127.0.0.1:\(rtspPort)/cam"], timeout: 30)
         #expect(probe.stdout.contains("h264"), "\(probe.output)")
-        #expect(Self.waitUntil(10) { Self.received(log).contains { $0.json["event"] as? String == "viewer_left" } })
-        let joined = Self.received(log).first { $0.json["event"] as? String == "viewer_joined" }
-        #expect((joined?.json["details"] as? [String: String])?["output"] == "rtsp", "\(joined?.body ?? "none")")
+        #expect(Self.waitUntil(10) { Self.received(log).contains { $0.json?.event.rawValue == "viewer_left" } })
+        let joined = Self.received(log).first { $0.json?.event.rawValue == "viewer_joined" }
+        #expect(joined?.json?.details["output"] == "rtsp", "\(joined?.body ?? "none")")
         // Only the events asked for.
-        #expect(Self.received(log).allSatisfy { ["live", "segment_complete", "stopped", "viewer_joined", "viewer_left"].contains($0.json["event"] as? String ?? "") })
-        let segment = try #require(all.first { $0.json["event"] as? String == "segment_complete" }?.json["details"] as? [String: String])
+        #expect(Self.received(log).allSatisfy { ["live", "segment_complete", "stopped", "viewer_joined", "viewer_left"].contains($0.json?.event.rawValue ?? "") })
+        let segment = try #require(all.first { $0.json?.event.rawValue == "segment_complete" }?.json?.details)
         let file = try #require(segment["file"])
         #expect(FileManager.default.fileExists(atPath: file) && Int(segment["bytes"] ?? "") ?? 0 > 0 && segment["sha256"]?.count == 64, "\(segment)")
         // The command ran with the event in its environment.
@@ -99,7 +108,7 @@ import Crypto
         // A graceful stop tells the receiver the stream stopped.
         kill(serve.process.processIdentifier, SIGTERM)
         #expect(serve.wait(timeout: 15))
-        #expect(Self.waitUntil(5) { Self.received(log).contains { $0.json["event"] as? String == "stopped" } })
+        #expect(Self.waitUntil(5) { Self.received(log).contains { $0.json?.event.rawValue == "stopped" } })
     }
 
     /// A command that writes MPEG-TS to its standard output is a source, started by the first

@@ -2,6 +2,8 @@ import Testing
 import Foundation
 import TestSupport
 import Bench
+import Relay
+import RelayAPI
 
 /// Streams made, replaced and removed while the server runs: by the API, and by a SIGHUP that
 /// re-reads the configuration and applies only what changed.
@@ -12,10 +14,10 @@ import Bench
         return (String(lines.last ?? ""), lines.dropLast().joined(separator: "\n"))
     }
 
-    static func state(_ port: Int, _ name: String) throws -> [String: Any]? {
+    static func state(_ port: Int, _ name: String) throws -> StreamStatus? {
         let r = try curl(["http://127.0.0.1:\(port)/api/streams/\(name)"])
         guard r.code == "200" else { return nil }
-        return (try JSONSerialization.jsonObject(with: Data(r.body.utf8)) as? [String: Any])?["stream"] as? [String: Any]
+        return try RelayAPI.decoder.decode(StreamView.self, from: Data(r.body.utf8)).stream
     }
 
     @Test func theAPIAddsReplacesAndRemovesStreams() throws {
@@ -26,7 +28,7 @@ import Bench
         let added = try Self.curl(json + ["POST", "--data", #"{"name": "b", "source": "testsrc://?size=160x96&fps=10", "hls": {"variant": "mpegts"}}"#, api])
         #expect(added.code == "201", "\(added)")
         usleep(2_500_000)
-        #expect(try Self.state(port, "b")?["state"] as? String == "live")
+        #expect(try Self.state(port, "b")?.state == .live)
         let playlist = try Self.curl(["\(api.replacingOccurrences(of: "/api/streams", with: "/streams"))/b/hls/index.m3u8"])
         #expect(playlist.code == "200" && playlist.body.contains("#EXTINF"), "\(playlist)")
         // Checked as the file is: the problem names its key.
@@ -41,7 +43,7 @@ import Bench
         #expect(try Self.curl(["-X", "DELETE", "\(api)/b"]).code == "204")
         #expect(try Self.state(port, "b") == nil)
         #expect(try Self.curl(["-X", "DELETE", "\(api)/b"]).code == "404")
-        #expect(try Self.state(port, "a")?["connections"] as? Int == 1)
+        #expect(try Self.state(port, "a")?.connections == 1)
     }
 
     /// The API's changes are kept in the catalog (SQLite in the state directory) and layered on
@@ -64,12 +66,12 @@ import Bench
         defer { serve.stop() }
         #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("catalog.sqlite").path))
         let list = try Self.curl(["http://127.0.0.1:\(port)/api/streams"])
-        let views = try #require(try JSONSerialization.jsonObject(with: Data(list.body.utf8)) as? [[String: Any]], "\(list)")
-        let byName = Dictionary(uniqueKeysWithValues: views.compactMap { v in ((v["stream"] as? [String: Any])?["name"] as? String).map { ($0, v) } })
+        let views = try #require(try? RelayAPI.decoder.decode([StreamView].self, from: Data(list.body.utf8)), "\(list)")
+        let byName = Dictionary(uniqueKeysWithValues: views.map { ($0.stream.name, $0) })
         #expect(Set(byName.keys) == ["a", "b"], "\(byName.keys.sorted())")
-        #expect((byName["b"]?["stream"] as? [String: Any])?["title"] as? String == "Made at run time")
-        #expect((byName["a"]?["stream"] as? [String: Any])?["title"] as? String == "Replaced")
-        #expect(byName["a"]?["origin"] as? String == "api" && byName["b"]?["origin"] as? String == "api")
+        #expect(byName["b"]?.stream.title == "Made at run time")
+        #expect(byName["a"]?.stream.title == "Replaced")
+        #expect(byName["a"]?.origin == "api" && byName["b"]?.origin == "api")
     }
 
     @Test func sighupAppliesOnlyWhatChanged() throws {
@@ -90,7 +92,7 @@ import Bench
             return Int(line.split(separator: ":").last ?? "") ?? -1
         }
         let before = try sequence()
-        let sinceBefore = try #require(try Self.state(port, "keep")?["since"] as? String)
+        let sinceBefore = try #require(try Self.state(port, "keep")?.since)
         try """
         streams:
           keep: {source: "testsrc://?size=160x96&fps=15&gop=15", preview: {fps: 10}, hls: {variant: mpegts, segment_duration: 1s}}
@@ -99,18 +101,18 @@ import Bench
         """.write(to: dir.appendingPathComponent("config.yaml"), atomically: true, encoding: .utf8)
         kill(serve.process.processIdentifier, SIGHUP)
         usleep(3_000_000)
-        #expect(try Self.state(port, "new")?["state"] as? String == "live")
+        #expect(try Self.state(port, "new")?.state == .live)
         #expect(try Self.state(port, "drop") == nil)
         let keep = try #require(try Self.state(port, "keep"))
-        #expect(keep["connections"] as? Int == 1, "the unchanged stream reconnected: \(keep)")
-        #expect(keep["since"] as? String == sinceBefore, "its since moved: \(keep)")
+        #expect(keep.connections == 1, "the unchanged stream reconnected: \(keep)")
+        #expect(keep.since == sinceBefore, "its since moved: \(keep)")
         #expect(try sequence() >= before && before >= 0, "its HLS sequence went back")
         #expect(viewer.exitStatus == nil, "its viewer was dropped")
         // A broken file changes nothing and says why.
         try "streams: [".write(to: dir.appendingPathComponent("config.yaml"), atomically: true, encoding: .utf8)
         kill(serve.process.processIdentifier, SIGHUP)
         usleep(1_000_000)
-        #expect(try Self.state(port, "new")?["state"] as? String == "live")
+        #expect(try Self.state(port, "new")?.state == .live)
         #expect(serve.stderr.contains("configuration not reloaded") || serve.stdout.contains("configuration not reloaded"), "\(serve.stderr.suffix(500))")
     }
 }
@@ -127,11 +129,11 @@ import Bench
                                                              "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-f", "flv", "rtmp://127.0.0.1:\(rtmpPort)/live/phone"])
         defer { publisher.stop() }
         usleep(3_000_000)
-        #expect(try RuntimeStreamsTests.state(port, "phone")?["state"] as? String == "live")
+        #expect(try RuntimeStreamsTests.state(port, "phone")?.state == .live)
         #expect(try RuntimeStreamsTests.curl(["-X", "DELETE", "http://127.0.0.1:\(port)/api/streams/phone"]).code == "204")
         #expect(publisher.wait(timeout: 15), "the publisher of a removed stream was not dropped")
         #expect(serve.exitStatus == nil, "the server died: \(serve.stderr.suffix(300))")
-        #expect(try RuntimeStreamsTests.state(port, "other")?["state"] as? String == "live")
+        #expect(try RuntimeStreamsTests.state(port, "other")?.state == .live)
     }
 }
 
@@ -149,20 +151,20 @@ import Bench
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         usleep(1_500_000)
         let idle = try #require(try RuntimeStreamsTests.state(port, "cam"))
-        #expect(idle["state"] as? String == "idle" && (idle["connections"] as? Int ?? 0) == 0, "connected with nobody watching: \(idle)")
+        #expect(idle.state == .idle && idle.connections == 0, "connected with nobody watching: \(idle)")
         // The first snapshot waits for the first picture.
         let shot = dir.appendingPathComponent("first.jpg").path
         let first = try ChildProcess.run("/usr/bin/curl", ["-s", "-D", "-", "-o", shot, "--max-time", "10", "http://127.0.0.1:\(port)/streams/cam/snapshot.jpg"], timeout: 15)
         #expect(first.stdout.hasPrefix("HTTP/1.1 200") && first.stdout.lowercased().contains("image/jpeg") && !first.stdout.contains("X-LiveRelay-Signal"), "\(first.stdout)")
         let size = (try? FileManager.default.attributesOfItem(atPath: shot)[.size] as? Int) ?? 0
         #expect(size > 1000)
-        #expect(try RuntimeStreamsTests.state(port, "cam")?["state"] as? String == "live")
+        #expect(try RuntimeStreamsTests.state(port, "cam")?.state == .live)
         // Nobody asks for 2 s: closed again.
         usleep(4_000_000)
-        #expect(try RuntimeStreamsTests.state(port, "cam")?["state"] as? String == "idle")
+        #expect(try RuntimeStreamsTests.state(port, "cam")?.state == .idle)
         let again = try ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "http://127.0.0.1:\(port)/streams/cam/snapshot.jpg"], timeout: 15)
         #expect(again.stdout == "200")
-        #expect(try RuntimeStreamsTests.state(port, "cam")?["connections"] as? Int == 2)
+        #expect(try RuntimeStreamsTests.state(port, "cam")?.connections == 2)
         // A player's first playlist request waits for the first segment.
         let playlist = try RuntimeStreamsTests.curl(["--max-time", "15", "http://127.0.0.1:\(port)/streams/hlscam/hls/index.m3u8"])
         #expect(playlist.code == "200" && playlist.body.contains("#EXTINF"), "\(playlist)")

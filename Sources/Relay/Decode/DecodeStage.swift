@@ -4,6 +4,16 @@ public import Logging
 import Foundation
 import Synchronization
 
+/// How a decode stage opens its decoder: libavcodec's (`VideoDecoder`, with hardware
+/// negotiation) unless told otherwise.
+public struct DecoderFactory: Sendable {
+    public let open: @Sendable (StreamInfo, DecoderOptions, Logger) throws -> any PictureDecoder
+
+    public init(open: @escaping @Sendable (StreamInfo, DecoderOptions, Logger) throws -> any PictureDecoder) { self.open = open }
+
+    public static let libavcodec = DecoderFactory { stream, options, logger in try VideoDecoder(stream: stream, options: options, logger: logger) }
+}
+
 /// What the decode stage tells the stream's status.
 public struct DecodeInfo: Sendable {
     public var decoding = false
@@ -34,9 +44,7 @@ public final class DecodeStage: StreamOutput, Sendable {
     private let info = Mutex(DecodeInfo())
     /// Arrival of a packet → its picture decoded.
     public let arrivalToDecoded = LatencyHistogram()
-    /// Extra time spent per packet: only to show, in tests, what a decoder that cannot keep up
-    /// costs (nothing but its own skips).
-    let slowdown: Double
+    private let decoders: DecoderFactory
 
     struct Activation {
         let queue: SinkQueue<RelayPacket>
@@ -46,10 +54,10 @@ public final class DecodeStage: StreamOutput, Sendable {
     /// Behind by more than this (a packet's wait in the queue), decoding skips to a keyframe.
     public static let defaultPolicy = SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 500), keyframeResync: true)
 
-    init(streamName: String, options: DecoderOptions, slowdown: Double = 0, logger: Logger) {
+    init(streamName: String, options: DecoderOptions, decoders: DecoderFactory = .libavcodec, logger: Logger) {
         self.streamName = streamName
         self.options = options
-        self.slowdown = slowdown
+        self.decoders = decoders
         self.logger = logger
         lastQueue = Mutex(SinkQueue<RelayPacket>(policy: Self.defaultPolicy, reorderDepth: 0))
     }
@@ -132,7 +140,7 @@ public final class DecodeStage: StreamOutput, Sendable {
     // MARK: the decode thread
 
     private func run(_ a: Activation) {
-        var decoder: VideoDecoder?
+        var decoder: (any PictureDecoder)?
         var epoch: IngestEpoch?
         while !a.worker.isStopRequested {
             guard let item = a.queue.pop(timeout: 0.25) else { continue }
@@ -148,7 +156,6 @@ public final class DecodeStage: StreamOutput, Sendable {
                 decoder = open(video)
             }
             guard let decoder else { continue }
-            if slowdown > 0 { Thread.sleep(forTimeInterval: slowdown) }
             let before = decoder.counters.corruptPackets + decoder.counters.skippedUntilKeyframe
             let frames = decoder.decode(item.packet)
             let after = decoder.counters.corruptPackets + decoder.counters.skippedUntilKeyframe
@@ -163,11 +170,11 @@ public final class DecodeStage: StreamOutput, Sendable {
         info.withLock { $0.decoding = false }
     }
 
-    private func open(_ video: StreamInfo) -> VideoDecoder? {
+    private func open(_ video: StreamInfo) -> (any PictureDecoder)? {
         do {
             var o = options
             o.lowDelay = true // no delay beyond the reorder depth the stream declares
-            let d = try VideoDecoder(stream: video, options: o, logger: logger)
+            let d = try decoders.open(video, o, logger)
             info.withLock { i in
                 i.decoding = true
                 i.path = d.path.rawValue

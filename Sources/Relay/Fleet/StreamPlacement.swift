@@ -63,10 +63,10 @@ public struct FleetReport: Sendable, Codable, Equatable {
         public var lastHeartbeat: String
         /// Heartbeat within the lease time.
         public var live: Bool
+        // `rtsp_url`, `last_heartbeat` on the wire (the API's encoder and decoder convert).
         enum CodingKeys: String, CodingKey {
-            case name, url, live
-            case rtspURL = "rtsp_url"
-            case lastHeartbeat = "last_heartbeat"
+            case name, url, live, lastHeartbeat
+            case rtspURL = "rtspUrl"
         }
         public init(name: String, url: String, rtspURL: String?, lastHeartbeat: String, live: Bool) {
             self.name = name

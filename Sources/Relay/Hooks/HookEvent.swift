@@ -15,16 +15,10 @@ extension StreamEvent {
     /// The time as hooks give it: RFC 3339 in UTC with milliseconds.
     var hookTime: String { at.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }
 
-    /// A webhook's body: `{"id", "event", "stream", "time", "details": {…}}`, keys in a fixed
-    /// order, every value a string. `id` is the same on every attempt of one event (a receiver
-    /// can drop repeats).
+    /// A webhook's body: `WebhookBody` as sent, every value a string. `id` is the same on every
+    /// attempt of one event (a receiver can drop repeats).
     func hookBody(id: String) -> [UInt8] {
-        var text = "{\"id\":" + JSONText.quoted(id) + ",\"event\":" + JSONText.quoted(kind.rawValue)
-        text += ",\"stream\":" + JSONText.quoted(stream) + ",\"time\":" + JSONText.quoted(hookTime) + ",\"details\":{"
-        for (i, (k, v)) in fields.sorted(by: { $0.key < $1.key }).enumerated() {
-            text += (i == 0 ? "" : ",") + JSONText.quoted(k) + ":" + JSONText.quoted(v)
-        }
-        return Array((text + "}}").utf8)
+        WebhookBody(self, id: id).json
     }
 
     /// A command hook's environment: `LIVERELAY_EVENT`, `LIVERELAY_STREAM`, `LIVERELAY_TIME`,

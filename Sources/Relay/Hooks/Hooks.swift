@@ -7,8 +7,8 @@ import Synchronization
 /// engine's event bus while the engine runs, each hook with its own queue.
 public final class Hooks: Sendable {
     /// One hook's deliveries, for `/metrics` and the API.
-    public struct Status: Sendable, Encodable {
-        public enum Kind: String, Sendable, Encodable { case webhook, command }
+    public struct Status: Sendable, Codable {
+        public enum Kind: String, Sendable, Codable { case webhook, command }
         public var name: String
         public var kind: Kind
         /// The URL without credentials, or the command's first word.

@@ -335,7 +335,18 @@ public struct DropCounts: Sendable, Hashable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let named = try [String: Int](from: decoder)
-        for (k, v) in named { if let r = DropReason(rawValue: k) { counts[r.index] = v } }
+        // A decoder converting keys from snake_case (the API's) hands `queue_full` over as
+        // `queueFull`: either spelling names the reason.
+        for r in DropReason.allCases {
+            if let v = named[r.rawValue] ?? named[Self.camelCased(r.rawValue)] { counts[r.index] = v }
+        }
+    }
+
+    /// `queue_full` → `queueFull`.
+    static func camelCased(_ name: String) -> String {
+        let words = name.split(separator: "_")
+        guard let first = words.first else { return name }
+        return String(first) + words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
     }
 
     public func encode(to encoder: any Encoder) throws { try byName.encode(to: encoder) }

@@ -65,7 +65,7 @@ public final class StreamHub: Sendable {
 
     public init(name: String, source: String, title: String? = nil, sourceOptions: SourceOptions = SourceOptions(),
                 decoderOptions: DecoderOptions = DecoderOptions(), opener: SourceOpener = SourceOpener(),
-                captureAge: CaptureAgeReader? = nil, events: StreamEventBus? = nil, backoff: Backoff = Backoff(), decodeSlowdown: Double = 0,
+                captureAge: CaptureAgeReader? = nil, events: StreamEventBus? = nil, backoff: Backoff = Backoff(), decoders: DecoderFactory = .libavcodec,
                 onDemandIdle: Double? = nil, logger: Logger) {
         self.onDemandIdle = onDemandIdle
         self.events = events
@@ -80,7 +80,7 @@ public final class StreamHub: Sendable {
         // once, however often it did).
         self.backoff = source.hasPrefix("publish://") ? Backoff(initial: 0.02, cap: 0.05, stableAfter: 5) : backoff
         self.logger = logger
-        decode = DecodeStage(streamName: name, options: decoderOptions, slowdown: decodeSlowdown, logger: logger)
+        decode = DecodeStage(streamName: name, options: decoderOptions, decoders: decoders, logger: logger)
         transportMemory = TransportMemory(logger: logger)
         var initial = StreamStatus(name: name, title: title, source: Redactor.redact(source))
         if onDemandIdle != nil { initial.state = .idle }

@@ -34,8 +34,9 @@ public enum OutputState: String, Sendable, Hashable, Codable {
     case stopped
 }
 
-/// What the API and `/metrics` show of one output.
-public struct OutputStatus: Sendable, Encodable {
+/// What the API and `/metrics` show of one output. Decoded, the policy's `keyframeResync` is
+/// false: the API does not show it.
+public struct OutputStatus: Sendable, Codable {
     public var name: String
     public var kind: OutputKind
     public var state: OutputState
@@ -60,6 +61,21 @@ public struct OutputStatus: Sendable, Encodable {
         arrivalToDelivered = queue.deliveredLatency.summary
         captureToDelivered = queue.captureLatency.summary
         self.lastError = lastError
+    }
+
+    /// An output's status as the API gave it (a client, a test).
+    public init(name: String, kind: OutputKind, state: OutputState, policy: SinkPolicy, queueDepth: Int = 0, counters: SinkCounters = SinkCounters(),
+                arrivalToDelivered: LatencySummary, captureToDelivered: LatencySummary, lastError: String? = nil, errors: Int = 0) {
+        self.name = name
+        self.kind = kind
+        self.state = state
+        self.policy = policy
+        self.queueDepth = queueDepth
+        self.counters = counters
+        self.arrivalToDelivered = arrivalToDelivered
+        self.captureToDelivered = captureToDelivered
+        self.lastError = lastError
+        self.errors = errors
     }
 
     enum CodingKeys: String, CodingKey {
@@ -88,6 +104,36 @@ public struct OutputStatus: Sendable, Encodable {
         try c.encode(captureToDelivered, forKey: .captureToDelivered)
         try c.encodeIfPresent(lastError, forKey: .lastError)
         try c.encode(errors, forKey: .errors)
+    }
+
+    /// Reads what `encode(to:)` writes: the policy from `ordering`, `freshness` and its bound
+    /// (`depth` or `max_age_ms`).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        kind = try c.decode(OutputKind.self, forKey: .kind)
+        state = try c.decode(OutputState.self, forKey: .state)
+        let freshness: Freshness
+        switch try c.decode(String.self, forKey: .freshness) {
+        case "lossless": freshness = .lossless(capacity: try c.decode(Int.self, forKey: .depth))
+        case "latest": freshness = .latest(count: try c.decode(Int.self, forKey: .depth))
+        case "max_age": freshness = .maxAge(milliseconds: try c.decode(Int.self, forKey: .maxAgeMs))
+        case "clean": freshness = .clean
+        case let other:
+            throw DecodingError.dataCorruptedError(forKey: .freshness, in: c, debugDescription: "unknown freshness \"\(other)\"")
+        }
+        policy = SinkPolicy(ordering: try c.decode(Ordering.self, forKey: .ordering), freshness: freshness)
+        queueDepth = try c.decode(Int.self, forKey: .queueDepth)
+        var counters = SinkCounters()
+        counters.received = try c.decode(Int.self, forKey: .received)
+        counters.delivered = try c.decode(Int.self, forKey: .delivered)
+        counters.outOfOrder = try c.decode(Int.self, forKey: .outOfOrder)
+        counters.dropped = try c.decode(DropCounts.self, forKey: .dropped)
+        self.counters = counters
+        arrivalToDelivered = try c.decode(LatencySummary.self, forKey: .arrivalToDelivered)
+        captureToDelivered = try c.decode(LatencySummary.self, forKey: .captureToDelivered)
+        lastError = try c.decodeIfPresent(String.self, forKey: .lastError)
+        errors = try c.decode(Int.self, forKey: .errors)
     }
 }
 

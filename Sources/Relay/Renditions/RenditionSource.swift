@@ -24,11 +24,11 @@ public struct RenditionInfo: Sendable, Codable, Equatable {
     /// in ms: what a rendition adds to a picture's latency beyond the source's path.
     public var encodeMilliseconds: Double?
 
+    // camelCase here, snake_case on the wire (the API's encoder and decoder convert): a key
+    // spelled snake_case here would not be found by a decoder that converts.
     enum CodingKeys: String, CodingKey {
-        case of, name, width, height, encoder, encoding, codecs
-        case bitrateKbps = "bitrate_kbps"
-        case framesEncoded = "frames_encoded"
-        case encodeMilliseconds = "encode_ms"
+        case of, name, width, height, encoder, encoding, codecs, bitrateKbps, framesEncoded
+        case encodeMilliseconds = "encodeMs"
     }
 }
 

@@ -20,7 +20,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         return IPAddress(bytes: Array(bytes[12..<16]))
     }
 
-    private init(bytes: [UInt8]) { self.bytes = bytes }
+    fileprivate init(bytes: [UInt8]) { self.bytes = bytes }
 
     public var description: String {
         if bytes.count == 4 { return bytes.map { String($0) }.joined(separator: ".") }
@@ -135,6 +135,22 @@ public struct IPNetwork: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(address)/\(prefix)" }
+
+    /// The network of `prefix` bits that holds `address` (`2001:db8:1:2::/64` for
+    /// `2001:db8:1:2:a:b:c:d` and 64); the prefix is kept within the address's bits.
+    public init(containing address: IPAddress, prefix: Int) {
+        let a = address.unmapped
+        let bits = min(max(0, prefix), a.bytes.count * 8)
+        var masked = a.bytes
+        var left = bits
+        for i in masked.indices {
+            let mask: UInt8 = left >= 8 ? 0xFF : (left <= 0 ? 0 : ~(0xFF >> UInt8(left)))
+            masked[i] &= mask
+            left -= 8
+        }
+        self.address = IPAddress(bytes: masked)
+        self.prefix = bits
+    }
 }
 
 /// `X-Forwarded-For: client, proxy1, proxy2`: the addresses a request passed, nearest last.
