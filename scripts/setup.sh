@@ -2,6 +2,8 @@
 # Installs everything LiveRelay needs to build, run and test on Debian 12 (as root).
 # Idempotent: packages already installed are skipped quickly.
 #   scripts/setup.sh           everything: build, run, and every test and bench
+#   scripts/setup.sh --demo    what building and the demo need (scripts/demo.sh): the build
+#                              packages, ffmpeg (the demo's field unit), hls.js for the watch page
 #   scripts/setup.sh --build   only what building and the fast tests need (scripts/test.sh --fast)
 set -euo pipefail
 
@@ -52,8 +54,9 @@ PACKAGES=(
   postgresql iproute2
 )
 
-build_only=0
+build_only=0 demo=0
 if [ "${1:-}" = "--build" ]; then build_only=1; PACKAGES=("${BUILD_PACKAGES[@]}"); fi
+if [ "${1:-}" = "--demo" ]; then demo=1; PACKAGES=("${BUILD_PACKAGES[@]}" ffmpeg); fi
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -73,7 +76,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 if [ "$build_only" = 1 ]; then echo "setup: the packages for building present"; exit 0; fi
 # The NFQUEUE delayer's Python binding (PyPI only); needed by `bench latency --impair` alone.
-if ! /usr/bin/python3 -c "import netfilterqueue" 2>/dev/null; then
+if [ "$demo" = 0 ] && ! /usr/bin/python3 -c "import netfilterqueue" 2>/dev/null; then
   /usr/bin/python3 -m pip install -q --break-system-packages NetfilterQueue==1.1.0 \
     || echo "setup: NetfilterQueue not installed; bench latency --impair will say so" >&2
 fi
@@ -82,4 +85,4 @@ if [ ! -s /var/lib/liverelay/assets/hls.mjs ]; then
   /usr/bin/python3 "$(dirname "$0")/hlsjs_page.py" /var/lib/liverelay/assets \
     || echo "setup: hls.js not fetched; the watch page will use the browser's own HLS" >&2
 fi
-echo "setup: all packages present"
+[ "$demo" = 1 ] && echo "setup: the packages for building and the demo present" || echo "setup: all packages present"

@@ -197,12 +197,6 @@ final class LockedData: @unchecked Sendable {
 }
 
 extension ChildProcess {
-    /// The JSON a URL answers with (curl, 3 s), or nil: how the benches read LiveRelay's API.
-    static func json(_ url: String) -> Any? {
-        guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "-m", "3", url], timeout: 5), r.status == 0 else { return nil }
-        return try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))
-    }
-
     /// The answer of `url` (curl with `extra` arguments: headers, credentials; `maxTime`
     /// seconds) as a `T`, read with RelayAPI's decoder; nil when nothing answers or the answer
     /// is not a `T` (a refusal's `APIError`, say).

@@ -50,7 +50,7 @@ public struct EdgeBenchmark {
         for _ in 0..<2 {
             for (name, url) in [("edge", edge.url("streams/cam/watch")), ("direct", "http://127.0.0.1:\(port)/streams/cam/watch")] {
                 let r = try ChildProcess.run("/usr/bin/python3", [browser.path, url, "--stamps", "video", "--seconds", "10", "--timeout", "30"], timeout: 120)
-                if let j = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], let p50 = j["p50"] as? Double {
+                if let j = try? JSONDecoder().decode(EdgeBrowserLine.self, from: Data(r.stdout.utf8)), let p50 = j.p50 {
                     latency[name, default: []].append(p50)
                 }
             }
@@ -60,13 +60,13 @@ public struct EdgeBenchmark {
         for n in counts {
             let before = edge.requests.count
             let cpu0 = serve.cpuSeconds
-            var load: [String: Any] = [:]
+            var load = EdgeViewersLine()
             if n == 0 {
                 Thread.sleep(forTimeInterval: seconds)
             } else {
                 let r = try ChildProcess.run("/usr/bin/python3", [players.path, edge.url("streams/cam/hls/index.m3u8"), "--viewers", String(n),
                                                                   "--seconds", String(seconds), "--ramp", "0"], timeout: seconds + 180)
-                load = (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? [:]
+                load = (try? JSONDecoder().decode(EdgeViewersLine.self, from: Data(r.stdout.utf8))) ?? EdgeViewersLine()
             }
             let cpu = (serve.cpuSeconds - cpu0) / seconds * 100
             let requests = edge.requests.dropFirst(before)
@@ -76,7 +76,7 @@ public struct EdgeBenchmark {
             rows.append(Row(viewers: n, edgeRequests: requests.count, originRequests: origin.count, parts: parts.count,
                             originParts: origin.filter { $0.uri.contains("/part") }.count, answers: answers.count,
                             originAnswers: origin.filter { $0.uri.contains("_HLS_msn") }.count, originCPU: cpu,
-                            partsPerSecondP10: load["parts_per_second_p10"] as? Double ?? 0, errors: load["errors"] as? Int ?? 0))
+                            partsPerSecondP10: load.partsPerSecondP10 ?? 0, errors: load.errors ?? 0))
         }
 
         func median(_ v: [Double]) -> String { v.isEmpty ? "-" : String(format: "%.0f", v.sorted()[v.count / 2]) }
@@ -94,5 +94,21 @@ public struct EdgeBenchmark {
         md += "\nOne 640x360 30 fps LL-HLS stream (1 s segments, 0.2 s parts); the players, nginx and the origin share this machine's cores.\n"
         try md.write(to: URL(fileURLWithPath: out, isDirectory: true).appendingPathComponent("edge.md"), atomically: true, encoding: .utf8)
         print(md)
+    }
+}
+
+/// browser.py `--stamps`' JSON line: the median stamp latency (ms; null without stamps).
+struct EdgeBrowserLine: Decodable {
+    var p50: Double?
+}
+
+/// llhls_viewers.py's JSON line: the fields the bench reads.
+struct EdgeViewersLine: Decodable {
+    var errors: Int?
+    var partsPerSecondP10: Double?
+
+    enum CodingKeys: String, CodingKey {
+        case errors
+        case partsPerSecondP10 = "parts_per_second_p10"
     }
 }

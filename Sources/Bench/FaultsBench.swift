@@ -1,6 +1,8 @@
 import MediaCore
 import Foundation
 import Glibc
+import Relay
+import RelayAPI
 
 /// `liverelay bench faults`: the field's faults against `liverelay serve` as a user runs it.
 /// - A camera (gst-rtsp-server) killed and restarted `cycles` times, outages short and long:
@@ -53,7 +55,7 @@ public struct FaultsBenchmark {
         print("bench faults: \(cycles) cycles, outages \(outages) s")
         for i in 0..<cycles {
             let outage = lengths[i % lengths.count]
-            let before = Self.status(port)["connections"] as? Int ?? 0
+            let before = Self.status(port)?.connections ?? 0
             camera.stop()
             Thread.sleep(forTimeInterval: outage)
             camera = try startCamera()
@@ -161,10 +163,9 @@ public struct FaultsBenchmark {
         return samples
     }
 
-    static func status(_ port: Int) -> [String: Any] {
-        guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "1", "http://127.0.0.1:\(port)/api/streams/cam"], timeout: 3),
-              let j = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] else { return [:] }
-        return j["stream"] as? [String: Any] ?? [:]
+    /// `cam`'s status as the API shows it; nil when nothing (or not a stream) answers.
+    static func status(_ port: Int) -> StreamStatus? {
+        ChildProcess.decode(StreamView.self, from: "http://127.0.0.1:\(port)/api/streams/cam", maxTime: 1)?.stream
     }
 
     /// Monotonic nanoseconds when the stream was seen live on a connection after `after`.
@@ -172,7 +173,7 @@ public struct FaultsBenchmark {
         let end = Date().addingTimeInterval(timeout)
         while Date() < end {
             let s = status(port)
-            if s["state"] as? String == "live", (s["connections"] as? Int ?? 0) > after { return MonotonicClock.nanoseconds() }
+            if s?.state == .live, (s?.connections ?? 0) > after { return MonotonicClock.nanoseconds() }
             usleep(10_000)
         }
         return nil

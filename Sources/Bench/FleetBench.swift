@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Relay
 
 /// `liverelay bench fleet`: the catalog traffic of a fleet. N nodes on one PostgreSQL server
 /// (started here) lease M cameras (one gst-rtsp-server, a small live H.264 pipeline per mount);
@@ -21,9 +22,9 @@ public struct FleetBenchmark {
     }
 
     static func leases(_ port: Int) -> [String: String] {
-        guard let f = ChildProcess.json("http://127.0.0.1:\(port)/api/fleet") as? [String: Any], let l = f["leases"] as? [[String: Any]] else { return [:] }
+        guard let f = ChildProcess.decode(FleetReport.self, from: "http://127.0.0.1:\(port)/api/fleet") else { return [:] }
         var out: [String: String] = [:]
-        for e in l { if let s = e["stream"] as? String, let n = e["node"] as? String { out[s] = n } }
+        for e in f.leases { out[e.stream] = e.node }
         return out
     }
 

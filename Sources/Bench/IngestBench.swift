@@ -2,6 +2,8 @@ import MediaCore
 import Foundation
 import Synchronization
 import Glibc
+import Relay
+import RelayAPI
 
 /// `liverelay bench ingest`: N RTMP publishers (one in-process load generator replaying an FLV
 /// clip in real time) into LiveRelay's one-port ingest, HLS out; then the same N into
@@ -160,7 +162,7 @@ public struct IngestBenchmark {
     /// Streams whose state is `live` in the API.
     static func liveStreams(port: Int) -> Int {
         guard let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(port)/api/streams")!),
-              let streams = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return 0 }
-        return streams.filter { ($0["stream"] as? [String: Any])?["state"] as? String == "live" }.count
+              let streams = try? RelayAPI.decode([StreamView].self, from: data) else { return 0 }
+        return streams.filter { $0.stream.state == .live }.count
     }
 }

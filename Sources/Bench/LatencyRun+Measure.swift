@@ -2,6 +2,9 @@ import MediaCore
 import StampedSource
 import Foundation
 import Synchronization
+import Relay
+import RelayAPI
+import Decode
 
 extension LatencyRun {
     func measure(_ group: [Scenario], servePort: Int) throws -> [ScenarioResult] {
@@ -141,46 +144,58 @@ extension LatencyRun {
         return (stamps, misreads)
     }
 
+    /// browser.py's JSON line: its "hlsjs" object (hls.js's own state; keys as hls.js names them).
+    struct BrowserHLSJSLine: Decodable {
+        struct HLSJS: Decodable {
+            /// Seconds.
+            var targetLatency: Double?
+            var stalls: Int?
+            /// Seconds.
+            var targetDuration: Double?
+        }
+        var hlsjs: HLSJS?
+    }
+
     /// What hls.js said of its own play-out (browser.py's "hlsjs" object), in one line.
     static func hlsjsState(_ output: String) -> String? {
         guard let line = output.split(separator: "\n").last(where: { $0.hasPrefix("{") }),
-              let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-              let h = o["hlsjs"] as? [String: Any], let target = h["targetLatency"] as? Double else { return nil }
-        let stalls = h["stalls"] as? Int ?? 0
-        let td = (h["targetDuration"] as? Double).map { ", target duration \($0) s" } ?? ""
+              let o = try? JSONDecoder().decode(BrowserHLSJSLine.self, from: Data(line.utf8)),
+              let h = o.hlsjs, let target = h.targetLatency else { return nil }
+        let stalls = h.stalls ?? 0
+        let td = h.targetDuration.map { ", target duration \($0) s" } ?? ""
         return String(format: "hls.js aimed at %.2f s behind the live edge (stalls: %d%@)", target, stalls, td)
     }
 
     /// LiveRelay's own histograms: capture → preview sink, and last frame → HLS part/segment listed.
     func inProcessRows(servePort: Int, previews: [String], hls: [String]) -> [ScenarioResult] {
-        func api(_ stream: String) -> [String: Any]? {
+        func api(_ stream: String) -> StreamView? {
             guard let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(servePort)/api/streams/\(stream)")!) else { return nil }
-            return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            return try? RelayAPI.decode(StreamView.self, from: data)
         }
-        func fixed(_ s: [String: Any]) -> [Double: Double] {
+        func fixed(_ s: LatencySummary) -> [Double: Double] {
             var out: [Double: Double] = [:]
-            for (k, p) in [("p50_ms", 50.0), ("p90_ms", 90), ("p99_ms", 99), ("max_ms", 100)] { if let v = s[k] as? Double { out[p] = v } }
+            for (v, p) in [(s.p50Ms, 50.0), (s.p90Ms, 90), (s.p99Ms, 99), (s.maxMs, 100)] { if let v { out[p] = v } }
             return out
         }
         var rows: [ScenarioResult] = []
         for preview in previews {
-            guard let j = api(preview), let sinks = j["sinks"] as? [[String: Any]],
-                  let sink = sinks.first(where: { $0["name"] as? String == "preview" }), let cap = sink["capture_to_delivered"] as? [String: Any] else { continue }
-            if let st = j["stream"] as? [String: Any], let d = st["decode_counters"] as? [String: Any] {
-                let n = { (k: String) in d[k] as? Int ?? 0 }
-                notes.append("\(preview) decoder (whole run): \(n("frames_decoded")) frames decoded, \(n("corrupt_frames")) concealed (damaged input), \(n("dropped_corrupt_frames")) damaged ones not shown, \(n("corrupt_packets")) packets rejected, \(n("skipped_until_keyframe")) skipped waiting for a keyframe; stamps readable before JPEG: \(cap["count"] as? Int ?? 0) of \(sink["delivered"] as? Int ?? 0) pictures.")
+            guard let j = api(preview), let sink = j.sink(named: "preview") else { continue }
+            let cap = sink.captureToDelivered
+            if let d = j.stream.decodeCounters {
+                notes.append("\(preview) decoder (whole run): \(d.framesDecoded) frames decoded, \(d.corruptFrames) concealed (damaged input), \(d.droppedCorruptFrames) damaged ones not shown, \(d.corruptPackets) packets rejected, \(d.skippedUntilKeyframe) skipped waiting for a keyframe; stamps readable before JPEG: \(cap.count) of \(sink.counters.delivered) pictures.")
             }
             var r = ScenarioResult(name: "liverelay-preview-sink-\(preview)", path: "in-process: capture → LiveRelay's preview sink, before JPEG (whole run)",
-                                   latencies: [], frames: (sink["delivered"] as? Int) ?? 0, dropped: ((sink["dropped"] as? [String: Int]) ?? [:]).values.reduce(0, +),
-                                   outOfOrder: (sink["out_of_order"] as? Int) ?? 0, misreads: 0, cpuPercent: nil, rssMiB: nil)
+                                   latencies: [], frames: sink.counters.delivered, dropped: sink.counters.droppedTotal,
+                                   outOfOrder: sink.counters.outOfOrder, misreads: 0, cpuPercent: nil, rssMiB: nil)
             r.fixed = fixed(cap)
             rows.append(r)
         }
         for stream in hls {
-            guard let j = api(stream), let h = j["hls"] as? [String: Any], let a = h["availability"] as? [String: Any] else { continue }
-            let variant = h["variant"] as? String ?? "?"
+            guard let j = api(stream), let h = j.hls else { continue }
+            let a = h.availability
+            let variant = h.variant
             var r = ScenarioResult(name: "liverelay-hls-\(variant)-availability", path: "in-process: last frame arrived → its \(variant == "lowLatency" ? "part" : "segment") listed (whole run)",
-                                   latencies: [], frames: (a["count"] as? Int) ?? 0, dropped: 0, outOfOrder: 0, misreads: 0, cpuPercent: nil, rssMiB: nil)
+                                   latencies: [], frames: a.count, dropped: 0, outOfOrder: 0, misreads: 0, cpuPercent: nil, rssMiB: nil)
             r.fixed = fixed(a)
             rows.append(r)
         }

@@ -2,6 +2,8 @@ import MediaCore
 import StampedSource
 import Foundation
 import Synchronization
+import Relay
+import RelayAPI
 
 /// One run of the latency bench: the infrastructure, the scenarios, the files.
 final class LatencyRun {
@@ -302,8 +304,8 @@ final class LatencyRun {
             results += try measure(group, servePort: servePort)
         }
         if let h = rendition, haveRTSP,
-           let info = (ChildProcess.json("http://127.0.0.1:\(servePort)/api/streams/cam_rend_r\(h)") as? [String: Any])?["rendition"] as? [String: Any] {
-            notes.append("cam_rend_r\(h): the encoder's own time (scale and encode) was \(info["encode_ms"] ?? "–") ms per picture over its last 30, \(info["frames_encoded"] ?? 0) pictures encoded.")
+           let info = ChildProcess.decode(StreamView.self, from: "http://127.0.0.1:\(servePort)/api/streams/cam_rend_r\(h)")?.rendition {
+            notes.append("cam_rend_r\(h): the encoder's own time (scale and encode) was \(info.encodeMilliseconds.map { "\($0)" } ?? "–") ms per picture over its last 30, \(info.framesEncoded) pictures encoded.")
         }
         results += inProcessRows(servePort: servePort, previews: (haveRTSP ? ["cam_udp"] : []) + (haveNginx ? ["rtmp", "pushed"] : []) + ["pushed_srt"], hls: haveNginx ? ["rtmp", "rtmp_ts"] : [])
         try write(results)

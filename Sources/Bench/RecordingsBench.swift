@@ -1,5 +1,6 @@
 import MediaCore
 import Relay
+import RelayAPI
 import Foundation
 import Glibc
 
@@ -188,13 +189,13 @@ public struct RecordingsBenchmark {
     /// Over every stream's record output: packets taken, dropped, and how many are recording.
     static func recordCounts(port: Int) -> (received: Int, dropped: Int, recording: Int) {
         guard let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(port)/api/streams")!),
-              let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return (0, 0, 0) }
+              let list = try? RelayAPI.decode([StreamView].self, from: data) else { return (0, 0, 0) }
         var received = 0, dropped = 0, recording = 0
         for s in list {
-            for sink in (s["sinks"] as? [[String: Any]]) ?? [] where sink["kind"] as? String == "record" {
-                received += sink["received"] as? Int ?? 0
-                dropped += ((sink["dropped"] as? [String: Int]) ?? [:]).values.reduce(0, +)
-                if sink["state"] as? String == "running" { recording += 1 }
+            for sink in s.sinks where sink.kind == .record {
+                received += sink.counters.received
+                dropped += sink.counters.droppedTotal
+                if sink.state == .running { recording += 1 }
             }
         }
         return (received, dropped, recording)

@@ -1,5 +1,7 @@
 import MediaCore
 import Foundation
+import Relay
+import RelayAPI
 
 /// `liverelay bench throughput`: N streams at once from a looped file in real time, remuxed to
 /// HLS (and decoded for a preview), next to N `ffmpeg -c copy -f hls` processes on the same
@@ -146,18 +148,18 @@ public struct ThroughputBenchmark {
     /// Per stream: packets the HLS sink and frames the preview sink received so far.
     func sinkCounts(port: Int) -> (hls: Int, preview: Int, drops: Int, previewDrops: Int) {
         guard let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(port)/api/streams")!),
-              let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else { return (0, 0, 0, 0) }
+              let list = try? RelayAPI.decode([StreamView].self, from: data) else { return (0, 0, 0, 0) }
         var hls = 0, preview = 0, drops = 0, previewDrops = 0
         for s in list {
-            for sink in (s["sinks"] as? [[String: Any]]) ?? [] {
-                let received = sink["received"] as? Int ?? 0
-                switch sink["kind"] as? String {
-                case "hls":
+            for sink in s.sinks {
+                let received = sink.counters.received
+                switch sink.kind {
+                case .hls:
                     hls += received
-                    drops += ((sink["dropped"] as? [String: Int]) ?? [:]).values.reduce(0, +)
-                case "preview":
+                    drops += sink.counters.droppedTotal
+                case .preview:
                     preview += received
-                    previewDrops += ((sink["dropped"] as? [String: Int]) ?? [:]).values.reduce(0, +)
+                    previewDrops += sink.counters.droppedTotal
                 default: break
                 }
             }

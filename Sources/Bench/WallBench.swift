@@ -65,10 +65,10 @@ public struct WallBenchmark {
         func wallBytes(_ cs: [ChildProcess]) -> [(Int, Int)] {
             cs.compactMap { c in
                 guard let line = c.stdout.split(separator: "\n").last(where: { $0.hasPrefix("{") }),
-                      let j = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+                      let j = try? JSONDecoder().decode(WallClientLine.self, from: Data(line.utf8)) else { return nil }
                 // The client's window includes the 3 s warm-up: scale to the measured seconds.
                 let scale = seconds / (seconds + 3)
-                return (Int(Double(j["bytes"] as? Int ?? 0) * scale), Int(Double(j["frames"] as? Int ?? 0) * scale))
+                return (Int(Double(j.bytes ?? 0) * scale), Int(Double(j.frames ?? 0) * scale))
             }
         }
         var rows: [Row] = []
@@ -92,4 +92,10 @@ public struct WallBenchmark {
         print(md)
         try md.write(to: URL(fileURLWithPath: out).appendingPathComponent("wall.md"), atomically: true, encoding: .utf8)
     }
+}
+
+/// scripts/wall_client.py's JSON line: what the viewer received.
+struct WallClientLine: Decodable {
+    var bytes: Int?
+    var frames: Int?
 }

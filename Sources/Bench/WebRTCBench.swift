@@ -1,6 +1,8 @@
 import Foundation
 import Synchronization
 import WebRTC
+import Relay
+import RelayAPI
 
 /// `liverelay bench webrtc`: WebRTC out (WHEP) against the other ways of watching the same
 /// camera, in one run.
@@ -18,6 +20,13 @@ import WebRTC
 /// client, SRTP decrypted and counted by sequence number, no decoding) in one process, first 20
 /// of them, then `load`: the server's CPU per viewer, its drops, and what the viewers missed.
 public struct WebRTCBenchmark {
+    /// browser.py's JSON line: the player the page took and the median stamp latency (ms).
+    struct BrowserLine: Decodable {
+        var player: String?
+        var p50: Double?
+        var error: String?
+    }
+
     public var rounds = 3
     public var seconds: Double = 8
     public var viewers = 20
@@ -63,9 +72,9 @@ public struct WebRTCBenchmark {
         func browser(_ url: String, _ mode: [String]) -> Double? {
             guard let r = try? ChildProcess.run("/usr/bin/python3", [scripts + "/browser.py", url] + mode + ["--seconds", String(seconds), "--timeout", "30"], timeout: seconds + 60),
                   let line = r.stdout.split(separator: "\n").last(where: { $0.hasPrefix("{") }),
-                  let j = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
-            if let player = j["player"] as? String, player != "webrtc" { print("bench: the page played \(player), not WebRTC: \(j)") }
-            return (j["p50"] as? Double) ?? (j["p50"] as? Int).map(Double.init)
+                  let j = try? JSONDecoder().decode(BrowserLine.self, from: Data(line.utf8)) else { return nil }
+            if let player = j.player, player != "webrtc" { print("bench: the page played \(player), not WebRTC: \(line)") }
+            return j.p50
         }
         func ffmpegDirect() throws -> Double? {
             let ff = try ChildProcess(name: "ffmpeg", "/usr/bin/ffmpeg", ["-v", "error", "-rtsp_transport", "udp", "-fflags", "nobuffer", "-flags", "low_delay",
@@ -102,10 +111,10 @@ public struct WebRTCBenchmark {
             Thread.sleep(forTimeInterval: 8)
             let busy = cpu(during: seconds)
             let status = (try? ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/api/streams/cam"], timeout: 5).stdout) ?? ""
-            let sinks = ((try? JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any])?["sinks"] as? [[String: Any]] ?? [])
-                .filter { $0["kind"] as? String == "webrtc" }
+            let sinks = ((try? RelayAPI.decode(StreamView.self, from: Data(status.utf8)))?.sinks ?? [])
+                .filter { $0.kind == .webrtc }
             watching = sinks.count
-            let dropped = sinks.map { ($0["dropped"] as? [String: Int] ?? [:]).values.reduce(0, +) }.reduce(0, +)
+            let dropped = sinks.map(\.counters.droppedTotal).reduce(0, +)
             drops = String(dropped)
             for c in clients { _ = c.wait(timeout: 30); c.stop() }
             perViewer = watching > 0 ? (busy - idle) / Double(watching) : nil
@@ -130,8 +139,7 @@ public struct WebRTCBenchmark {
             // The publisher's first keyframe reached the server when the stream turns live (its
             // source opens at the first keyframe).
             func live() -> Bool {
-                let j = ChildProcess.json("http://127.0.0.1:\(port)/api/streams/phone") as? [String: Any]
-                return (j?["stream"] as? [String: Any])?["state"] as? String == "live"
+                ChildProcess.decode(StreamView.self, from: "http://127.0.0.1:\(port)/api/streams/phone")?.stream.state == .live
             }
             // The last round's publisher has left (its source ends when its media stops).
             let gone = Date().addingTimeInterval(30)
@@ -224,10 +232,10 @@ public struct WebRTCBenchmark {
         // The server's drops for these viewers while they play (a queue that aged while its
         // viewer's DTLS was not up yet, before the window, is not counted).
         func drops() -> [String: [String: Int]] {
-            let sinks = ((ChildProcess.json("http://127.0.0.1:\(port)/api/streams/cam") as? [String: Any])?["sinks"] as? [[String: Any]] ?? [])
-                .filter { $0["kind"] as? String == "webrtc" }
+            let sinks = (ChildProcess.decode(StreamView.self, from: "http://127.0.0.1:\(port)/api/streams/cam")?.sinks ?? [])
+                .filter { $0.kind == .webrtc }
             var out: [String: [String: Int]] = [:]
-            for sink in sinks { if let name = sink["name"] as? String { out[name] = sink["dropped"] as? [String: Int] ?? [:] } }
+            for sink in sinks { out[sink.name] = sink.counters.dropped.byName }
             return out
         }
         let before = drops()

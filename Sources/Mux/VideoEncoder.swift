@@ -22,11 +22,6 @@ public struct EncoderChoice: Sendable, Hashable, Codable {
     public var encoder: String
     /// Why the hardware paths were not taken (nil when one was).
     public var fallbackReason: String?
-
-    enum CodingKeys: String, CodingKey {
-        case path, encoder
-        case fallbackReason = "fallback_reason"
-    }
 }
 
 /// What a rendition is encoded as.

@@ -16,10 +16,8 @@ public enum RelayAPI {
     /// `/api/events`' `data:` lines: as `encoder`, with `/` escaped (as the stream has always
     /// written them).
     public static var eventEncoder: JSONEncoder {
-        let e = JSONEncoder()
-        e.keyEncodingStrategy = .convertToSnakeCase
+        let e = encoder
         e.outputFormatting = .sortedKeys
-        e.dateEncodingStrategy = .iso8601
         return e
     }
 

@@ -163,13 +163,20 @@ import TestSupport
         #expect(seen.attempts.prefix(3) == [1, 1, 1], "attempts \(seen.attempts)")
     }
 
-    /// One late camera run: which RTSP client reads it, what the camera does with a PLAY before
-    /// its media flows, and how long it was away.
+    /// One late camera run: which RTSP client reads it, over which transport, what the camera
+    /// does with a PLAY before its media flows, and how long it was away.
     struct LateCase: Sendable, CustomStringConvertible {
         let client: SourceOptions.RTSPClient
+        var transport: SourceOptions.Transport = .udp
         let mode: String
         let outage: Double
-        var description: String { "\(client.rawValue) client, \(mode) before media, \(outage) s outage" }
+        init(client: SourceOptions.RTSPClient, transport: SourceOptions.Transport = .udp, mode: String, outage: Double) {
+            self.client = client
+            self.transport = transport
+            self.mode = mode
+            self.outage = outage
+        }
+        var description: String { "\(client.rawValue) client over \(transport), \(mode) before media, \(outage) s outage" }
     }
 
     static let script = Paths.packageRoot.appendingPathComponent("scripts/late_camera.py").path
@@ -198,14 +205,15 @@ import TestSupport
     @Test(arguments: [
         LateCase(client: .liverelay, mode: "keyframe", outage: 2), LateCase(client: .liverelay, mode: "keyframe", outage: 12),
         LateCase(client: .ffmpeg, mode: "close", outage: 2), LateCase(client: .liverelay, mode: "withhold", outage: 2),
+        // Over TCP the camera's keyframe and next picture come in one read: the probe waited
+        // for a further one until its deadline (open 5.0 s against 40 ms over UDP).
+        LateCase(client: .liverelay, transport: .tcp, mode: "keyframe", outage: 2),
     ])
     func aCameraWhoseMediaComesLateIsLiveWithinASecondOfIt(_ c: LateCase) async throws {
         let port = FreePort.tcp()
         let url = "rtsp://127.0.0.1:\(port)/cam"
         var o = SourceOptions()
-        // UDP: over TCP, LiveRelay's client takes this camera's first picture only at its probe
-        // deadline (left for later: see the closing note of issue 40's first part).
-        o.transport = .udp
+        o.transport = c.transport
         o.rtspClient = c.client
         o.openTimeout = 3
         o.readTimeout = 1

@@ -7,16 +7,26 @@ import Foundation
 @Suite(.ownThreads, .tags(.fast)) struct GrafanaDashboardTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
+    /// What the test reads of the dashboard: its panels' Prometheus queries.
+    struct Dashboard: Decodable {
+        struct Panel: Decodable {
+            struct Target: Decodable {
+                var expr: String?
+            }
+            var targets: [Target]?
+        }
+        var panels: [Panel]
+    }
+
     @Test func everyChartedMetricIsExported() throws {
         let data = try Data(contentsOf: Self.root.appendingPathComponent("dist/grafana/liverelay.json"))
-        let dashboard = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        let panels = try #require(dashboard["panels"] as? [[String: Any]])
+        let panels = try JSONDecoder().decode(Dashboard.self, from: data).panels
         #expect(panels.count >= 10)
         let exported = try String(contentsOf: Self.root.appendingPathComponent("Sources/RelayServer/RelayMetrics.swift"), encoding: .utf8)
         var charted = Set<String>()
         for panel in panels {
-            for target in panel["targets"] as? [[String: Any]] ?? [] {
-                let expr = target["expr"] as? String ?? ""
+            for target in panel.targets ?? [] {
+                let expr = target.expr ?? ""
                 var rest = Substring(expr)
                 while let r = rest.range(of: "liverelay_") {
                     let name = rest[r.lowerBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" }

@@ -15,8 +15,8 @@ import WebRTC
 /// documented operation a route, and each operation's permission the one the access check asks.
 /// (`OpenAPIServeTests` checks it against real answers.)
 @Suite(.ownThreads, .tags(.fast)) struct OpenAPITests {
-    static func document() throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
+    static func document() throws -> OperationsDocument {
+        try JSONDecoder().decode(OperationsDocument.self, from: Data(OpenAPIDocument.json.utf8))
     }
 
     /// The text the EmbedText plugin built in is Sources/RelayServer/openapi.json's, byte for byte.
@@ -37,10 +37,9 @@ import WebRTC
         let (http, ws) = RelayHTTP.routers(engine: engine, metrics: RelayMetrics(authorizer: authorizer), authorizer: authorizer, webrtc: webrtc)
         let routes = Set((http.routes + ws.routes).map { "\($0.method.rawValue) \($0.path.description)" })
         let doc = try Self.document()
-        #expect((doc["openapi"] as? String)?.hasPrefix("3.1") == true)
-        let paths = try #require(doc["paths"] as? [String: [String: Any]])
+        #expect(doc.openapi?.hasPrefix("3.1") == true)
         var documented = Set<String>()
-        for (path, item) in paths {
+        for (path, item) in doc.paths {
             for method in item.keys where ["get", "put", "post", "delete", "patch", "options"].contains(method) { documented.insert("\(method.uppercased()) \(path)") }
         }
         #expect(routes.count > 25)
@@ -49,18 +48,18 @@ import WebRTC
     }
 
     @Test func eachOperationsPermissionIsTheOneTheAccessCheckAsks() throws {
-        let paths = try #require(try Self.document()["paths"] as? [String: [String: [String: Any]]])
+        let paths = try Self.document().paths
         for (path, item) in paths {
             // Sample values for the path's parameters.
             let concrete = path.replacingOccurrences(of: "{name}", with: "cam").replacingOccurrences(of: "{stream}", with: "cam")
                 .replacingOccurrences(of: "{file}", with: "index.m3u8").replacingOccurrences(of: "{sink}", with: "preview").replacingOccurrences(of: "{id}", with: "1")
                 .replacingOccurrences(of: "{session}", with: "s1")
             for (method, op) in item {
-                let documented = op["x-liverelay-permission"] as? String
+                let documented = op.permission
                 let asked = AccessRequirement.of(method: .init(method.uppercased())!, path: concrete).action
                 #expect(documented == asked?.rawValue, "\(method.uppercased()) \(path): documented \(documented ?? "none"), the check asks \(asked?.rawValue ?? "none")")
                 // Where a permission is needed, 401 and 403 are documented answers.
-                let responses = op["responses"] as? [String: Any] ?? [:]
+                let responses = op.responses ?? [:]
                 if asked != nil { #expect(responses["401"] != nil && responses["403"] != nil, "\(method) \(path)") }
             }
         }
@@ -172,6 +171,24 @@ import WebRTC
         default:
             return []
         }
+    }
+
+    /// What the tests read of the document's operations: its version, and each operation (by
+    /// path, then method) with its permission and the statuses it documents. Read with a plain
+    /// decoder: the keys are paths, methods and statuses as written.
+    struct OperationsDocument: Decodable {
+        struct Operation: Decodable {
+            var permission: String?
+            /// The documented answers by status (only which statuses are read).
+            var responses: [String: JSONValue]?
+
+            enum CodingKeys: String, CodingKey {
+                case permission = "x-liverelay-permission"
+                case responses
+            }
+        }
+        var openapi: String?
+        var paths: [String: [String: Operation]]
     }
 
     /// What the test reads of the document: its schemas.

@@ -16,12 +16,31 @@ import TestSupport
         return try Servers.serve(yaml, dir: dir)
     }
 
+    /// scripts/browser.py `--all-imgs`' JSON line: how many `<img>`s, and how many changed.
+    struct ImagesResult: Decodable {
+        var live: Int?
+        var imgs: Int?
+    }
+
+    /// scripts/browser.py `--wall`'s JSON line: the tiles by stream name (a plain decoder: the
+    /// names are keys).
+    struct WallResult: Decodable {
+        struct Wall: Decodable {
+            var tiles: [String: Tile]?
+        }
+        struct Tile: Decodable {
+            var path: String?
+            var changes: Int?
+        }
+        var wall: Wall?
+    }
+
     static func livePreviews(_ url: String) throws -> (live: Int, imgs: Int, raw: String) {
         let r = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, url,
                                                       "--all-imgs", "--insecure", "--seconds", "4", "--size", "1280x900"], timeout: 60)
         let line = r.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
-        let j = (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? [:]
-        return ((j["live"] as? Int) ?? -1, (j["imgs"] as? Int) ?? -1, r.stdout + r.stderr)
+        let j = try? JSONDecoder().decode(ImagesResult.self, from: Data(line.utf8))
+        return (j?.live ?? -1, j?.imgs ?? -1, r.stdout + r.stderr)
     }
 
     @Test func twelvePreviewsPlayOverHTTP2AndSixOverHTTP1() throws {
@@ -42,10 +61,10 @@ import TestSupport
         let wall = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "https://127.0.0.1:\(sport)/",
                                                          "--wall", "--insecure", "--seconds", "5", "--size", "1400x1000"], timeout: 60)
         let line = wall.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
-        let tiles = ((try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["wall"] as? [String: Any])?["tiles"] as? [String: [String: Any]] ?? [:]
+        let tiles = (try? JSONDecoder().decode(WallResult.self, from: Data(line.utf8)))?.wall?.tiles ?? [:]
         #expect(tiles.count == 12, "\(wall.stdout) \(wall.stderr.suffix(500))")
         for (name, t) in tiles {
-            #expect(t["path"] as? String == "h264" && (t["changes"] as? Int ?? 0) >= 3, "tile \(name) over HTTPS: \(t)")
+            #expect(t.path == "h264" && (t.changes ?? 0) >= 3, "tile \(name) over HTTPS: \(t)")
         }
 
         #expect(overHTTP1.imgs == 12 && overHTTP1.live == 6, "HTTP/1.1: \(overHTTP1.raw)")

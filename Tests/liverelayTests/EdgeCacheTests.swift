@@ -8,10 +8,33 @@ import Bench
 /// a hundred simulated LL-HLS players cost the origin about one request per part and per blocking
 /// playlist answer. Signed URLs pass through the cache.
 @Suite(.ownThreads, .serialized) struct EdgeCacheTests {
-    static func browser(_ url: String) throws -> [String: Any] {
+    /// scripts/browser.py `--stamps`' JSON line: the fields these tests read (`error`: what it
+    /// said when it printed no line).
+    struct StampsResult: Decodable {
+        var stamps: Int?
+        /// Milliseconds; null without stamps.
+        var p50: Double?
+        var error: String?
+    }
+
+    /// scripts/llhls_viewers.py's JSON line: the fields these tests read.
+    struct ViewersResult: Decodable {
+        var viewers: Int?
+        var parts: Int?
+        var playlists: Int?
+        var errors: Int?
+        var partsPerSecondP10: Double?
+
+        enum CodingKeys: String, CodingKey {
+            case viewers, parts, playlists, errors
+            case partsPerSecondP10 = "parts_per_second_p10"
+        }
+    }
+
+    static func browser(_ url: String) throws -> StampsResult {
         let r = try ChildProcess.run("/usr/bin/python3", [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, url,
                                                           "--stamps", "video", "--seconds", "8", "--timeout", "30"], timeout: 90)
-        return (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? ["error": r.stdout + r.stderr]
+        return (try? JSONDecoder().decode(StampsResult.self, from: Data(r.stdout.utf8))) ?? StampsResult(error: r.stdout + r.stderr)
     }
 
     @Test func llhlsThroughAnNginxEdgeReachesTheOriginAboutOncePerObject() throws {
@@ -24,31 +47,31 @@ import Bench
         // The same player, through the edge and directly, one after the other.
         let viaEdge = try Self.browser(edge.url("streams/cam/watch?via=hls"))
         let direct = try Self.browser("http://127.0.0.1:\(port)/streams/cam/watch?via=hls")
-        print("EdgeCacheTests: hls.js capture → screen p50 through the edge \(viaEdge["p50"] ?? "-") ms, direct \(direct["p50"] ?? "-") ms")
+        print("EdgeCacheTests: hls.js capture → screen p50 through the edge \(viaEdge.p50.map { "\($0)" } ?? "-") ms, direct \(direct.p50.map { "\($0)" } ?? "-") ms")
         // It plays through the edge, stamps read back (how fresh is a figure of `bench edge`,
         // measured alternating runs; one run here can meet an hls.js stall on a loaded machine).
-        #expect((viaEdge["stamps"] as? Int ?? 0) > 100, "\(viaEdge)")
-        #expect((direct["stamps"] as? Int ?? 0) > 100, "\(direct)")
+        #expect((viaEdge.stamps ?? 0) > 100, "\(viaEdge)")
+        #expect((direct.stamps ?? 0) > 100, "\(direct)")
 
         // A hundred LL-HLS players through the edge.
         let before = edge.requests.count
         let r = try ChildProcess.run("/usr/bin/python3", [Paths.packageRoot.appendingPathComponent("scripts/llhls_viewers.py").path,
                                                           edge.url("streams/cam/hls/index.m3u8"), "--viewers", "100", "--seconds", "15"], timeout: 120)
-        let load = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(r.output)")
+        let load = try #require(try? JSONDecoder().decode(ViewersResult.self, from: Data(r.stdout.utf8)), "\(r.output)")
         let requests = edge.requests.dropFirst(before)
         let fromOrigin = requests.filter { $0.cache != "HIT" }
         let partURIs = Set(requests.filter { $0.uri.contains("/part") }.map(\.uri))
         let originParts = fromOrigin.filter { $0.uri.contains("/part") }.count
         let blockingURIs = Set(requests.filter { $0.uri.contains("_HLS_msn") }.map(\.uri))
         let originBlocking = fromOrigin.filter { $0.uri.contains("_HLS_msn") }.count
-        print("EdgeCacheTests: \(load["viewers"] ?? 0) viewers, \(load["parts"] ?? 0) parts and \(load["playlists"] ?? 0) playlists fetched through the edge (\(requests.count) requests); origin saw \(fromOrigin.count): \(originParts) part requests for \(partURIs.count) parts, \(originBlocking) blocking playlist requests for \(blockingURIs.count) answers; parts/s per viewer p10 \(load["parts_per_second_p10"] ?? 0)")
+        print("EdgeCacheTests: \(load.viewers ?? 0) viewers, \(load.parts ?? 0) parts and \(load.playlists ?? 0) playlists fetched through the edge (\(requests.count) requests); origin saw \(fromOrigin.count): \(originParts) part requests for \(partURIs.count) parts, \(originBlocking) blocking playlist requests for \(blockingURIs.count) answers; parts/s per viewer p10 \(load.partsPerSecondP10 ?? 0)")
         #expect(partURIs.count > 50, "\(load)")
         #expect(Double(originParts) <= 2 * Double(partURIs.count), "origin part requests \(originParts) for \(partURIs.count) parts")
         #expect(Double(originBlocking) <= 2 * Double(blockingURIs.count), "origin blocking requests \(originBlocking) for \(blockingURIs.count) answers")
         #expect(requests.count > 10 * fromOrigin.count, "\(requests.count) through the edge, \(fromOrigin.count) at the origin")
         // Every player kept up with the live edge (five parts a second).
-        #expect((load["parts_per_second_p10"] as? Double ?? 0) > 3.5, "\(load)")
-        #expect((load["errors"] as? Int ?? 1) <= 5, "\(load)")
+        #expect((load.partsPerSecondP10 ?? 0) > 3.5, "\(load)")
+        #expect((load.errors ?? 1) <= 5, "\(load)")
     }
 
     @Test func signedURLsPassThroughTheEdgeAndNothingElseDoes() throws {

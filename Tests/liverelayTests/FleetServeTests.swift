@@ -2,6 +2,8 @@ import Testing
 import Foundation
 import TestSupport
 import Fleet
+import Relay
+import RelayAPI
 
 /// Three `liverelay serve` nodes on one real PostgreSQL, reading real gst-rtsp-server cameras.
 @Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct FleetServeTests {
@@ -13,16 +15,16 @@ import Fleet
         var pid: Int32 { child.process.processIdentifier }
     }
 
-    static func json(_ url: String) -> Any? {
-        guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "-m", "3", url], timeout: 5), r.status == 0 else { return nil }
-        return try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))
+    /// What `url` answers, as a `T`; nil when nothing (or not a `T`) answers.
+    static func api<T: Decodable>(_ type: T.Type, _ url: String) -> T? {
+        Servers.apiIfAny(type, url, maxTime: 3)
     }
 
     /// stream → node, from one node's `/api/fleet`.
     static func leases(_ node: Node) -> [String: String] {
-        guard let f = json("http://127.0.0.1:\(node.http)/api/fleet") as? [String: Any], let l = f["leases"] as? [[String: Any]] else { return [:] }
+        guard let f = api(FleetReport.self, "http://127.0.0.1:\(node.http)/api/fleet") else { return [:] }
         var out: [String: String] = [:]
-        for e in l { if let s = e["stream"] as? String, let n = e["node"] as? String { out[s] = n } }
+        for e in f.leases { out[e.stream] = e.node }
         return out
     }
 
@@ -92,7 +94,7 @@ import Fleet
         var seen: [String] = []
         var lobbyOwner: String?
         while Date() < spreadBy {
-            seen = nodes.filter { n in (Self.json("http://127.0.0.1:\(n.http)/api/streams/lobby") as? [String: Any]) != nil }.map(\.name)
+            seen = nodes.filter { n in Self.api(StreamView.self, "http://127.0.0.1:\(n.http)/api/streams/lobby") != nil }.map(\.name)
             lobbyOwner = Self.leases(nodes[2])["lobby"]
             if seen.count == nodes.count && lobbyOwner != nil { break }
             Thread.sleep(forTimeInterval: 0.2)
@@ -136,9 +138,9 @@ import Fleet
         let hls = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=width", "-of", "csv=p=0",
                                                            "http://127.0.0.1:\(other.http)/streams/\(cam)/hls/index.m3u8"], timeout: 60)
         #expect(hls.stdout.hasPrefix("320"), "HLS through the redirect: \(hls.output.prefix(300))")
-        if let s = Self.json("http://127.0.0.1:\(other.http)/api/streams/\(cam)") as? [String: Any] {
-            #expect(s["owner"] as? String == owner.name)
-            #expect(s["node"] as? String == other.name)
+        if let s = Self.api(StreamView.self, "http://127.0.0.1:\(other.http)/api/streams/\(cam)") {
+            #expect(s.owner == owner.name)
+            #expect(s.node == other.name)
         }
 
         // Some recording on every camera (2 s segments), then the node with the most cameras
@@ -155,10 +157,10 @@ import Fleet
         var liveAfter: [String: Double] = [:]
         while Date().timeIntervalSince(killedAt) < 15 && liveAfter.count < moved.count {
             for n in survivors {
-                guard let list = Self.json("http://127.0.0.1:\(n.http)/api/streams") as? [[String: Any]] else { continue }
+                guard let list = Self.api([StreamView].self, "http://127.0.0.1:\(n.http)/api/streams") else { continue }
                 for s in list {
-                    guard let st = s["stream"] as? [String: Any], let name = st["name"] as? String, moved.contains(name), liveAfter[name] == nil,
-                          s["owner"] as? String == n.name, st["state"] as? String == "live" else { continue }
+                    let name = s.stream.name
+                    guard moved.contains(name), liveAfter[name] == nil, s.owner == n.name, s.stream.state == .live else { continue }
                     liveAfter[name] = Date().timeIntervalSince(killedAt)
                 }
             }
@@ -169,8 +171,8 @@ import Fleet
 
         // The killed node's recordings: listed and played from another node.
         let m = moved.sorted()[0]
-        let listing = Self.json("http://127.0.0.1:\(survivors[0].http)/api/recordings/\(m)") as? [String: Any]
-        #expect((listing?["segments"] as? Int ?? 0) >= 1, "recordings of \(m) on \(survivors[0].name): \(String(describing: listing))")
+        let listing = Self.api(RecordingListing.self, "http://127.0.0.1:\(survivors[0].http)/api/recordings/\(m)")
+        #expect((listing?.segments ?? 0) >= 1, "recordings of \(m) on \(survivors[0].name): \(String(describing: listing))")
         let rows = try pg.psql("SELECT count(*) FROM segments WHERE stream = '\(m)' AND path LIKE '%/\(victim.name)/%'")
         #expect((Int(rows.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= 1, "segments the killed node catalogued: \(rows)")
         let played = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0",

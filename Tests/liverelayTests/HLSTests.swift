@@ -39,10 +39,24 @@ import TestSupport
         return (server, port, dir)
     }
 
-    func browser(_ url: String, seconds: Double = 3) throws -> [String: Any] {
+    /// scripts/browser.py `--video`'s JSON line: the fields these tests read (`error`: what it
+    /// said when it printed no line).
+    struct VideoResult: Decodable {
+        /// hls.js's own view (its names).
+        struct HLSJS: Decodable {
+            var skippedSegments: Int?
+            var deltaUpdateFailed: Bool?
+        }
+        /// Seconds the video's clock moved.
+        var advanced: Double?
+        var hlsjs: HLSJS?
+        var error: String?
+    }
+
+    func browser(_ url: String, seconds: Double = 3) throws -> VideoResult {
         let r = try ChildProcess.run("/usr/bin/python3", [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, url,
                                                           "--video", "video", "--seconds", String(seconds)], timeout: 60)
-        return (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? ["error": r.stdout + r.stderr]
+        return (try? JSONDecoder().decode(VideoResult.self, from: Data(r.stdout.utf8))) ?? VideoResult(error: r.stdout + r.stderr)
     }
 
     @Test func everyVariantPlaysInRealPlayersAndEveryReloadIsValid() throws {
@@ -156,13 +170,13 @@ import TestSupport
                 .write(to: page, atomically: true, encoding: .utf8)
             try FileManager.default.copyItem(at: page, to: pageDir.appendingPathComponent("native-\(name).html"))
             let b = try browser("http://127.0.0.1:\(pagePort)/native-\(name).html")
-            #expect((b["advanced"] as? Double ?? 0) > 2, "\(name): Chromium native: \(b)")
+            #expect((b.advanced ?? 0) > 2, "\(name): Chromium native: \(b)")
         }
         let ll = try browser("http://127.0.0.1:\(pagePort)/hlsjs.html?src=\(base)/ll/hls/index.m3u8")
-        #expect((ll["advanced"] as? Double ?? 0) > 2, "ll: hls.js: \(ll)")
+        #expect((ll.advanced ?? 0) > 2, "ll: hls.js: \(ll)")
         // hls.js reloads with delta updates (it asks for them when CAN-SKIP-UNTIL is offered).
-        let hlsjs = ll["hlsjs"] as? [String: Any] ?? [:]
-        #expect((hlsjs["skippedSegments"] as? Int ?? 0) > 0 && hlsjs["deltaUpdateFailed"] as? Bool == false, "ll: hls.js: \(hlsjs)")
+        let hlsjs = ll.hlsjs
+        #expect((hlsjs?.skippedSegments ?? 0) > 0 && hlsjs?.deltaUpdateFailed == false, "ll: hls.js: \(ll)")
 
         // The same HLS went to the directory and to the origin, which plays it too and holds
         // only the window and the segments that left it in the last segment + playlist

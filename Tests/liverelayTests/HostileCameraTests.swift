@@ -1,6 +1,8 @@
 import Testing
 import Foundation
 import TestSupport
+import Relay
+import RelayAPI
 
 /// A hostile camera (`scripts/hostile/camera.py`, a separate process over real sockets) against
 /// the real `liverelay serve`: the process survives, a good stream beside it stays live.
@@ -14,13 +16,9 @@ import TestSupport
     }
 
     static func states(_ port: Int) -> [String: String] {
-        guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "5", "http://127.0.0.1:\(port)/api/streams"], timeout: 8),
-              let list = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]] else { return [:] }
+        guard let list = Servers.apiIfAny([StreamView].self, "http://127.0.0.1:\(port)/api/streams", maxTime: 5) else { return [:] }
         var out: [String: String] = [:]
-        for entry in list {
-            guard let s = entry["stream"] as? [String: Any], let n = s["name"] as? String else { continue }
-            out[n] = s["state"] as? String ?? "?"
-        }
+        for entry in list { out[entry.stream.name] = entry.stream.state.rawValue }
         return out
     }
 

@@ -85,7 +85,7 @@ import Bench
             #expect(r.status == 2, "\(r.output)")
             let lines = r.output.split(separator: "\n")
             #expect(lines.count == 1, "\(r.output)")
-            let record = try? JSONSerialization.jsonObject(with: Data((lines.first ?? "").utf8)) as? [String: String]
+            let record = try? JSONDecoder().decode([String: String].self, from: Data((lines.first ?? "").utf8))
             #expect(record?["level"] == "critical" && record?["message"]?.contains(says) == true, "\(r.output)")
         }
     }

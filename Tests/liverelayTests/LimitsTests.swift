@@ -1,6 +1,8 @@
 import Testing
 import Foundation
 import TestSupport
+import Relay
+import RelayAPI
 
 /// Connections that hold the server for nothing: idle sockets, half-sent requests (slowloris),
 /// viewers that never read, and one client opening too many previews.
@@ -22,7 +24,8 @@ import TestSupport
 
     static func json(_ text: String) -> [String: Int] {
         let line = text.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
-        return (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Int]) ?? [:]
+        // A plain decoder: the script's keys (`idle_closed`) are read as it writes them.
+        return (try? JSONDecoder().decode([String: Int].self, from: Data(line.utf8))) ?? [:]
     }
 
     /// 1,000 idle connections and 200 slowloris clients: meanwhile the server answers, a preview
@@ -66,8 +69,8 @@ import TestSupport
         let end = Date().addingTimeInterval(seconds)
         while Date() < end {
             if let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "2", "http://127.0.0.1:\(port)/api/streams/\(stream)"], timeout: 5),
-               let j = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any],
-               (j["stream"] as? [String: Any])?["state"] as? String == state { return true }
+               let j = try? Servers.decode(StreamView.self, r.stdout),
+               j.stream.state.rawValue == state { return true }
             usleep(200_000)
         }
         return false

@@ -3,6 +3,8 @@ import Foundation
 import TestSupport
 import Bench
 import StampedSource
+import Relay
+import RelayAPI
 
 /// A stamped camera across a real lossy link for a minute (its own network namespace, a veth
 /// pair, 2 % of UDP packets dropped on the way in, all delayed 30 ± 10 ms): a preview with
@@ -14,10 +16,9 @@ import StampedSource
 /// detection decides. The same stream's classic HLS keeps every segment decodable (a keyframe
 /// that lost its PPS gets the SDP's parameter sets in front).
 @Suite(.ownThreads, .serialized, .tags(.exclusive)) struct LossyLinkTests {
-    static func json(_ port: Int, _ path: String) -> [String: Any] {
-        guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "2", "http://127.0.0.1:\(port)\(path)"], timeout: 5),
-              let j = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] else { return [:] }
-        return j
+    /// The stream `name` as the API shows it; nil when nothing (or not a stream) answers.
+    static func view(_ port: Int, _ name: String) -> StreamView? {
+        Servers.apiIfAny(StreamView.self, "http://127.0.0.1:\(port)/api/streams/\(name)", maxTime: 2)
     }
 
     /// What a reader saw: pictures judged clean or damaged, unreadable ones, and repeats (the
@@ -136,8 +137,8 @@ import StampedSource
         let end = Date().addingTimeInterval(20)
         while Date() < end {
             let live = ["plain", "clean"].allSatisfy { n in
-                let s = Self.json(port, "/api/streams/\(n)")["stream"] as? [String: Any] ?? [:]
-                return s["state"] as? String == "live" && (s["fps_in"] as? Double ?? 0) > 20
+                let s = Self.view(port, n)?.stream
+                return s?.state == .live && (s?.fpsIn ?? 0) > 20
             }
             if live { break }
             usleep(200_000)
@@ -154,12 +155,12 @@ import StampedSource
         var seen: [String: Seen] = [:]
         for (n, w) in zip(["plain", "clean"], watched) { seen[n] = Seen(w.map(\.verdict)) }
         let plain = seen["plain"]!, clean = seen["clean"]!
-        let status = Self.json(port, "/api/streams/clean")["stream"] as? [String: Any] ?? [:]
-        let sinks = (Self.json(port, "/api/streams/clean")["sinks"] as? [[String: Any]]) ?? []
-        let preview = sinks.first { $0["name"] as? String == "preview" } ?? [:]
-        let held = (preview["dropped"] as? [String: Any])?["damaged"] as? Int ?? 0
+        let cleanView = Self.view(port, "clean")
+        let status = cleanView?.stream
+        let preview = cleanView?.sink(named: "preview")
+        let held = preview?.counters.dropped[.damaged] ?? 0
         let stall = Self.longestStall(watched[0])
-        print("LossyLinkTests: latest preview \(plain), longest stall \(Int(stall)) ms; clean preview \(clean); clean stream: \(status["damage_events"] ?? "-") damage events, \(status["rtp_packets_lost"] ?? "-") RTP packets lost, \(held) pictures held back")
+        print("LossyLinkTests: latest preview \(plain), longest stall \(Int(stall)) ms; clean preview \(clean); clean stream: \(status.map { "\($0.damageEvents)" } ?? "-") damage events, \(status.map { "\($0.rtpPacketsLost)" } ?? "-") RTP packets lost, \(held) pictures held back")
 
         // HLS from the lossy source: every segment with a keyframe decodes on its own (damaged
         // pictures, no lost segment).
@@ -196,9 +197,9 @@ import StampedSource
         #expect(MetricsText.sum(metrics, "liverelay_rtp_jitter_seconds", track) > 0.001)
         #expect(MetricsText.sum(metrics, "liverelay_stream_bitrate_in_bits_per_second", ["stream": "plain"]) > 100_000)
         // LiveRelay saw the losses, and the clean preview held pictures back.
-        #expect((status["rtp_packets_lost"] as? Int ?? 0) > 0, "\(status)")
-        #expect((status["damage_events"] as? Int ?? 0) > 0, "\(status)")
-        #expect(held > 0, "\(preview)")
+        #expect((status?.rtpPacketsLost ?? 0) > 0, "\(String(describing: status))")
+        #expect((status?.damageEvents ?? 0) > 0, "\(String(describing: status))")
+        #expect(held > 0, "\(String(describing: preview))")
         // It showed its last clean picture again (marked as held) when damage began.
         #expect(clean.repeats > 0, "\(clean)")
         // The clean preview shows pictures, and (almost) none of them damaged.

@@ -1,6 +1,8 @@
 import Testing
 import Foundation
 import TestSupport
+import Relay
+import Mux
 
 /// `liverelay probe` against real servers and publishers, as a user runs it.
 @Suite(.ownThreads, .serialized) struct ProbeCommandTests {
@@ -8,11 +10,12 @@ import TestSupport
         try ChildProcess.run(Paths.liverelay, ["probe"] + args, timeout: timeout)
     }
 
-    func json(_ r: CommandResult) throws -> [String: Any] { try json(r.stdout) }
+    func json(_ r: CommandResult) throws -> ProbeReport { try json(r.stdout) }
 
-    func json(_ stdout: String) throws -> [String: Any] {
+    /// The report `probe --json` printed (its last line).
+    func json(_ stdout: String) throws -> ProbeReport {
         let line = try #require(stdout.split(separator: "\n").last)
-        return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        return try #require(try? Servers.decode(ProbeReport.self, String(line)), "\(line)")
     }
 
     /// Starts `liverelay publish` of the stamped test source to a destination.
@@ -25,15 +28,15 @@ import TestSupport
         let r = try probe([server.url(), "--transport", "udp", "--frames", "100", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let j = try json(r)
-        #expect((j["frames_decoded"] as? Int ?? 0) >= 95)
-        #expect(j["transport"] as? String == "udp")
-        #expect(j["codec"] as? String == "h264")
-        #expect(j["width"] as? Int == 640 && j["height"] as? Int == 360)
+        #expect(j.framesDecoded >= 95)
+        #expect(j.transport == "udp")
+        #expect(j.codec == "h264")
+        #expect(j.width == 640 && j.height == 360)
         if !FileManager.default.fileExists(atPath: "/dev/dri") {
-            #expect(j["decoder_path"] as? String == "software")
-            #expect(j["fallback_reason"] as? String == "vaapi: no /dev/dri render node")
+            #expect(j.decoderPath == "software")
+            #expect(j.fallbackReason == "vaapi: no /dev/dri render node")
         }
-        #expect(j["time_to_first_frame_ms"] is Double)
+        #expect(j.timeToFirstFrameMs != nil)
     }
 
     @Test func rtspOverTCP() throws {
@@ -41,8 +44,8 @@ import TestSupport
         let r = try probe([server.url(), "--transport", "tcp", "--frames", "30", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let j = try json(r)
-        #expect(j["frames_decoded"] as? Int == 30)
-        #expect(j["transport"] as? String == "tcp")
+        #expect(j.framesDecoded == 30)
+        #expect(j.transport == "tcp")
     }
 
     @Test func rtmpPullFromNginxCarriesStamps() throws {
@@ -53,15 +56,15 @@ import TestSupport
         let r = try probe([nginx.url("cam"), "--frames", "60", "--json"])
         #expect(r.status == 0, "\(r.stderr) \(pub.stderr)")
         let j = try json(r)
-        #expect(j["container"] as? String == "flv")
-        #expect(j["frames_decoded"] as? Int == 60)
-        #expect((j["stamps_read"] as? Int ?? 0) == 60)
-        #expect((j["latency_p50_ms"] as? Double ?? 1e9) < 200)
+        #expect(j.container == "flv")
+        #expect(j.framesDecoded == 60)
+        #expect(j.stampsRead == 60)
+        #expect((j.latencyP50Ms ?? 1e9) < 200)
     }
 
     /// Runs `probe --listen` on `listenURL`, publishes the stamped test source to `publishURL`
     /// once the probe says it waits, and returns the probe's JSON report.
-    func probeWhilePublishing(listenURL: String, publishURL: String, publishExtra: [String] = []) throws -> [String: Any] {
+    func probeWhilePublishing(listenURL: String, publishURL: String, publishExtra: [String] = []) throws -> ProbeReport {
         let listener = try ChildProcess(Paths.liverelay, ["probe", listenURL, "--listen", "--frames", "60", "--timeout", "15", "--json"])
         // Connecting to see whether it listens would be taken for the publisher: wait for its word.
         #expect(listener.waitFor("waiting for a publisher", timeout: 10))
@@ -76,25 +79,25 @@ import TestSupport
     @Test func rtmpPushIngestIsReadyQuickly() throws {
         let url = "rtmp://127.0.0.1:\(FreePort.tcp())/live/phone"
         let j = try probeWhilePublishing(listenURL: url, publishURL: url)
-        #expect(j["frames_decoded"] as? Int == 60)
-        #expect(j["stamps_read"] as? Int == 60)
+        #expect(j.framesDecoded == 60)
+        #expect(j.stampsRead == 60)
         // Ready at once: FFmpeg's default probing would hold the first frames for seconds.
-        #expect((j["latency_max_ms"] as? Double ?? 1e9) < 400, "\(j)")
+        #expect((j.latencyMaxMs ?? 1e9) < 400, "\(j)")
     }
 
     @Test func rtspPublishIngest() throws {
         let url = "rtsp://127.0.0.1:\(FreePort.tcp())/live/cam"
         let j = try probeWhilePublishing(listenURL: url, publishURL: url, publishExtra: ["--transport", "tcp"])
-        #expect(j["frames_decoded"] as? Int == 60)
-        #expect((j["stamps_read"] as? Int ?? 0) >= 55)
+        #expect(j.framesDecoded == 60)
+        #expect(j.stampsRead >= 55)
     }
 
     @Test func srtListenerWithACallerPublishing() throws {
         let port = FreePort.udp()
         let j = try probeWhilePublishing(listenURL: "srt://127.0.0.1:\(port)?mode=listener&latency=20000",
                                          publishURL: "srt://127.0.0.1:\(port)?mode=caller&latency=20000")
-        #expect(j["container"] as? String == "mpegts")
-        #expect(j["frames_decoded"] as? Int == 60)
+        #expect(j.container == "mpegts")
+        #expect(j.framesDecoded == 60)
     }
 
     @Test func aFile() throws {
@@ -105,15 +108,15 @@ import TestSupport
         let r = try probe([file.path, "--frames", "100", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let j = try json(r)
-        #expect(j["frames_decoded"] as? Int == 50)
-        #expect(j["stamps_read"] as? Int == 50)
+        #expect(j.framesDecoded == 50)
+        #expect(j.stampsRead == 50)
         let text = try probe([file.path, "--frames", "10"])
         #expect(text.stdout.contains("decoder:       software") || text.stdout.contains("decoder:       vaapi"))
         // The encoder a rendition would take, and why not hardware (none here).
-        let encoder = j["encoder"] as? [String: Any]
-        #expect(["software", "vaapi", "nvenc"].contains(encoder?["path"] as? String ?? ""), "\(String(describing: encoder))")
-        if encoder?["path"] as? String == "software" {
-            #expect((encoder?["fallback_reason"] as? String ?? "").contains("VAAPI"))
+        let encoder = j.encoder
+        #expect(["software", "vaapi", "nvenc"].contains(encoder?.path ?? ""), "\(String(describing: encoder))")
+        if encoder?.path == "software" {
+            #expect((encoder?.fallbackReason ?? "").contains("VAAPI"), "\(String(describing: encoder))")
             #expect(text.stdout.contains("encoder:       software (libx264)"))
         }
     }

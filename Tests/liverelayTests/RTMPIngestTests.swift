@@ -2,6 +2,8 @@ import Testing
 import Foundation
 import TestSupport
 import Bench
+import Relay
+import RelayAPI
 
 /// The one-port RTMP ingest with real publishers (ffmpeg's RTMP client, as OBS and phone apps
 /// speak it): many at once on one port, keys checked before any media, one publisher per stream,
@@ -12,10 +14,11 @@ import Bench
                                              "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "15"] + extra + ["-f", "flv", url])
     }
 
-    static func status(_ port: Int, _ stream: String) throws -> [String: Any] {
+    /// The stream's status as the API shows it; nil when the answer is not a stream (no such
+    /// stream: a refusal's `{"error": …}`).
+    static func status(_ port: Int, _ stream: String) throws -> StreamStatus? {
         let r = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/api/streams/\(stream)"], timeout: 10)
-        let j = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
-        return j?["stream"] as? [String: Any] ?? [:]
+        return try? Servers.decode(StreamView.self, r.stdout).stream
     }
 
     @Test(.tags(.exclusive)) func tenPublishersOnOnePortAndTheWrongKeyIsRefused() throws {
@@ -35,9 +38,9 @@ import Bench
         usleep(4_000_000)
         for i in 1...10 {
             let s = try Self.status(port, "phone\(i)")
-            #expect(s["state"] as? String == "live" && s["codec"] as? String == "h264", "phone\(i): \(s)")
+            #expect(s?.state == .live && s?.codec == "h264", "phone\(i): \(String(describing: s))")
         }
-        #expect(try Self.status(port, "own")["state"] as? String == "live")
+        #expect(try Self.status(port, "own")?.state == .live)
         // A wrong key, a stream's key used for another stream, an unknown stream, a second
         // publisher of a live stream: each refused before any media, with the server's reason.
         for (url, why) in [("\(base)/phone1x?key=fleet-key", "no such stream"), ("\(base)/phone2?key=wrong", "wrong or missing key"),
@@ -49,7 +52,7 @@ import Bench
             #expect(!r.stderr.contains("fleet-key") || url.contains("fleet-key"))
         }
         // The refused ones did not disturb the live ones.
-        #expect(try Self.status(port, "phone5")["state"] as? String == "live")
+        #expect(try Self.status(port, "phone5")?.state == .live)
         #expect(!serve.stdout.contains("fleet-key") && !serve.stderr.contains("fleet-key") && !serve.stderr.contains("own-key"), "a key reached the log")
     }
 
@@ -69,12 +72,12 @@ import Bench
         let wrong = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=15", "-t", "2",
                                                              "-c:v", "libx264", "-f", "flv", "\(base)/newcam?key=nope"], timeout: 30)
         #expect(wrong.status != 0 && wrong.stderr.contains("wrong or missing key"), "\(wrong.stderr)")
-        #expect(try Self.status(port, "newcam")["state"] == nil, "a refused publisher made a stream")
+        #expect(try Self.status(port, "newcam")?.state == nil, "a refused publisher made a stream")
         let publisher = try Self.publisher("\(base)/reporter7?key=fleet-key", seconds: 8)
         defer { publisher.stop() }
         usleep(4_500_000)
         let s = try Self.status(port, "reporter7")
-        #expect(s["state"] as? String == "live", "\(s)")
+        #expect(s?.state == .live, "\(String(describing: s))")
         let playlist = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/streams/reporter7/hls/index.m3u8"], timeout: 10).stdout
         #expect(playlist.contains("#EXTINF"), "the defaults' HLS is missing: \(playlist)")
     }
@@ -101,7 +104,7 @@ import Bench
         defer { both.stop() }
         usleep(4_500_000)
         let v = try Self.status(port, "video")
-        #expect(v["state"] as? String == "live" && v["width"] as? Int == 160 && v["height"] as? Int == 96, "\(v)")
+        #expect(v?.state == .live && v?.width == 160 && v?.height == 96, "\(String(describing: v))")
         let playlist = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/streams/both/hls/index.m3u8"], timeout: 10).stdout
         let seg = try #require(playlist.split(separator: "\n").first { $0.hasSuffix(".ts") }, "\(playlist)")
         let file = dir.appendingPathComponent("both.ts")
@@ -133,8 +136,8 @@ import Bench
         defer { second.stop() }
         usleep(2_500_000)
         let s = try Self.status(port, "bodycam")
-        #expect(s["state"] as? String == "live", "\(s)")
-        #expect((s["connections"] as? Int ?? 0) >= 2, "the returning publisher resumed the same stream: \(s)")
+        #expect(s?.state == .live, "\(String(describing: s))")
+        #expect((s?.connections ?? 0) >= 2, "the returning publisher resumed the same stream: \(String(describing: s))")
         #expect(viewer.exitStatus == nil, "the viewer was dropped across the publisher's gap")
     }
 
@@ -162,8 +165,8 @@ import Bench
             var connections = 0
             while Date().timeIntervalSince(t0) < 8 {
                 let s = try Self.status(port, "phone")
-                connections = s["connections"] as? Int ?? 0
-                if s["state"] as? String == "live" && connections == round { break }
+                connections = s?.connections ?? 0
+                if s?.state == .live && connections == round { break }
                 usleep(50_000)
             }
             waits.append(Date().timeIntervalSince(t0))
@@ -180,7 +183,19 @@ import Bench
 /// uploaded segments become a stream like any other (here re-served as LL-HLS), only for users
 /// allowed to publish.
 @Suite(.ownThreads, .serialized) struct HLSUploadTests {
-    @Test func uploadedSegmentsBecomeALiveStreamForPublishersOnly() throws {
+    /// scripts/browser.py `--video`'s JSON line: the fields this test reads.
+    struct VideoResult: Decodable {
+        /// hls.js's state, present when the page played with hls.js (only its presence is read).
+        struct HLSJS: Decodable {
+            var targetLatency: Double?
+        }
+        var started: Bool?
+        /// Seconds the video's clock moved.
+        var advanced: Double?
+        var hlsjs: HLSJS?
+    }
+
+    @Test(.tags(.exclusive)) func uploadedSegmentsBecomeALiveStreamForPublishersOnly() throws {
         let hash = try AccessTests.hash("phone-pass")
         let (serve, port, dir) = try Servers.serve("""
         server: {listen: "127.0.0.1:0"}
@@ -211,7 +226,8 @@ import Bench
         defer { phone.stop() }
         usleep(5_000_000)
         let api = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/api/streams/reporter"], timeout: 10).stdout
-        #expect(api.contains("\"state\":\"live\"") && api.contains("\"codec\":\"h264\""), "\(api.prefix(400))")
+        let reporter = try? Servers.decode(StreamView.self, api).stream
+        #expect(reporter?.state == .live && reporter?.codec == "h264", "\(api.prefix(400))")
         // Re-served as LL-HLS: ffmpeg reads pictures from LiveRelay's playlist.
         let r = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-i", "http://127.0.0.1:\(port)/streams/reporter/hls/index.m3u8",
                                                          "-frames:v", "20", "-f", "null", "-"], timeout: 30)
@@ -220,8 +236,8 @@ import Bench
         let page = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path,
                                                          "http://127.0.0.1:\(port)/streams/reporter/watch?via=hls", "--video", "video", "--seconds", "2"], timeout: 60)
         let line = page.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
-        let j = (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? [:]
-        #expect(j["started"] as? Bool == true && (j["advanced"] as? Double ?? 0) > 1 && j["hlsjs"] != nil, "\(page.stdout) \(page.stderr.suffix(300))")
+        let j = try? JSONDecoder().decode(VideoResult.self, from: Data(line.utf8))
+        #expect(j?.started == true && (j?.advanced ?? 0) > 1 && j?.hlsjs != nil, "\(page.stdout) \(page.stderr.suffix(300))")
         #expect(!serve.stdout.contains("phone-pass") && !serve.stderr.contains("phone-pass"))
     }
 }
@@ -266,14 +282,14 @@ import Bench
         }
         let publisher = try RTMPIngestTests.publisher("\(base)/phone1?user=pub&pass=pub-secret-77", seconds: 10)
         defer { publisher.stop() }
-        var state = ""
+        var state: StreamState?
         let end = Date().addingTimeInterval(10)
-        while Date() < end && state != "live" {
+        while Date() < end && state != .live {
             usleep(300_000)
-            state = try RTMPIngestTests.status(port, "phone1")["state"] as? String ?? ""
+            state = try RTMPIngestTests.status(port, "phone1")?.state
         }
-        #expect(state == "live")
-        #expect(try RTMPIngestTests.status(port, "phone2")["state"] as? String != "live")
+        #expect(state == .live)
+        #expect(try RTMPIngestTests.status(port, "phone2")?.state != .live)
         #expect(!serve.stdout.contains("pub-secret-77") && !serve.stderr.contains("pub-secret-77"), "a password reached the log")
     }
 
@@ -299,15 +315,15 @@ import Bench
         // RTMPS (ffmpeg's TLS client; the test certificate is self-signed, ffmpeg does not verify by default).
         let publisher = try RTMPIngestTests.publisher("rtmps://127.0.0.1:\(rtmpPort)/live/phone1?key=fleet-key", seconds: 10)
         defer { publisher.stop() }
-        var s: [String: Any] = [:]
+        var s: StreamStatus?
         let end = Date().addingTimeInterval(12)
         while Date() < end {
             usleep(300_000)
             // The HTTP side is HTTPS now.
             let r = try ChildProcess.run("/usr/bin/curl", ["-s", "--cacert", cert, "https://127.0.0.1:\(port)/api/streams/phone1"], timeout: 10)
-            s = ((try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])?["stream"] as? [String: Any]) ?? [:]
-            if s["state"] as? String == "live" { break }
+            s = try? Servers.decode(StreamView.self, r.stdout).stream
+            if s?.state == .live { break }
         }
-        #expect(s["state"] as? String == "live" && s["codec"] as? String == "h264", "\(s) \(publisher.stderr.suffix(300))")
+        #expect(s?.state == .live && s?.codec == "h264", "\(String(describing: s)) \(publisher.stderr.suffix(300))")
     }
 }

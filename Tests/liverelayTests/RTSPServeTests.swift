@@ -1,6 +1,8 @@
 import Testing
 import Foundation
 import TestSupport
+import Relay
+import RelayAPI
 
 /// Every stream re-served over RTSP (`server.rtsp.listen`), read by real clients: ffmpeg and
 /// GStreamer's rtspsrc over TCP (interleaved) and UDP, the stamped pictures read back from what
@@ -36,9 +38,24 @@ import TestSupport
         return (r.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.count, r.stderr)
     }
 
-    static func probe(_ url: String, transport: String) throws -> [String: Any] {
+    /// `liverelay probe --json`'s report; nil when it gave none (`said`: what it said instead).
+    struct Probed: CustomStringConvertible {
+        var report: ProbeReport?
+        var said: String
+        var description: String { report.map { "\($0)" } ?? "no report: \(said)" }
+    }
+
+    static func probe(_ url: String, transport: String) throws -> Probed {
         let r = try ChildProcess.run(Paths.liverelay, ["probe", url, "--transport", transport, "--frames", "60", "--json"], timeout: 30)
-        return (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]) ?? ["error": r.stderr]
+        return Probed(report: try? Servers.decode(ProbeReport.self, r.stdout), said: r.stderr)
+    }
+
+    /// scripts/rtsp_udp_client.py's JSON line (`error`: what it said when it printed none).
+    struct UDPClientResult: Decodable {
+        var total: Int?
+        var recent: Int?
+        var closed: Bool?
+        var error: String?
     }
 
     @Test func ffmpegAndGStreamerReadEveryStreamOverTCPAndUDP() throws {
@@ -50,12 +67,12 @@ import TestSupport
             #expect(frames >= 80, "ffmpeg over \(transport): \(frames) frames in 3 s; \(err.suffix(400))")
             // The stamped pictures come through whole: every one read back, capture → decoded measured.
             let p = try Self.probe(url, transport: transport)
-            #expect(p["stamps_read"] as? Int == 60 && p["codec"] as? String == "h264" && p["width"] as? Int == 640, "\(transport): \(p)")
-            #expect((p["latency_p50_ms"] as? Double ?? 1e9) < 1000, "\(transport): \(p)")
+            #expect(p.report?.stampsRead == 60 && p.report?.codec == "h264" && p.report?.width == 640, "\(transport): \(p)")
+            #expect((p.report?.latencyP50Ms ?? 1e9) < 1000, "\(transport): \(p)")
         }
         // The second stream too, at its own size.
         let small = try Self.probe("rtsp://127.0.0.1:\(rtspPort)/other", transport: "tcp")
-        #expect(small["width"] as? Int == 320 && small["stamps_read"] as? Int == 60, "\(small)")
+        #expect(small.report?.width == 320 && small.report?.stampsRead == 60, "\(small)")
 
         // GStreamer's rtspsrc, both transports: it records what it received, which is read back.
         for transport in ["tcp", "udp"] {
@@ -64,22 +81,28 @@ import TestSupport
                                                               "protocols=\(transport)", "latency=100", "!", "rtph264depay", "!", "h264parse", "!",
                                                               "mpegtsmux", "!", "filesink", "location=\(out.path)"], timeout: 20)
             let p = try Self.probe(out.path, transport: "auto")
-            #expect((p["stamps_read"] as? Int ?? 0) == 60 && p["width"] as? Int == 640, "GStreamer over \(transport): \(p); \(g.output.suffix(400))")
+            #expect((p.report?.stampsRead ?? 0) == 60 && p.report?.width == 640, "GStreamer over \(transport): \(p); \(g.output.suffix(400))")
         }
 
         // Each playing client is an output of its stream, listed by the API, gone when it leaves.
         let reader = try ChildProcess("/usr/bin/timeout", ["-k", "1", "20", "/usr/bin/ffmpeg", "-v", "error", "-rtsp_transport", "tcp", "-i", url,
                                                             "-t", "4", "-f", "null", "-"])
         defer { reader.stop() }
-        usleep(2_000_000)
-        let api = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/api/streams/cam"], timeout: 10).stdout
-        let sinks = ((try? JSONSerialization.jsonObject(with: Data(api.utf8)) as? [String: Any])?["sinks"] as? [[String: Any]]) ?? []
-        let rtsp = sinks.filter { $0["kind"] as? String == "rtsp" }
-        #expect(rtsp.count == 1 && (rtsp.first?["delivered"] as? Int ?? 0) > 30, "\(sinks)")
+        // Listed once it plays (side by side with other tests, ffmpeg may take a while to start).
+        var sinks: [OutputStatus] = []
+        let listedBy = Date().addingTimeInterval(10)
+        repeat {
+            usleep(250_000)
+            let api = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/api/streams/cam"], timeout: 10).stdout
+            sinks = (try? Servers.decode(StreamView.self, api))?.sinks ?? []
+        } while Date() < listedBy && !sinks.contains(where: { $0.kind == .rtsp && $0.counters.delivered > 30 })
+        let rtsp = sinks.filter { $0.kind == .rtsp }
+        #expect(rtsp.count == 1 && (rtsp.first?.counters.delivered ?? 0) > 30, "\(sinks)")
         #expect(reader.wait(timeout: 20))
         usleep(500_000)
         let after = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/api/streams/cam"], timeout: 10).stdout
-        #expect(!after.contains("\"kind\":\"rtsp\""), "the client left but its output stayed")
+        let afterView = try #require(try? Servers.decode(StreamView.self, after), "\(after.prefix(600))")
+        #expect(!afterView.sinks.contains { $0.kind == .rtsp }, "the client left but its output stayed")
     }
 
     /// VLC as Debian ships it (no live555): its `rtsp://` handler is the SAT>IP module, which
@@ -107,7 +130,7 @@ import TestSupport
                                                               "-of", "default=nw=1:nk=1", file], timeout: 20)
         #expect((frames.stdout.split(separator: "\n").first.flatMap { Int($0) } ?? 0) >= 75, "VLC wrote \(frames.output)")
         let p = try Self.probe(file, transport: "auto")
-        #expect(p["stamps_read"] as? Int == 60 && p["width"] as? Int == 640 && p["corrupt_frames"] as? Int == 0, "\(p)")
+        #expect(p.report?.stampsRead == 60 && p.report?.width == 640 && p.report?.corruptFrames == 0, "\(p)")
 
         // The module lowercases the URL: a name in another case finds the one stream it means,
         // and the answer says where PLAY goes (no SDP was seen).
@@ -177,13 +200,13 @@ import TestSupport
         let silent = try ChildProcess(Servers.python, [script, String(rtspPort), "cam", "8", "silent"])
         let reporting = try ChildProcess(Servers.python, [script, String(rtspPort), "cam", "8", "rtcp"])
         #expect(silent.wait(timeout: 30) && reporting.wait(timeout: 30))
-        func result(_ p: ChildProcess) -> [String: Any] {
+        func result(_ p: ChildProcess) -> RTSPServeTests.UDPClientResult {
             let line = p.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
-            return (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? ["error": p.stderr]
+            return (try? JSONDecoder().decode(RTSPServeTests.UDPClientResult.self, from: Data(line.utf8))) ?? RTSPServeTests.UDPClientResult(error: p.stderr)
         }
         let s = result(silent), r = result(reporting)
-        #expect((s["total"] as? Int ?? 0) > 20 && s["closed"] as? Bool == true && s["recent"] as? Int == 0, "silent client: \(s)")
-        #expect(r["closed"] as? Bool == false && (r["recent"] as? Int ?? 0) > 20, "reporting client: \(r)")
+        #expect((s.total ?? 0) > 20 && s.closed == true && s.recent == 0, "silent client: \(s)")
+        #expect(r.closed == false && (r.recent ?? 0) > 20, "reporting client: \(r)")
     }
 
     @Test func anRTSPPortBeyondLoopbackNeedsAuth() throws {

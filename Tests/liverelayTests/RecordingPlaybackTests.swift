@@ -3,6 +3,8 @@ import Foundation
 import TestSupport
 import Bench
 import StampedSource
+import Relay
+import RelayAPI
 
 /// The archive as an ops centre uses it: the stamped source recorded in 1-minute segments
 /// across a restart and a kill -9, then found by time, played by hls.js in Chromium across a
@@ -74,10 +76,10 @@ import StampedSource
 
         // Found: three spans (A, B, C) with the restarts between them as gaps.
         let listing = try curl(["\(base)/api/recordings/cam?start=\(iso.string(from: began.addingTimeInterval(-5)))&end=\(iso.string(from: Date()))"])
-        let found = try #require(try JSONSerialization.jsonObject(with: Data(listing.stdout.utf8)) as? [String: Any], "\(listing.stdout)")
-        let spans = try #require(found["spans"] as? [[String: Any]], "\(found)")
+        let found = try #require(try? Servers.decode(RecordingListing.self, listing.stdout), "\(listing.stdout)")
+        let spans = found.spans
         #expect(spans.count == 3, "\(found)")
-        #expect((found["gaps"] as? [[String: Any]])?.allSatisfy { ($0["duration"] as? Double ?? 0) >= 2 } == true, "\(found)")
+        #expect(found.gaps.allSatisfy { $0.duration >= 2 }, "\(found)")
         #expect(serve.stderr.range(of: "left by an unclean stop is catalogued") != nil || serve.stdout.range(of: "left by an unclean stop is catalogued") != nil,
                 "\(serve.stderr.suffix(800))")
 
@@ -161,12 +163,12 @@ import StampedSource
 
         // Audited: who played back, exported and took the manifest, from where.
         let audit = try curl(["\(base)/api/audit?stream=cam"])
-        let lines = (try? JSONSerialization.jsonObject(with: Data(audit.stdout.utf8)) as? [[String: Any]]) ?? []
-        let actions = Set(lines.compactMap { $0["action"] as? String })
-        #expect(actions.isSuperset(of: ["playback", "export", "manifest"]), "\(audit.stdout.prefix(1500))")
-        #expect(lines.allSatisfy { $0["who"] as? String == "anonymous" && $0["address"] as? String == "127.0.0.1" }, "\(audit.stdout.prefix(1500))")
+        let lines = (try? Servers.decode([AuditEntry].self, audit.stdout)) ?? []
+        let actions = Set(lines.map(\.action))
+        #expect(actions.isSuperset(of: [.playback, .export, .manifest]), "\(audit.stdout.prefix(1500))")
+        #expect(lines.allSatisfy { $0.who == "anonymous" && $0.address == "127.0.0.1" }, "\(audit.stdout.prefix(1500))")
         // Ranges past the first byte are not logged again: one export line for the download.
-        #expect(lines.filter { $0["action"] as? String == "export" }.count == 2, "the download and the out-of-range request: \(audit.stdout.prefix(1500))")
+        #expect(lines.filter { $0.action == .export }.count == 2, "the download and the out-of-range request: \(audit.stdout.prefix(1500))")
 
         // Killed: C's file plays, and at most about a second before the kill is lost.
         let cFile = (rec as NSString).appendingPathComponent(files[3])

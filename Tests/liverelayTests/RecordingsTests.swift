@@ -3,6 +3,8 @@ import Foundation
 import TestSupport
 import Bench
 import Glibc
+import Relay
+import RelayAPI
 
 /// Recordings found by time: the recorder's files go into the catalog with their SHA-256
 /// chained, and the API gives the recorded spans with the restart between them as a gap.
@@ -35,14 +37,14 @@ import Glibc
         let f = ISO8601DateFormatter()
         let url = "http://127.0.0.1:\(port)/api/recordings/cam?start=\(f.string(from: began.addingTimeInterval(-5)))&end=\(f.string(from: Date().addingTimeInterval(5)))"
         let r = try ChildProcess.run("/usr/bin/curl", ["-s", "-g", url], timeout: 15)
-        let listing = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(r.stdout)")
-        let spans = try #require(listing["spans"] as? [[String: Any]], "\(listing)")
-        let gaps = try #require(listing["gaps"] as? [[String: Any]])
+        let listing = try #require(try? Servers.decode(RecordingListing.self, r.stdout), "\(r.stdout)")
+        let spans = listing.spans
+        let gaps = listing.gaps
         // The first run's files (its last written at shutdown) and the second's finished ones.
         #expect(spans.count == 2, "\(listing)")
-        #expect((gaps.first?["duration"] as? Double ?? 0) >= 2, "\(gaps)")
-        #expect((listing["segments"] as? Int ?? 0) >= 3, "\(listing)")
-        let recorded = spans.reduce(0.0) { $0 + ($1["duration"] as? Double ?? 0) }
+        #expect((gaps.first?.duration ?? 0) >= 2, "\(gaps)")
+        #expect(listing.segments >= 3, "\(listing)")
+        let recorded = spans.reduce(0.0) { $0 + $1.duration }
         #expect(recorded >= 9 && recorded <= 17, "recorded \(recorded) s: \(listing)")
         // A bad range is refused with a reason.
         let bad = try ChildProcess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/api/recordings/cam?start=yesterday"], timeout: 15)
@@ -170,9 +172,9 @@ import Glibc
         let verify = try ChildProcess.run(Paths.liverelay, ["recordings", "verify", "--state-dir", dir.path], timeout: 60)
         #expect(verify.status == 0, "\(verify.output)")
         // The audit log has the hold and each deletion, by retention.
-        let lines = (try? JSONSerialization.jsonObject(with: Data(audit.stdout.utf8)) as? [[String: Any]]) ?? []
-        #expect(lines.contains { $0["action"] as? String == "hold" && ($0["detail"] as? String ?? "").hasSuffix("case 9") }, "\(audit.stdout.prefix(800))")
-        let deletions = lines.filter { $0["action"] as? String == "delete" && $0["who"] as? String == "retention" }
+        let lines = (try? Servers.decode([AuditEntry].self, audit.stdout)) ?? []
+        #expect(lines.contains { $0.action == .hold && $0.detail.hasSuffix("case 9") }, "\(audit.stdout.prefix(800))")
+        let deletions = lines.filter { $0.action == .delete && $0.who == "retention" }
         // (Give or take one deleted while the two were read.)
         #expect(deletions.count > 0 && abs(deletions.count - (flooredAll.count - left.floored.count)) <= 1, "\(deletions.count) deletions logged for \(flooredAll.count - left.floored.count) files gone")
     }

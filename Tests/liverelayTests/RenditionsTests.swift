@@ -1,14 +1,27 @@
 import Testing
 import Foundation
 import TestSupport
+import Relay
+import RelayAPI
+import Mux
 
 /// A ladder from one camera: decoded once, scaled and encoded per rendition (libx264 here: no
 /// render node, no CUDA), served as streams of their own, listed in a multivariant playlist,
 /// encoded only while watched, keyframes at the source's times.
 @Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct RenditionsTests {
-    static func json(_ url: String) -> [String: Any]? {
-        guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "-m", "5", url], timeout: 10), r.status == 0 else { return nil }
-        return try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+    /// The stream the API shows at `url`; nil when nothing (or not a stream) answers.
+    static func view(_ url: String) -> StreamView? {
+        Servers.apiIfAny(StreamView.self, url, maxTime: 5)
+    }
+
+    /// The hls.js page script's JSON line: whether each step happened.
+    struct LadderResult: Decodable {
+        var levelsOk: Bool?
+        var top: Bool?
+        var down: Bool?
+        var up: Bool?
+        var playing: Bool?
+        var error: String?
     }
 
     static func get(_ url: String) throws -> String {
@@ -51,10 +64,10 @@ import TestSupport
         let idleCPU0 = serve.cpuSeconds
         Thread.sleep(forTimeInterval: 4)
         let idleCPU = (serve.cpuSeconds - idleCPU0) / 4
-        let idle = Self.json("\(base)/api/streams/cam_240p")
-        #expect((idle?["stream"] as? [String: Any])?["state"] as? String == "idle", "cam_240p: \(String(describing: idle?["stream"]))")
-        #expect((idle?["rendition"] as? [String: Any])?["encoding"] as? Bool != true)
-        #expect((Self.json("\(base)/api/streams/cam")?["stream"] as? [String: Any])?["decoding"] as? Bool == false)
+        let idle = Self.view("\(base)/api/streams/cam_240p")
+        #expect(idle?.stream.state == .idle, "cam_240p: \(String(describing: idle?.stream))")
+        #expect(idle?.rendition?.encoding != true)
+        #expect(Self.view("\(base)/api/streams/cam")?.stream.decoding == false)
 
         // A viewer of the 240p rendition over RTSP: 426x240 (the source's shape), every picture.
         let watching = try ChildProcess("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-rtsp_transport", "tcp",
@@ -73,15 +86,15 @@ import TestSupport
         #expect(busyCPU > idleCPU + 0.02, "encoding shows in CPU: idle \(idleCPU), watched \(busyCPU)")
 
         // The API says which encoder and why not a hardware one.
-        let r = Self.json("\(base)/api/streams/cam_240p")?["rendition"] as? [String: Any]
-        let encoder = r?["encoder"] as? [String: Any]
-        #expect(r?["encoding"] as? Bool == true)
-        #expect(r?["of"] as? String == "cam")
-        let encodeMs = r?["encode_ms"] as? Double ?? 0
+        let r = Self.view("\(base)/api/streams/cam_240p")?.rendition
+        let encoder = r?.encoder
+        #expect(r?.encoding == true)
+        #expect(r?.of == "cam")
+        let encodeMs = r?.encodeMilliseconds ?? 0
         #expect(encodeMs > 0 && encodeMs < 100, "the encoder's own time per picture: \(encodeMs) ms")
-        #expect(encoder?["encoder"] as? String == "libx264", "\(String(describing: r))")
-        #expect(encoder?["path"] as? String == "software")
-        let why = encoder?["fallback_reason"] as? String ?? ""
+        #expect(encoder?.encoder == "libx264", "\(String(describing: r))")
+        #expect(encoder?.path == "software")
+        let why = encoder?.fallbackReason ?? ""
         #expect(why.contains("VAAPI") && why.contains("NVENC"), "fallback reason: \(why)")
 
         // The multivariant playlist lists the source and both renditions.
@@ -133,7 +146,7 @@ import TestSupport
         let (serve, port, dir) = try Servers.serve(yaml)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         let url = "http://127.0.0.1:\(port)/streams/cam_r240/hls/index.m3u8"
-        func encoding() -> Bool? { (Self.json("http://127.0.0.1:\(port)/api/streams/cam_r240")?["rendition"] as? [String: Any])?["encoding"] as? Bool }
+        func encoding() -> Bool? { Self.view("http://127.0.0.1:\(port)/api/streams/cam_r240")?.rendition?.encoding }
         /// Seconds between now and the newest program date-time the playlist lists.
         func edgeAge(_ playlist: String) -> Double? {
             let f = ISO8601DateFormatter()
@@ -272,12 +285,13 @@ import TestSupport
         """
         let r = try ChildProcess.run(Servers.python, ["-c", script], timeout: 240)
         let line = r.stdout.split(separator: "\n").last.map(String.init) ?? ""
-        let j = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(r.stdout) \(r.stderr.suffix(1500))")
-        print("renditions, hls.js: \(j)")
-        #expect(j["levels_ok"] as? Bool == true, "\(j)")
-        #expect(j["top"] as? Bool == true, "hls.js reached the source's 360p: \(j)")
-        #expect(j["down"] as? Bool == true, "hls.js went down under 400 kbit/s: \(j)")
-        #expect(j["up"] as? Bool == true, "hls.js came back up: \(j)")
-        #expect(j["playing"] as? Bool == true, "\(j)")
+        let j = try #require(try? Servers.decode(LadderResult.self, line), "\(r.stdout) \(r.stderr.suffix(1500))")
+        // The line itself in the messages: it has the heights hls.js went through.
+        print("renditions, hls.js: \(line)")
+        #expect(j.levelsOk == true, "\(line)")
+        #expect(j.top == true, "hls.js reached the source's 360p: \(line)")
+        #expect(j.down == true, "hls.js went down under 400 kbit/s: \(line)")
+        #expect(j.up == true, "hls.js came back up: \(line)")
+        #expect(j.playing == true, "\(line)")
     }
 }

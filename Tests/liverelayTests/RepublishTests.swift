@@ -1,6 +1,8 @@
 import Testing
 import Foundation
 import TestSupport
+import Relay
+import RelayAPI
 
 /// Recording and forwarding with real destinations: nginx-rtmp (read back by ffmpeg), an SRT
 /// listener (ffmpeg), gst-rtsp-server taking RECORD; a destination that restarts; a relay
@@ -65,17 +67,16 @@ import TestSupport
         }
         #expect(back >= 55, "RTMP after the restart: \(back) frames")
         let api = try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "5", "http://127.0.0.1:\(port)/api/streams/cam"], timeout: 10).stdout
-        let j = try #require(try JSONSerialization.jsonObject(with: Data(api.utf8)) as? [String: Any], "\(api)")
-        let forwards = try #require(j["forwards"] as? [[String: Any]])
+        let j = try #require(try? Servers.decode(StreamView.self, api), "\(api)")
+        let forwards = j.forwards
         #expect(forwards.count == 4)
-        #expect((forwards[0]["reconnects"] as? Int ?? 0) >= 1 && forwards[0]["state"] as? String == "running", "\(forwards[0])")
-        #expect((forwards[2]["sent"] as? Int ?? 0) > 30, "RTSP RECORD: \(forwards[2])")
-        let sinks = try #require(j["sinks"] as? [[String: Any]])
-        let rtmpSink = try #require(sinks.first { $0["name"] as? String == "forward0" })
-        #expect(((rtmpSink["dropped"] as? [String: Int])?["resync"] ?? 0) > 0, "drops while away are counted: \(rtmpSink)")
+        #expect(forwards[0].reconnects >= 1 && forwards[0].state == .running, "\(forwards[0])")
+        #expect(forwards[2].sent > 30, "RTSP RECORD: \(forwards[2])")
+        let rtmpSink = try #require(j.sink(named: "forward0"))
+        #expect(rtmpSink.counters.dropped[.resync] > 0, "drops while away are counted: \(rtmpSink)")
         // Every packet accounted for: what the forward took while away is a drop, not a delivery.
-        let received = rtmpSink["received"] as? Int ?? -1, delivered = rtmpSink["delivered"] as? Int ?? 0
-        let dropped = ((rtmpSink["dropped"] as? [String: Int]) ?? [:]).values.reduce(0, +), queued = rtmpSink["queue_depth"] as? Int ?? 0
+        let received = rtmpSink.counters.received, delivered = rtmpSink.counters.delivered
+        let dropped = rtmpSink.counters.droppedTotal, queued = rtmpSink.queueDepth
         #expect(abs(received - (delivered + dropped + queued)) <= 2, "received \(received) vs delivered \(delivered) + dropped \(dropped) + queued \(queued)")
         // The stream key is a credential: not in the API, not in the logs.
         #expect(!api.contains(key) && !serve.stderr.contains(key) && !serve.stdout.contains(key))

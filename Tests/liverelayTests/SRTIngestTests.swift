@@ -2,6 +2,8 @@ import Testing
 import Foundation
 import TestSupport
 import Bench
+import Relay
+import RelayAPI
 
 /// The one-port SRT ingest with ffmpeg's SRT caller (libsrt, as encoders and bodycam relays
 /// use it): several publishers on one UDP port routed by `streamid`, each needing its stream's
@@ -13,16 +15,17 @@ import Bench
                                              "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "15", "-f", "mpegts", url])
     }
 
-    static func status(_ port: Int, _ stream: String) throws -> [String: Any] {
+    /// The stream's status as the API shows it; nil when the answer is not a stream (no such
+    /// stream: a refusal's `{"error": …}`).
+    static func status(_ port: Int, _ stream: String) throws -> StreamStatus? {
         let r = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/api/streams/\(stream)"], timeout: 10)
-        let j = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
-        return j?["stream"] as? [String: Any] ?? [:]
+        return try? Servers.decode(StreamView.self, r.stdout).stream
     }
 
     static func waitLive(_ port: Int, _ streams: [String], timeout: Double = 12) throws -> Bool {
         let end = Date().addingTimeInterval(timeout)
         while Date() < end {
-            if try streams.allSatisfy({ try status(port, $0)["state"] as? String == "live" }) { return true }
+            if try streams.allSatisfy({ try status(port, $0)?.state == .live }) { return true }
             usleep(200_000)
         }
         return false
@@ -53,8 +56,8 @@ import Bench
         publishers.append(try Self.publisher("\(base)&streamid=cam4&passphrase=\(own)", seconds: 20))
         #expect(try Self.waitLive(port, ["cam1", "cam2", "cam3", "cam4"]), "not all live: \(serve.stderr.suffix(2000))")
         let cam1 = try Self.status(port, "cam1")
-        #expect(cam1["codec"] as? String == "h264" && cam1["width"] as? Int == 320, "\(cam1)")
-        #expect(try Self.status(port, "cam4")["width"] as? Int == 160)
+        #expect(cam1?.codec == "h264" && cam1?.width == 320, "\(String(describing: cam1))")
+        #expect(try Self.status(port, "cam4")?.width == 160)
 
         // Refused in the handshake: a wrong passphrase, the fleet passphrase for a stream with its
         // own, none at all, an unknown stream, a reader, a second publisher of a live stream.
@@ -65,9 +68,9 @@ import Bench
             let r = try ChildProcess.run("/usr/bin/timeout", ["-k", "1", "15", "/usr/bin/ffmpeg", "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=15",
                                                               "-t", "2", "-c:v", "libx264", "-f", "mpegts", url], timeout: 30)
             #expect(r.status != 0, "accepted: \(url)")
-            if stream == "cam5" { #expect(try Self.status(port, "cam5")["state"] as? String != "live", "\(url)") }
+            if stream == "cam5" { #expect(try Self.status(port, "cam5")?.state != .live, "\(url)") }
         }
-        #expect(try Self.status(port, "cam1")["width"] as? Int == 320, "the second publisher took cam1")
+        #expect(try Self.status(port, "cam1")?.width == 320, "the second publisher took cam1")
         // Each refusal the handshake made is counted by reason (a wrong passphrase fails inside
         // SRT's own handshake, after the stream's check).
         let metrics = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/metrics"], timeout: 10).stdout
@@ -91,17 +94,17 @@ import Bench
 
         // cam3's caller leaves: the stream is free for the next, which resumes it.
         let leave = Date().addingTimeInterval(15)
-        while Date() < leave, try Self.status(port, "cam3")["state"] as? String == "live" { usleep(200_000) }
+        while Date() < leave, try Self.status(port, "cam3")?.state == .live { usleep(200_000) }
         let next = try Self.publisher("\(base)&streamid=cam3&passphrase=\(fleet)", seconds: 8, size: "240x136")
         publishers.append(next)
-        var resumed: [String: Any] = [:]
+        var resumed: StreamStatus?
         let end = Date().addingTimeInterval(15)
         while Date() < end {
             resumed = try Self.status(port, "cam3")
-            if resumed["width"] as? Int == 240 && resumed["state"] as? String == "live" { break }
+            if resumed?.width == 240 && resumed?.state == .live { break }
             usleep(200_000)
         }
-        #expect(resumed["width"] as? Int == 240 && resumed["state"] as? String == "live", "the returning caller did not resume cam3: \(resumed)")
+        #expect(resumed?.width == 240 && resumed?.state == .live, "the returning caller did not resume cam3: \(String(describing: resumed))")
         #expect(!serve.stdout.contains(fleet) && !serve.stderr.contains(fleet) && !serve.stderr.contains(own), "a passphrase reached the log")
     }
 }
@@ -124,7 +127,7 @@ import Bench
         for id in ["phone2", "#!::r=phone2,m=publish,u=viewer,s=viewer-secret-88", "publish:phone2:pub:nope"] {
             let p = try SRTIngestTests.publisher("\(base)&streamid=\(id)", seconds: 3)
             usleep(3_500_000)
-            #expect(try SRTIngestTests.status(port, "phone2")["state"] as? String != "live", "\(id) published")
+            #expect(try SRTIngestTests.status(port, "phone2")?.state != .live, "\(id) published")
             p.stop()
         }
         let publisher = try SRTIngestTests.publisher("\(base)&streamid=#!::r=phone1,m=publish,u=pub,s=pub-secret-77", seconds: 10)

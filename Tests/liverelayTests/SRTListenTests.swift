@@ -2,15 +2,17 @@ import Testing
 import Foundation
 import TestSupport
 import Bench
+import Relay
+import RelayAPI
 
 /// An SRT listen source carries its credential, the passphrase: a caller with another one is
 /// refused before any media, whether it comes first or while the rightful publisher is live,
 /// and the stream stays with the rightful publisher.
 @Suite(.ownThreads, .serialized) struct SRTListenTests {
-    static func status(_ port: Int, _ stream: String) throws -> [String: Any] {
+    /// The stream's status as the API shows it; nil when the answer is not a stream.
+    static func status(_ port: Int, _ stream: String) throws -> StreamStatus? {
         let r = try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "5", "http://127.0.0.1:\(port)/api/streams/\(stream)"], timeout: 10)
-        let j = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
-        return j?["stream"] as? [String: Any] ?? [:]
+        return try? Servers.decode(StreamView.self, r.stdout).stream
     }
 
     /// ffmpeg pushing 640x360 MPEG-TS over SRT with this passphrase; its exit status and stderr.
@@ -36,30 +38,30 @@ import Bench
         // First comes a caller with the wrong passphrase: refused, the stream never goes live.
         let first = try Self.intruder(srtPort, passphrase: "intruder-pass-999")
         #expect(first.status != 0, "a wrong passphrase was accepted: \(first.stderr)")
-        #expect(try Self.status(port, "field")["state"] as? String != "live")
+        #expect(try Self.status(port, "field")?.state != .live)
 
         // The rightful publisher (the stamped source at 320x180) is taken.
         let rightful = try ChildProcess(Paths.liverelay, ["publish", "srt://127.0.0.1:\(srtPort)?mode=caller&passphrase=\(secret)",
                                                           "--source", "testsrc://?size=320x180&fps=30&gop=30", "--duration", "30"])
         defer { rightful.stop() }
-        var live: [String: Any] = [:]
+        var live: StreamStatus?
         let end = Date().addingTimeInterval(15)
         while Date() < end {
             live = try Self.status(port, "field")
-            if live["state"] as? String == "live" && live["width"] as? Int == 320 { break }
+            if live?.state == .live && live?.width == 320 { break }
             usleep(200_000)
         }
-        #expect(live["state"] as? String == "live" && live["width"] as? Int == 320, "\(live)")
-        let connections = live["connections"] as? Int
+        #expect(live?.state == .live && live?.width == 320, "\(String(describing: live))")
+        let connections = live?.connections
 
         // A second caller with the wrong passphrase while the rightful one is live: refused too.
         let second = try Self.intruder(srtPort, passphrase: "intruder-pass-999")
         #expect(second.status != 0, "a wrong passphrase was accepted while live: \(second.stderr)")
         usleep(1_000_000)
         let after = try Self.status(port, "field")
-        #expect(after["state"] as? String == "live" && after["width"] as? Int == 320 && after["connections"] as? Int == connections,
-                "the stream left its rightful publisher: \(after)")
-        #expect((after["fps_in"] as? Double ?? 0) > 20, "\(after)")
+        #expect(after?.state == .live && after?.width == 320 && after?.connections == connections,
+                "the stream left its rightful publisher: \(String(describing: after))")
+        #expect((after?.fpsIn ?? 0) > 20, "\(String(describing: after))")
         #expect(!serve.stdout.contains(secret) && !serve.stderr.contains(secret), "the passphrase reached the log")
     }
 }

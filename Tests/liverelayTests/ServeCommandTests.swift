@@ -1,11 +1,24 @@
 import Testing
 import Foundation
 import TestSupport
+import Relay
+import RelayAPI
 
 /// `liverelay serve` as a user runs it, read by real clients: ffmpeg for MJPEG, curl for the API.
 @Suite(.ownThreads, .serialized) struct ServeCommandTests {
     func startServe(_ yaml: String) throws -> (ChildProcess, Int, URL) {
         try Servers.serve(yaml)
+    }
+
+    /// scripts/browser.py `--img`'s JSON line: the picture the page's `<img>` showed (null: none).
+    struct ImageResult: Decodable {
+        struct Image: Decodable {
+            var width: Int?
+            var height: Int?
+            var distinct: Int?
+        }
+        var img: Image?
+        var error: String?
     }
 
     func curl(_ args: [String]) throws -> CommandResult {
@@ -38,22 +51,21 @@ import TestSupport
         #expect(snap.stdout == "200 image/jpeg")
         // API: live, software decode, preview sink counted.
         let api = try curl(["http://127.0.0.1:\(port)/api/streams/demo"])
-        let j = try #require(try JSONSerialization.jsonObject(with: Data(api.stdout.utf8)) as? [String: Any])
-        let stream = try #require(j["stream"] as? [String: Any])
-        #expect(stream["state"] as? String == "live")
-        let sinks = try #require(j["sinks"] as? [[String: Any]])
+        let j = try #require(try? Servers.decode(StreamView.self, api.stdout), "\(api.stdout.prefix(600))")
+        #expect(j.stream.state == .live)
+        let sinks = j.sinks
         // Every output is listed with its kind: the decode stage and the preview it feeds.
-        let preview = try #require(sinks.first { $0["kind"] as? String == "preview" }, "\(sinks)")
-        #expect((preview["delivered"] as? Int ?? 0) > 30)
-        let decode = try #require(sinks.first { $0["kind"] as? String == "decode" }, "\(sinks)")
-        #expect(decode["state"] as? String == "running" && (decode["delivered"] as? Int ?? 0) > 30)
+        let preview = try #require(sinks.first { $0.kind == .preview }, "\(sinks)")
+        #expect(preview.counters.delivered > 30)
+        let decode = try #require(sinks.first { $0.kind == .decode }, "\(sinks)")
+        #expect(decode.state == .running && decode.counters.delivered > 30)
         // Switch the policy at run time; the source is not reconnected.
         let patch = try curl(["-X", "PATCH", "-d", "{\"freshness\":\"max_age\",\"max_age_ms\":100}", "http://127.0.0.1:\(port)/api/streams/demo/sinks/preview"])
-        let pj = try #require(try JSONSerialization.jsonObject(with: Data(patch.stdout.utf8)) as? [String: Any])
-        let ps = try #require((pj["sinks"] as? [[String: Any]])?.first { $0["name"] as? String == "preview" })
-        #expect(ps["freshness"] as? String == "max_age")
-        #expect(ps["max_age_ms"] as? Int == 100)
-        #expect((pj["stream"] as? [String: Any])?["connections"] as? Int == 1)
+        let pj = try #require(try? Servers.decode(StreamView.self, patch.stdout), "\(patch.stdout.prefix(600))")
+        let ps = try #require(pj.sink(named: "preview"))
+        #expect(ps.policy.freshness.name == "max_age")
+        #expect(ps.policy.freshness == .maxAge(milliseconds: 100))
+        #expect(pj.stream.connections == 1)
         // Errors: unknown stream, malformed body, hostile path; the server stays up.
         #expect(try curl(["-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/api/streams/nope"]).stdout == "404")
         #expect(try curl(["-o", "/dev/null", "-w", "%{http_code}", "-X", "PATCH", "-d", "nonsense", "http://127.0.0.1:\(port)/api/streams/demo/sinks/preview"]).stdout == "400")
@@ -88,18 +100,18 @@ import TestSupport
         let live = try ChildProcess.run("/usr/bin/python3", [browser, "http://127.0.0.1:\(port)/streams/demo/", "--img", "preview",
                                                              "--seconds", "2", "--screenshot", shot], timeout: 60)
         #expect(live.status == 0, "\(live.stdout) \(live.stderr)")
-        let j = try #require(try JSONSerialization.jsonObject(with: Data(live.stdout.utf8)) as? [String: Any])
-        let img = try #require(j["img"] as? [String: Any], "\(live.stdout)")
-        #expect(img["width"] as? Int == 640 && img["height"] as? Int == 360)
-        #expect((img["distinct"] as? Int ?? 0) >= 10, "the picture hardly changed: \(img)")
+        let j = try #require(try? Servers.decode(ImageResult.self, live.stdout), "\(live.stdout)")
+        let img = try #require(j.img, "\(live.stdout)")
+        #expect(img.width == 640 && img.height == 360)
+        #expect((img.distinct ?? 0) >= 10, "the picture hardly changed: \(img)")
         // The screenshot is the picture: crop the viewport's top-left 640x360 and read the stamp.
         let nut = dir.appendingPathComponent("shot.nut").path
         let conv = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-i", shot, "-vf", "crop=640:360:0:0", "-pix_fmt", "yuv420p",
                                                             "-c:v", "ffv1", nut], timeout: 20)
         #expect(conv.status == 0, "\(conv.stderr)")
         let probe = try ChildProcess.run(Paths.liverelay, ["probe", nut, "--frames", "1", "--json"], timeout: 20)
-        let pj = try #require(try JSONSerialization.jsonObject(with: Data(probe.stdout.utf8)) as? [String: Any], "\(probe.stderr)")
-        #expect(pj["stamps_read"] as? Int == 1, "no stamp in the browser's screenshot: \(probe.stdout)")
+        let pj = try #require(try? Servers.decode(ProbeReport.self, probe.stdout), "\(probe.stdout) \(probe.stderr)")
+        #expect(pj.stampsRead == 1, "no stamp in the browser's screenshot: \(probe.stdout)")
 
         // The dead source: the slate, flagged, and the reason in the API without credentials.
         let dead = try ChildProcess.run("/usr/bin/python3", [browser, "http://127.0.0.1:\(port)/streams/dead/", "--img", "preview", "--seconds", "0.5"], timeout: 60)
@@ -107,8 +119,9 @@ import TestSupport
         let snap = try curl(["-D", "-", "-o", "/dev/null", "http://127.0.0.1:\(port)/streams/dead/snapshot.jpg"])
         #expect(snap.stdout.lowercased().contains("x-liverelay-signal: lost"))
         let api = try curl(["http://127.0.0.1:\(port)/api/streams/dead"])
-        #expect(api.stdout.contains("\"state\":\"reconnecting\""), "\(api.stdout)")
-        #expect(api.stdout.contains("signal_lost_since"))
+        let deadView = try #require(try? Servers.decode(StreamView.self, api.stdout), "\(api.stdout)")
+        #expect(deadView.stream.state == .reconnecting, "\(api.stdout)")
+        #expect(deadView.stream.signalLostSince != nil)
         #expect(api.stdout.contains("unreachable") && !api.stdout.contains("hunter2"), "\(api.stdout)")
         #expect(!serve.stderr.contains("hunter2"))
     }

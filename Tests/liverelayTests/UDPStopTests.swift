@@ -2,16 +2,17 @@ import Testing
 import Foundation
 import TestSupport
 import Bench
+import Relay
+import RelayAPI
 
 /// A camera across a real link (its own network namespace, a veth pair) whose UDP media stops
 /// mid-session while its RTSP port still answers — a NAT that dropped its UDP mappings: with
 /// `transport: auto` the stream comes back over TCP at the next reconnect, without first waiting
 /// for UDP again, and says so in the API.
 @Suite(.ownThreads, .serialized) struct UDPStopTests {
-    static func status(_ port: Int) -> [String: Any] {
-        guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "2", "http://127.0.0.1:\(port)/api/streams/cam"], timeout: 5),
-              let j = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] else { return [:] }
-        return j["stream"] as? [String: Any] ?? [:]
+    /// `cam`'s status as the API shows it; nil when nothing (or not a stream) answers.
+    static func status(_ port: Int) -> StreamStatus? {
+        Servers.apiIfAny(StreamView.self, "http://127.0.0.1:\(port)/api/streams/cam", maxTime: 2)?.stream
     }
 
     @Test(.enabled(if: getuid() == 0, "needs root for a network namespace and iptables"))
@@ -34,15 +35,15 @@ import Bench
             preview: false
         """)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        var s: [String: Any] = [:]
+        var s: StreamStatus?
         var end = Date().addingTimeInterval(15)
         while Date() < end {
             s = Self.status(port)
-            if s["state"] as? String == "live" && (s["fps_in"] as? Double ?? 0) > 20 { break }
+            if s?.state == .live && (s?.fpsIn ?? 0) > 20 { break }
             usleep(200_000)
         }
-        try #require(s["state"] as? String == "live", "\(s)")
-        #expect(s["transport_fallback"] == nil, "\(s)")
+        try #require(s?.state == .live, "\(String(describing: s))")
+        #expect(s?.transportFallback == nil, "\(String(describing: s))")
 
         // The UDP path breaks; RTSP (TCP) still answers.
         try lab.addInputRule(["-p", "udp", "-j", "DROP"])
@@ -52,7 +53,7 @@ import Bench
         var back: Double?
         while Date() < end {
             s = Self.status(port)
-            if s["state"] as? String == "live" && s["transport_fallback"] as? String == "tcp" && (s["connections"] as? Int ?? 0) >= 2 {
+            if s?.state == .live && s?.transportFallback == "tcp" && (s?.connections ?? 0) >= 2 {
                 back = Date().timeIntervalSince(cut)
                 break
             }
@@ -61,10 +62,10 @@ import Bench
         // The read timeout (2 s) notices, the reconnect goes straight to TCP (the API's
         // transport_fallback says so: without the switch it stays unset and this fails); the time
         // is the read timeout, the backoff, the TCP open and a keyframe (5.0 s in a CI-like run).
-        #expect(back != nil && back! < 10, "back after \(back ?? -1) s: \(s)")
+        #expect(back != nil && back! < 10, "back after \(back ?? -1) s: \(String(describing: s))")
         print("UDPStopTests: live again over TCP \(String(format: "%.1f", back ?? -1)) s after the UDP path broke (read_timeout 2 s)")
         usleep(2_000_000)
-        #expect((Self.status(port)["fps_in"] as? Double ?? 0) > 20, "no pictures over TCP")
+        #expect((Self.status(port)?.fpsIn ?? 0) > 20, "no pictures over TCP")
         #expect(serve.stderr.contains("reconnecting over TCP"))
     }
 }

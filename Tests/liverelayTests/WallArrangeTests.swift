@@ -7,6 +7,75 @@ import Bench
 /// and state, the keyboard and full screen, the arrangement found again after a reload, a lost
 /// source highlighted, and the selected tile's AAC heard (the page's AudioDecoder outputs samples).
 @Suite(.ownThreads, .serialized) struct WallArrangeTests {
+    /// The page script's JSON line (its keys as it writes them; arrays of mixed values read by
+    /// position).
+    struct ArrangeResult: Decodable {
+        /// `[the wall's layout class, the tiles shown]`.
+        struct LayoutShown: Decodable {
+            var layout: String?
+            var tiles: [String]?
+            init(from decoder: any Decoder) throws {
+                var c = try decoder.unkeyedContainer()
+                layout = try c.decodeIfPresent(String.self)
+                tiles = try c.decodeIfPresent([String].self)
+            }
+        }
+        /// `[the big tile, how many tiles are shown]`.
+        struct BigTile: Decodable {
+            var tile: String?
+            var count: Int?
+            init(from decoder: any Decoder) throws {
+                var c = try decoder.unkeyedContainer()
+                tile = try c.decodeIfPresent(String.self)
+                count = try c.decodeIfPresent(Int.self)
+            }
+        }
+        /// `[layout, group, the tiles shown]` after the reload.
+        struct Reloaded: Decodable {
+            var layout: String?
+            var group: String?
+            var tiles: [String]?
+            init(from decoder: any Decoder) throws {
+                var c = try decoder.unkeyedContainer()
+                layout = try c.decodeIfPresent(String.self)
+                group = try c.decodeIfPresent(String.self)
+                tiles = try c.decodeIfPresent([String].self)
+            }
+        }
+        struct AudioState: Decodable {
+            var codec: String?
+            var errors: Int?
+        }
+        var connected: Bool?
+        var twoByTwo: LayoutShown?
+        var north: [String]?
+        var filterB: [String]?
+        var goneLost: Bool?
+        var stateLost: [String]?
+        var big: BigTile?
+        var selected: String?
+        var tileFull: String?
+        var afterEsc: Bool?
+        var wallFull: String?
+        var reloaded: Reloaded?
+        var audio: Bool?
+        var audioState: AudioState?
+        var mutedAgain: Bool?
+
+        enum CodingKeys: String, CodingKey {
+            case connected, north, big, selected, reloaded, audio
+            case twoByTwo = "2x2"
+            case filterB = "filter_b"
+            case goneLost = "gone_lost"
+            case stateLost = "state_lost"
+            case tileFull = "tile_full"
+            case afterEsc = "after_esc"
+            case wallFull = "wall_full"
+            case audioState = "audio_state"
+            case mutedAgain = "muted_again"
+        }
+    }
+
     @Test func theOperatorArrangesTheWallAndHearsTheSelectedTile() throws {
         let sound = "exec:ffmpeg -hide_banner -loglevel error -re -f lavfi -i testsrc=size=320x180:rate=25 -f lavfi -i sine=frequency=440:sample_rate=48000 -c:v libx264 -preset ultrafast -tune zerolatency -g 25 -c:a aac -b:a 64k -f mpegts -"
         var yaml = "streams:\n"
@@ -73,26 +142,24 @@ import Bench
         """
         let r = try ChildProcess.run(Servers.python, ["-c", script], timeout: 150)
         let line = r.stdout.split(separator: "\n").last.map(String.init) ?? ""
-        let j = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(r.stdout) \(r.stderr.suffix(1500))")
-        #expect(j["connected"] as? Bool == true, "\(j)")
-        let twoByTwo = j["2x2"] as? [Any] ?? []
-        #expect(twoByTwo.first as? String == "l2" && (twoByTwo.last as? [String])?.count == 4, "\(j)")
-        #expect(j["north"] as? [String] == ["a", "b", "c"], "\(j)")
-        #expect(j["filter_b"] as? [String] == ["b"], "\(j)")
-        #expect(j["gone_lost"] as? Bool == true, "a lost source is highlighted: \(j)")
-        #expect(j["state_lost"] as? [String] == ["gone"], "\(j)")
-        #expect((j["big"] as? [Any])?.first as? String == "a" && (j["big"] as? [Any])?.last as? Int == 6, "\(j)")
-        #expect(j["selected"] as? String == "b", "\(j)")
-        #expect(j["tile_full"] as? String == "b", "\(j)")
-        #expect(j["after_esc"] as? Bool == false, "\(j)")
-        #expect(j["wall_full"] as? String == "wall", "\(j)")
+        let j = try #require(try? JSONDecoder().decode(ArrangeResult.self, from: Data(line.utf8)), "\(r.stdout) \(r.stderr.suffix(1500))")
+        #expect(j.connected == true, "\(line)")
+        #expect(j.twoByTwo?.layout == "l2" && j.twoByTwo?.tiles?.count == 4, "\(line)")
+        #expect(j.north == ["a", "b", "c"], "\(line)")
+        #expect(j.filterB == ["b"], "\(line)")
+        #expect(j.goneLost == true, "a lost source is highlighted: \(line)")
+        #expect(j.stateLost == ["gone"], "\(line)")
+        #expect(j.big?.tile == "a" && j.big?.count == 6, "\(line)")
+        #expect(j.selected == "b", "\(line)")
+        #expect(j.tileFull == "b", "\(line)")
+        #expect(j.afterEsc == false, "\(line)")
+        #expect(j.wallFull == "wall", "\(line)")
         // Found again after the reload: its layout, its group, its tiles.
-        let reloaded = j["reloaded"] as? [Any] ?? []
-        #expect(reloaded.count == 3 && reloaded[0] as? String == "3" && reloaded[1] as? String == "south"
-                && reloaded[2] as? [String] == ["d", "e", "gone"] + ["sound"], "\(j)")
-        #expect(j["audio"] as? Bool == true, "the AAC tile was not heard: \(j) \(serve.stderr.suffix(1500))")
-        let state = j["audio_state"] as? [String: Any] ?? [:]
-        #expect((state["codec"] as? String)?.hasPrefix("mp4a.40.2") == true && state["errors"] as? Int == 0, "\(state)")
-        #expect(j["muted_again"] as? Bool == true)
+        let reloaded = j.reloaded
+        #expect(reloaded?.layout == "3" && reloaded?.group == "south" && reloaded?.tiles == ["d", "e", "gone"] + ["sound"], "\(line)")
+        #expect(j.audio == true, "the AAC tile was not heard: \(line) \(serve.stderr.suffix(1500))")
+        let state = j.audioState
+        #expect(state?.codec?.hasPrefix("mp4a.40.2") == true && state?.errors == 0, "\(String(describing: state))")
+        #expect(j.mutedAgain == true)
     }
 }

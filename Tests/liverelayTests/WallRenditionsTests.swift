@@ -6,6 +6,13 @@ import Bench
 /// The wall sends each tile the smallest rendition at least as tall as the tile, and the
 /// single view the stream itself; each tile says which one it plays. Headless Chromium.
 @Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct WallRenditionsTests {
+    /// The page script's JSON line: whether each view played what it should (its states are
+    /// in the line itself, printed).
+    struct PageResult: Decodable {
+        var small: Bool?
+        var single: Bool?
+    }
+
     @Test func smallTilesPlayASmallRenditionAndTheSingleViewTheSource() throws {
         var yaml = "streams:\n"
         yaml += "  cam: {source: \"testsrc://?size=640x360&fps=15&gop=15\", preview: false, renditions: [{name: 90p, height: 90, bitrate: 100k}, {name: 180p, height: 180, bitrate: 200k}]}\n"
@@ -44,9 +51,9 @@ import Bench
         """
         let r = try ChildProcess.run(Servers.python, ["-c", script], timeout: 120)
         let line = r.stdout.split(separator: "\n").last.map(String.init) ?? ""
-        let j = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(r.stdout) \(r.stderr.suffix(1500))")
-        print("wall renditions: \(j)")
-        #expect(j["small"] as? Bool == true, "a 4x4 tile plays the 180p rendition: \(j)")
-        #expect(j["single"] as? Bool == true, "the single view plays the source: \(j)")
+        let j = try #require(try? JSONDecoder().decode(PageResult.self, from: Data(line.utf8)), "\(r.stdout) \(r.stderr.suffix(1500))")
+        print("wall renditions: \(line)")
+        #expect(j.small == true, "a 4x4 tile plays the 180p rendition: \(line)")
+        #expect(j.single == true, "the single view plays the source: \(line)")
     }
 }

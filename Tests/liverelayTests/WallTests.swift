@@ -2,6 +2,8 @@ import Testing
 import Foundation
 import TestSupport
 import Bench
+import Relay
+import RelayAPI
 
 /// The ops wall in headless Chromium: every camera over one WebSocket, H.264 decoded by the
 /// page (WebCodecs), JPEG where the codec is not H.264, and the slate when a camera is lost.
@@ -11,11 +13,58 @@ import Bench
                                           "--wall", "--seconds", String(seconds), "--size", size])
     }
 
-    static func summary(_ browser: ChildProcess) throws -> [String: [String: Any]] {
+    /// scripts/browser.py `--wall`'s JSON line: the page's tiles by stream name (read with a plain
+    /// decoder: the names are keys, not to be converted from snake_case).
+    struct WallResult: Decodable {
+        struct Wall: Decodable {
+            var tiles: [String: Tile]?
+        }
+        /// One tile, the fields these tests read.
+        struct Tile: Decodable {
+            var path: String?
+            var changes: Int?
+            var latencyKind: String?
+            /// Milliseconds; null before a latency was measured.
+            var latencyP50: Double?
+
+            enum CodingKeys: String, CodingKey {
+                case path, changes
+                case latencyKind = "latency_kind"
+                case latencyP50 = "latency_p50"
+            }
+        }
+        var wall: Wall?
+    }
+
+    static func summary(_ browser: ChildProcess) throws -> [String: WallResult.Tile] {
         let line = try #require(browser.stdout.split(separator: "\n").last { $0.hasPrefix("{") }, "\(browser.stdout) \(browser.stderr.suffix(800))")
-        let j = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-        let wall = try #require(j["wall"] as? [String: Any], "\(line)")
-        return try #require(wall["tiles"] as? [String: [String: Any]], "\(line)")
+        let j = try #require(try? JSONDecoder().decode(WallResult.self, from: Data(line.utf8)), "\(line)")
+        return try #require(j.wall?.tiles, "\(line)")
+    }
+
+    /// scripts/wall_client.py's JSON line: the fields these tests read.
+    struct ViewerResult: Decodable {
+        /// The server's counters for the viewer's tile (its `stats` message).
+        struct Server: Decodable {
+            /// By reason's name (`slow_viewer`), as the server wrote it.
+            var droppedByReason: [String: Int]?
+
+            enum CodingKeys: String, CodingKey {
+                case droppedByReason = "dropped_by_reason"
+            }
+        }
+        var frames: Int?
+        var keyframes: Int?
+        var ageP95Ms: Double?
+        var kbitS: Double?
+        var server: Server?
+        var error: String?
+
+        enum CodingKeys: String, CodingKey {
+            case frames, keyframes, server, error
+            case ageP95Ms = "age_p95_ms"
+            case kbitS = "kbit_s"
+        }
     }
 
     @Test(.tags(.exclusive)) func sixteenTilesPlayAndALostCameraShowsTheSlate() throws {
@@ -67,18 +116,18 @@ import Bench
         let tiles = try Self.summary(browser)
         #expect(tiles.count == 16)
         for (name, t) in tiles {
-            #expect((t["changes"] as? Int ?? 0) >= 3, "tile \(name) hardly changed: \(t)")
-            #expect(t["path"] as? String == (name == "hevc" ? "jpeg" : "h264"), "tile \(name): \(t)")
+            #expect((t.changes ?? 0) >= 3, "tile \(name) hardly changed: \(t)")
+            #expect(t.path == (name == "hevc" ? "jpeg" : "h264"), "tile \(name): \(t)")
         }
         // The stamped test sources' tiles measure capture → screen.
         let t01 = try #require(tiles["t01"])
-        #expect(t01["latency_kind"] as? String == "capture → screen", "\(t01)")
-        #expect((t01["latency_p50"] as? Double ?? 1e9) < 1000, "\(t01)")
+        #expect(t01.latencyKind == "capture → screen", "\(t01)")
+        #expect((t01.latencyP50 ?? 1e9) < 1000, "\(t01)")
         // The RTSP camera has no stamp: its tile measures from the sender's clock (RTCP sender
         // reports), which a wrong clock base would put hours off.
         let cam = try #require(tiles["cam"])
-        #expect(cam["latency_kind"] as? String == "capture → screen (sender clock)", "\(cam)")
-        #expect((0..<1000).contains(cam["latency_p50"] as? Double ?? -1), "\(cam)")
+        #expect(cam.latencyKind == "capture → screen (sender clock)", "\(cam)")
+        #expect((0..<1000).contains(cam.latencyP50 ?? -1), "\(cam)")
         _ = camera
     }
 
@@ -97,30 +146,43 @@ import Bench
         let slow = try ChildProcess(Servers.python, [client, String(port), "snow", "--seconds", "12", "--rate-kbit", "500"])
         defer { fast.stop(); slow.stop() }
         #expect(fast.wait(timeout: 60) && slow.wait(timeout: 60))
-        func result(_ p: ChildProcess) throws -> [String: Any] {
+        func result(_ p: ChildProcess) throws -> ViewerResult {
             let line = try #require(p.stdout.split(separator: "\n").last { $0.hasPrefix("{") }, "\(p.stdout) \(p.stderr)")
-            return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            return try #require(try? JSONDecoder().decode(ViewerResult.self, from: Data(line.utf8)), "\(line)")
         }
         let f = try result(fast), s = try result(slow)
         print("wall: fast viewer \(f)\nwall: throttled viewer \(s)")
         // The unaffected viewer: every frame, at once, at the source's bitrate.
-        #expect((f["frames"] as? Int ?? 0) >= 300, "\(f)")
-        #expect((f["age_p95_ms"] as? Double ?? 1e9) < 250, "\(f)")
-        #expect((f["kbit_s"] as? Double ?? 0) > 1500, "\(f)")
+        #expect((f.frames ?? 0) >= 300, "\(f)")
+        #expect((f.ageP95Ms ?? 1e9) < 250, "\(f)")
+        #expect((f.kbitS ?? 0) > 1500, "\(f)")
         // The throttled one: bounded delay (without its policy it grows by a second each second),
         // frames skipped to keyframes and counted by reason.
-        #expect((s["age_p95_ms"] as? Double ?? 1e9) < 1500, "\(s)")
-        let server = try #require(s["server"] as? [String: Any])
-        let reasons = server["dropped_by_reason"] as? [String: Int] ?? [:]
+        #expect((s.ageP95Ms ?? 1e9) < 1500, "\(s)")
+        let server = try #require(s.server)
+        let reasons = server.droppedByReason ?? [:]
         #expect((reasons["slow_viewer"] ?? 0) > 0, "\(s)")
-        #expect((s["keyframes"] as? Int ?? 0) >= 8, "the throttled viewer should still get the keyframes: \(s)")
-        #expect((s["frames"] as? Int ?? 0) < (f["frames"] as? Int ?? 0), "\(s)")
+        #expect((s.keyframes ?? 0) >= 8, "the throttled viewer should still get the keyframes: \(s)")
+        #expect((s.frames ?? 0) < (f.frames ?? 0), "\(s)")
     }
 }
 
 /// The public page of a stream with HLS and no preview (configs/hls-republish.yaml's shape):
 /// it plays in Chromium with hls.js, says what the stream is, and offers an embed snippet.
 @Suite(.ownThreads, .serialized) struct WatchPageTests {
+    /// scripts/browser.py `--video`'s JSON line: the fields this test reads.
+    struct VideoResult: Decodable {
+        /// hls.js's state, present when the page played with hls.js (any of it: only its presence is read).
+        struct HLSJS: Decodable {
+            var targetLatency: Double?
+        }
+        var started: Bool?
+        /// Seconds the video's clock moved.
+        var advanced: Double?
+        var hlsjs: HLSJS?
+        var error: String?
+    }
+
     @Test func aStreamWithoutPreviewPlaysOnItsPublicPage() throws {
         let (serve, port, dir) = try Servers.serve("""
         streams:
@@ -146,15 +208,15 @@ import Bench
         let r = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "http://127.0.0.1:\(port)/streams/pub/watch?via=hls",
                                                       "--video", "video", "--seconds", "3"], timeout: 90)
         let line = r.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
-        let j = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(r.stdout) \(r.stderr.suffix(300))")
-        #expect(j["started"] as? Bool == true && (j["advanced"] as? Double ?? 0) > 2, "\(j)")
-        #expect(j["hlsjs"] != nil, "played without hls.js: \(j)")
+        let j = try #require(try? JSONDecoder().decode(VideoResult.self, from: Data(line.utf8)), "\(r.stdout) \(r.stderr.suffix(300))")
+        #expect(j.started == true && (j.advanced ?? 0) > 2, "\(j)")
+        #expect(j.hlsjs != nil, "played without hls.js: \(j)")
         // And with the browser's own HLS player (?native).
         let n = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "http://127.0.0.1:\(port)/streams/pub/watch?via=hls&native",
                                                       "--video", "video", "--seconds", "3"], timeout: 90)
         let nline = n.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
-        let nj = try #require(try JSONSerialization.jsonObject(with: Data(nline.utf8)) as? [String: Any], "\(n.stdout) \(n.stderr.suffix(300))")
-        #expect(nj["started"] as? Bool == true && (nj["advanced"] as? Double ?? 0) > 2 && nj["hlsjs"] == nil, "\(nj)")
+        let nj = try #require(try? JSONDecoder().decode(VideoResult.self, from: Data(nline.utf8)), "\(n.stdout) \(n.stderr.suffix(300))")
+        #expect(nj.started == true && (nj.advanced ?? 0) > 2 && nj.hlsjs == nil, "\(nj)")
     }
 }
 
@@ -203,15 +265,13 @@ import Bench
                                                       "--seconds", "4", "--policy", "{\"freshness\": \"latest\", \"depth\": 2}"])
         defer { client.stop() }
         #expect(client.waitFor("watching", timeout: 15), "\(client.stdout) \(client.stderr)")
-        func viewers() throws -> [[String: Any]] {
-            let r = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/api/streams/cam"], timeout: 10)
-            let j = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
-            return (j["sinks"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "viewer" }
+        func viewers() throws -> [OutputStatus] {
+            try Servers.api(StreamView.self, "http://127.0.0.1:\(port)/api/streams/cam", maxTime: 8).sinks.filter { $0.kind == .viewer }
         }
         let listed = try viewers()
         #expect(listed.count == 1, "\(listed)")
-        #expect(listed.first?["freshness"] as? String == "latest" && listed.first?["depth"] as? Int == 2, "\(listed)")
-        #expect((listed.first?["delivered"] as? Int ?? 0) > 0, "\(listed)")
+        #expect(listed.first?.policy.freshness == .latest(count: 2), "\(listed)")
+        #expect((listed.first?.counters.delivered ?? 0) > 0, "\(listed)")
         #expect(client.wait(timeout: 30))
         usleep(500_000)
         #expect(try viewers().isEmpty, "the viewer's output outlived its socket")
@@ -246,12 +306,11 @@ import Bench
             d.quit()
         """
         let r = try ChildProcess.run(Servers.python, ["-c", script], timeout: 60)
-        let j = try #require(try JSONSerialization.jsonObject(with: Data((r.stdout.split(separator: "\n").last ?? "").utf8)) as? [String: [String]], "\(r.stdout) \(r.stderr.suffix(400))")
+        let j = try #require(try? JSONDecoder().decode([String: [String]].self, from: Data((r.stdout.split(separator: "\n").last ?? "").utf8)), "\(r.stdout) \(r.stderr.suffix(400))")
         // Classic HLS batches a keyframe interval: `latest` is refused, the selector goes back and says why.
         #expect(j["latest"]?.first != "latest" && (j["latest"]?.last ?? "").contains("latest"), "\(j)")
         #expect(j["lossless"] == ["lossless", "applied"], "\(j)")
-        let api = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/api/streams/cam"], timeout: 10).stdout
-        #expect(api.contains("\"freshness\":\"lossless\",\"kind\":\"hls\"") || api.range(of: #""kind":"hls"[^}]*"freshness":"lossless""#, options: .regularExpression) != nil
-                || api.range(of: #""freshness":"lossless"[^}]*"kind":"hls""#, options: .regularExpression) != nil, "\(api.prefix(600))")
+        let sinks = try Servers.api(StreamView.self, "http://127.0.0.1:\(port)/api/streams/cam", maxTime: 8).sinks
+        #expect(sinks.contains { $0.kind == .hls && $0.policy.freshness.name == "lossless" }, "\(sinks)")
     }
 }

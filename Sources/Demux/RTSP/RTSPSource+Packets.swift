@@ -25,7 +25,10 @@ extension RTSPSource {
                 if v.mayReorder { throw Unsupported(reason: "pictures may be reordered (B-frames)", connection: link) }
                 params = (v.parameters, v.frameRate)
             }
-            if params != nil && params!.1 == nil && probeSecondPTS != nil { break }
+            // Done once there is a frame rate, from the parameters or from a second picture
+            // (the keyframe and the next picture often come in one read over TCP: waiting for
+            // another event then waited out the whole probe deadline, 5 s).
+            if params != nil && (params!.1 != nil || probeSecondPTS != nil) { break }
             do throws(WireError) {
                 probeEvent = false
                 try pump(until: end, probing: true)
