@@ -144,22 +144,10 @@ extension LatencyRun {
         return (stamps, misreads)
     }
 
-    /// browser.py's JSON line: its "hlsjs" object (hls.js's own state; keys as hls.js names them).
-    struct BrowserHLSJSLine: Decodable {
-        struct HLSJS: Decodable {
-            /// Seconds.
-            var targetLatency: Double?
-            var stalls: Int?
-            /// Seconds.
-            var targetDuration: Double?
-        }
-        var hlsjs: HLSJS?
-    }
-
     /// What hls.js said of its own play-out (browser.py's "hlsjs" object), in one line.
     static func hlsjsState(_ output: String) -> String? {
         guard let line = output.split(separator: "\n").last(where: { $0.hasPrefix("{") }),
-              let o = try? JSONDecoder().decode(BrowserHLSJSLine.self, from: Data(line.utf8)),
+              let o = try? BrowserReport.decode(line),
               let h = o.hlsjs, let target = h.targetLatency else { return nil }
         let stalls = h.stalls ?? 0
         let td = h.targetDuration.map { ", target duration \($0) s" } ?? ""

@@ -61,7 +61,8 @@ import Logging
 
     static let camera30 = "/cam=( videotestsrc is-live=true pattern=ball ! video/x-raw,width=320,height=180,framerate=30/1 ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 bitrate=500 ! rtph264pay name=pay0 pt=96 )"
 
-    @Test(arguments: [SourceOptions.Transport.udp, .tcp])
+    // Exclusive: over UDP on a loaded machine a socket buffer may drop a picture for one client.
+    @Test(.tags(.exclusive), arguments: [SourceOptions.Transport.udp, .tcp])
     func picturesAreFFmpegsByteForByteWithTheSameTimestamps(transport: SourceOptions.Transport) throws {
         let server = try Servers.RTSP(mounts: [Self.camera30])
         let (ours, theirs) = try Self.sideBySide(server.url("/cam"), transport: transport, seconds: 3)

@@ -16,30 +16,11 @@ import TestSupport
         return try Servers.serve(yaml, dir: dir)
     }
 
-    /// scripts/browser.py `--all-imgs`' JSON line: how many `<img>`s, and how many changed.
-    struct ImagesResult: Decodable {
-        var live: Int?
-        var imgs: Int?
-    }
-
-    /// scripts/browser.py `--wall`'s JSON line: the tiles by stream name (a plain decoder: the
-    /// names are keys).
-    struct WallResult: Decodable {
-        struct Wall: Decodable {
-            var tiles: [String: Tile]?
-        }
-        struct Tile: Decodable {
-            var path: String?
-            var changes: Int?
-        }
-        var wall: Wall?
-    }
-
     static func livePreviews(_ url: String) throws -> (live: Int, imgs: Int, raw: String) {
         let r = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, url,
                                                       "--all-imgs", "--insecure", "--seconds", "4", "--size", "1280x900"], timeout: 60)
         let line = r.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
-        let j = try? JSONDecoder().decode(ImagesResult.self, from: Data(line.utf8))
+        let j = try? BrowserReport.decode(line)
         return (j?.live ?? -1, j?.imgs ?? -1, r.stdout + r.stderr)
     }
 
@@ -61,7 +42,7 @@ import TestSupport
         let wall = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "https://127.0.0.1:\(sport)/",
                                                          "--wall", "--insecure", "--seconds", "5", "--size", "1400x1000"], timeout: 60)
         let line = wall.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
-        let tiles = (try? JSONDecoder().decode(WallResult.self, from: Data(line.utf8)))?.wall?.tiles ?? [:]
+        let tiles = (try? BrowserReport.decode(line))?.wall?.tiles ?? [:]
         #expect(tiles.count == 12, "\(wall.stdout) \(wall.stderr.suffix(500))")
         for (name, t) in tiles {
             #expect(t.path == "h264" && (t.changes ?? 0) >= 3, "tile \(name) over HTTPS: \(t)")

@@ -8,15 +8,6 @@ import Bench
 /// a hundred simulated LL-HLS players cost the origin about one request per part and per blocking
 /// playlist answer. Signed URLs pass through the cache.
 @Suite(.ownThreads, .serialized) struct EdgeCacheTests {
-    /// scripts/browser.py `--stamps`' JSON line: the fields these tests read (`error`: what it
-    /// said when it printed no line).
-    struct StampsResult: Decodable {
-        var stamps: Int?
-        /// Milliseconds; null without stamps.
-        var p50: Double?
-        var error: String?
-    }
-
     /// scripts/llhls_viewers.py's JSON line: the fields these tests read.
     struct ViewersResult: Decodable {
         var viewers: Int?
@@ -31,10 +22,10 @@ import Bench
         }
     }
 
-    static func browser(_ url: String) throws -> StampsResult {
+    static func browser(_ url: String) throws -> BrowserReport {
         let r = try ChildProcess.run("/usr/bin/python3", [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, url,
                                                           "--stamps", "video", "--seconds", "8", "--timeout", "30"], timeout: 90)
-        return (try? JSONDecoder().decode(StampsResult.self, from: Data(r.stdout.utf8))) ?? StampsResult(error: r.stdout + r.stderr)
+        return (try? BrowserReport.decode(r.stdout)) ?? BrowserReport(error: r.stdout + r.stderr)
     }
 
     @Test func llhlsThroughAnNginxEdgeReachesTheOriginAboutOncePerObject() throws {

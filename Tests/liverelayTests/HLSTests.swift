@@ -39,24 +39,10 @@ import TestSupport
         return (server, port, dir)
     }
 
-    /// scripts/browser.py `--video`'s JSON line: the fields these tests read (`error`: what it
-    /// said when it printed no line).
-    struct VideoResult: Decodable {
-        /// hls.js's own view (its names).
-        struct HLSJS: Decodable {
-            var skippedSegments: Int?
-            var deltaUpdateFailed: Bool?
-        }
-        /// Seconds the video's clock moved.
-        var advanced: Double?
-        var hlsjs: HLSJS?
-        var error: String?
-    }
-
-    func browser(_ url: String, seconds: Double = 3) throws -> VideoResult {
+    func browser(_ url: String, seconds: Double = 3) throws -> BrowserReport {
         let r = try ChildProcess.run("/usr/bin/python3", [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, url,
                                                           "--video", "video", "--seconds", String(seconds)], timeout: 60)
-        return (try? JSONDecoder().decode(VideoResult.self, from: Data(r.stdout.utf8))) ?? VideoResult(error: r.stdout + r.stderr)
+        return (try? BrowserReport.decode(r.stdout)) ?? BrowserReport(error: r.stdout + r.stderr)
     }
 
     @Test func everyVariantPlaysInRealPlayersAndEveryReloadIsValid() throws {

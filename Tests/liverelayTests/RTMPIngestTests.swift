@@ -183,18 +183,6 @@ import RelayAPI
 /// uploaded segments become a stream like any other (here re-served as LL-HLS), only for users
 /// allowed to publish.
 @Suite(.ownThreads, .serialized) struct HLSUploadTests {
-    /// scripts/browser.py `--video`'s JSON line: the fields this test reads.
-    struct VideoResult: Decodable {
-        /// hls.js's state, present when the page played with hls.js (only its presence is read).
-        struct HLSJS: Decodable {
-            var targetLatency: Double?
-        }
-        var started: Bool?
-        /// Seconds the video's clock moved.
-        var advanced: Double?
-        var hlsjs: HLSJS?
-    }
-
     @Test(.tags(.exclusive)) func uploadedSegmentsBecomeALiveStreamForPublishersOnly() throws {
         let hash = try AccessTests.hash("phone-pass")
         let (serve, port, dir) = try Servers.serve("""
@@ -236,7 +224,7 @@ import RelayAPI
         let page = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path,
                                                          "http://127.0.0.1:\(port)/streams/reporter/watch?via=hls", "--video", "video", "--seconds", "2"], timeout: 60)
         let line = page.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
-        let j = try? JSONDecoder().decode(VideoResult.self, from: Data(line.utf8))
+        let j = try? BrowserReport.decode(line)
         #expect(j?.started == true && (j?.advanced ?? 0) > 1 && j?.hlsjs != nil, "\(page.stdout) \(page.stderr.suffix(300))")
         #expect(!serve.stdout.contains("phone-pass") && !serve.stderr.contains("phone-pass"))
     }

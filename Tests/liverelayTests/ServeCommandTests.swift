@@ -10,17 +10,6 @@ import RelayAPI
         try Servers.serve(yaml)
     }
 
-    /// scripts/browser.py `--img`'s JSON line: the picture the page's `<img>` showed (null: none).
-    struct ImageResult: Decodable {
-        struct Image: Decodable {
-            var width: Int?
-            var height: Int?
-            var distinct: Int?
-        }
-        var img: Image?
-        var error: String?
-    }
-
     func curl(_ args: [String]) throws -> CommandResult {
         try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "10"] + args, timeout: 15)
     }
@@ -100,7 +89,7 @@ import RelayAPI
         let live = try ChildProcess.run("/usr/bin/python3", [browser, "http://127.0.0.1:\(port)/streams/demo/", "--img", "preview",
                                                              "--seconds", "2", "--screenshot", shot], timeout: 60)
         #expect(live.status == 0, "\(live.stdout) \(live.stderr)")
-        let j = try #require(try? Servers.decode(ImageResult.self, live.stdout), "\(live.stdout)")
+        let j = try #require(try? BrowserReport.decode(live.stdout), "\(live.stdout)")
         let img = try #require(j.img, "\(live.stdout)")
         #expect(img.width == 640 && img.height == 360)
         #expect((img.distinct ?? 0) >= 10, "the picture hardly changed: \(img)")

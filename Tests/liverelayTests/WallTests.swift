@@ -13,32 +13,9 @@ import RelayAPI
                                           "--wall", "--seconds", String(seconds), "--size", size])
     }
 
-    /// scripts/browser.py `--wall`'s JSON line: the page's tiles by stream name (read with a plain
-    /// decoder: the names are keys, not to be converted from snake_case).
-    struct WallResult: Decodable {
-        struct Wall: Decodable {
-            var tiles: [String: Tile]?
-        }
-        /// One tile, the fields these tests read.
-        struct Tile: Decodable {
-            var path: String?
-            var changes: Int?
-            var latencyKind: String?
-            /// Milliseconds; null before a latency was measured.
-            var latencyP50: Double?
-
-            enum CodingKeys: String, CodingKey {
-                case path, changes
-                case latencyKind = "latency_kind"
-                case latencyP50 = "latency_p50"
-            }
-        }
-        var wall: Wall?
-    }
-
-    static func summary(_ browser: ChildProcess) throws -> [String: WallResult.Tile] {
+    static func summary(_ browser: ChildProcess) throws -> [String: BrowserReport.Tile] {
         let line = try #require(browser.stdout.split(separator: "\n").last { $0.hasPrefix("{") }, "\(browser.stdout) \(browser.stderr.suffix(800))")
-        let j = try #require(try? JSONDecoder().decode(WallResult.self, from: Data(line.utf8)), "\(line)")
+        let j = try #require(try? BrowserReport.decode(line), "\(line)")
         return try #require(j.wall?.tiles, "\(line)")
     }
 
@@ -170,19 +147,6 @@ import RelayAPI
 /// The public page of a stream with HLS and no preview (configs/hls-republish.yaml's shape):
 /// it plays in Chromium with hls.js, says what the stream is, and offers an embed snippet.
 @Suite(.ownThreads, .serialized) struct WatchPageTests {
-    /// scripts/browser.py `--video`'s JSON line: the fields this test reads.
-    struct VideoResult: Decodable {
-        /// hls.js's state, present when the page played with hls.js (any of it: only its presence is read).
-        struct HLSJS: Decodable {
-            var targetLatency: Double?
-        }
-        var started: Bool?
-        /// Seconds the video's clock moved.
-        var advanced: Double?
-        var hlsjs: HLSJS?
-        var error: String?
-    }
-
     @Test func aStreamWithoutPreviewPlaysOnItsPublicPage() throws {
         let (serve, port, dir) = try Servers.serve("""
         streams:
@@ -208,14 +172,14 @@ import RelayAPI
         let r = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "http://127.0.0.1:\(port)/streams/pub/watch?via=hls",
                                                       "--video", "video", "--seconds", "3"], timeout: 90)
         let line = r.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
-        let j = try #require(try? JSONDecoder().decode(VideoResult.self, from: Data(line.utf8)), "\(r.stdout) \(r.stderr.suffix(300))")
+        let j = try #require(try? BrowserReport.decode(line), "\(r.stdout) \(r.stderr.suffix(300))")
         #expect(j.started == true && (j.advanced ?? 0) > 2, "\(j)")
         #expect(j.hlsjs != nil, "played without hls.js: \(j)")
         // And with the browser's own HLS player (?native).
         let n = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "http://127.0.0.1:\(port)/streams/pub/watch?via=hls&native",
                                                       "--video", "video", "--seconds", "3"], timeout: 90)
         let nline = n.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
-        let nj = try #require(try? JSONDecoder().decode(VideoResult.self, from: Data(nline.utf8)), "\(n.stdout) \(n.stderr.suffix(300))")
+        let nj = try #require(try? BrowserReport.decode(nline), "\(n.stdout) \(n.stderr.suffix(300))")
         #expect(nj.started == true && (nj.advanced ?? 0) > 2 && nj.hlsjs == nil, "\(nj)")
     }
 }

@@ -20,26 +20,6 @@ import RelayAPI
         (api(StreamView.self, port, "/api/streams/cam", extra)?.sinks ?? []).filter { $0.name.hasPrefix("webrtc-") }
     }
 
-    /// scripts/browser.py's JSON line: the fields these tests read (`error` when the page failed).
-    struct BrowserResult: Decodable {
-        /// `--rtc-stats`: the page's inbound video stats and its last sender report.
-        struct RTC: Decodable {
-            var packetsReceived: Int?
-            var packetsLost: Int?
-            var nackCount: Int?
-            var reportsSent: Int?
-            /// Milliseconds (NTP time as Chromium gives it; may be fractional).
-            var remoteTimestamp: Double?
-            var readAt: Double?
-        }
-        var player: String?
-        var stamps: Int?
-        /// Milliseconds; null without stamps.
-        var p50: Double?
-        var rtc: RTC?
-        var error: String?
-    }
-
     /// scripts/whep_gst.py's JSON line: the fields these tests read.
     struct GstResult: Decodable {
         var state: String?
@@ -73,7 +53,7 @@ import RelayAPI
         }
         _ = browser.wait(timeout: 60)
         let line = browser.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
-        let j = try #require(try? Servers.decode(BrowserResult.self, String(line)), "\(browser.stdout) \(browser.stderr.suffix(400))")
+        let j = try #require(try? BrowserReport.decode(line), "\(browser.stdout) \(browser.stderr.suffix(400))")
         print("WebRTCTests: Chromium over WHEP: \(j)")
         #expect(j.player == "webrtc", "\(j) \(serve.stdout.suffix(600))")
         #expect((j.stamps ?? 0) >= 120, "\(j)")
@@ -89,7 +69,7 @@ import RelayAPI
         // Sender reports, about one a second, put a picture's capture time on the NTP clock:
         // when Chromium's stats are read, the last one is at most a report interval (and the
         // path) old, and never from the future.
-        let rtc = j.rtc ?? BrowserResult.RTC()
+        let rtc = j.rtc ?? BrowserReport.RTC()
         #expect((rtc.reportsSent ?? 0) >= 4, "\(rtc)")
         if let reported = rtc.remoteTimestamp, let readAt = rtc.readAt {
             let age = readAt - reported
@@ -236,7 +216,7 @@ import RelayAPI
 
     /// Chromium inside `lab` on the stream's public page for `seconds`, reading the stamps into
     /// `csv`: browser.py's JSON line.
-    static func watchInside(_ lab: NetworkNamespace, port: Int, csv: String, seconds: Int, _ extra: [String] = []) throws -> BrowserResult {
+    static func watchInside(_ lab: NetworkNamespace, port: Int, csv: String, seconds: Int, _ extra: [String] = []) throws -> BrowserReport {
         let (cmd, args) = lab.command(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path,
                                                        "http://\(lab.hostAddress):\(port)/streams/cam/watch", "--stamps", "video",
                                                        "--csv", csv, "--seconds", String(seconds), "--timeout", "40"] + extra)
@@ -244,7 +224,7 @@ import RelayAPI
         defer { browser.stop() }
         _ = browser.wait(timeout: 90)
         let line = browser.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
-        guard let j = try? Servers.decode(BrowserResult.self, String(line)) else {
+        guard let j = try? BrowserReport.decode(line) else {
             throw Servers.ServerError("browser.py said no result: \(browser.stdout.suffix(300)) \(browser.stderr.suffix(400))")
         }
         return j
@@ -286,7 +266,7 @@ import RelayAPI
         try lab.impairInbound(loss: 0.02, delayMs: 30, jitterMs: 10)
         let csv = dir.appendingPathComponent("stamps.csv").path
         let j = try Self.watchInside(lab, port: port, csv: csv, seconds: 12, ["--rtc-stats"])
-        let rtc = j.rtc ?? BrowserResult.RTC()
+        let rtc = j.rtc ?? BrowserReport.RTC()
         let rows = RecordingPlaybackTests.stampRows(csv)
         let gaps = zip(rows, rows.dropFirst()).map { $1.1 - $0.1 }
         print("WebRTCTests: WHEP across 2 % loss, 30 ± 10 ms: stamps \(j.stamps.map { "\($0)" } ?? "-"), p50 \(j.p50.map { "\($0)" } ?? "-") ms, longest gap \(gaps.max() ?? -1) ms, \(rtc)")
@@ -366,7 +346,7 @@ import RelayAPI
         defer { browser.stop() }
         _ = browser.wait(timeout: 90)
         let line = browser.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""
-        let j = try #require(try? Servers.decode(BrowserResult.self, String(line)), "\(browser.stdout) \(browser.stderr.suffix(400))")
+        let j = try #require(try? BrowserReport.decode(line), "\(browser.stdout) \(browser.stderr.suffix(400))")
         print("WebRTCTests: Chromium through TURN: \(j)")
         turn.stop()
         let turnLog = (try? String(contentsOf: dir.appendingPathComponent("turn.log"), encoding: .utf8)) ?? ""
