@@ -4,7 +4,7 @@
 #   scripts/test.sh            everything (CI): installs what the tests need first (FFmpeg,
 #                              gst-rtsp-server, nginx-rtmp, Chromium … scripts/setup.sh); the
 #                              tests start their own servers on free ports. Two passes: the
-#                              tests side by side (at most $LIVERELAY_TEST_WIDTH at once, 4 by
+#                              tests side by side (at most $LIVERELAY_TEST_WIDTH at once, 3 by
 #                              default: most of a test's time is waiting for a server, a client
 #                              or a timer, and each test waits on threads of its own,
 #                              TestSupport's `.ownThreads`), then the tests tagged `.exclusive`
@@ -68,8 +68,8 @@ if [ "$fast" = 0 ]; then
   [ "${#exclusive[@]}" -gt 0 ] || { echo "test.sh: no .exclusive tests listed" >&2; exit 1; }
   start=$(date +%s)
   status=0
-  echo "test.sh: side by side, at most ${LIVERELAY_TEST_WIDTH:-4} at once"
-  "$xctest" --testing-library swift-testing --experimental-maximum-parallelization-width "${LIVERELAY_TEST_WIDTH:-4}" \
+  echo "test.sh: side by side, at most ${LIVERELAY_TEST_WIDTH:-3} at once"
+  "$xctest" --testing-library swift-testing --experimental-maximum-parallelization-width "${LIVERELAY_TEST_WIDTH:-3}" \
     "${others[@]}" "$@" || status=$?
   middle=$(date +%s)
   echo "test.sh: the .exclusive tests, one at a time"
