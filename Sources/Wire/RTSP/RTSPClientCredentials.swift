@@ -39,8 +39,8 @@ public struct RTSPClientCredentials: Sendable {
             var v = "Digest username=\"\(user)\", realm=\"\(d.realm)\", nonce=\"\(d.nonce)\", uri=\"\(uri)\""
             if d.qopAuth {
                 nonceCount &+= 1
-                let nc = Self.hex(UInt64(nonceCount), digits: 8)
-                let cn = cnonce ?? Self.hex(UInt64.random(in: 0...UInt64.max), digits: 16)
+                let nc = Hex.encode(withUnsafeBytes(of: nonceCount.bigEndian, Array.init))
+                let cn = cnonce ?? Hex.encode(withUnsafeBytes(of: UInt64.random(in: 0...UInt64.max).bigEndian, Array.init))
                 let response = Self.digestResponse(user: user, password: password, realm: d.realm, nonce: d.nonce,
                                                    method: method, uri: uri, qop: (nc: nc, cnonce: cn))
                 v += ", qop=auth, nc=\(nc), cnonce=\"\(cn)\", response=\"\(response)\""
@@ -66,11 +66,5 @@ public struct RTSPClientCredentials: Sendable {
     /// MD5 of the text's UTF-8, lowercase hex.
     static func md5(_ text: String) -> String {
         Hex.encode(Insecure.MD5.hash(data: Array(text.utf8)))
-    }
-
-    /// `value` in lowercase hex, zero-padded to `digits`.
-    static func hex(_ value: UInt64, digits: Int) -> String {
-        let h = String(value, radix: 16)
-        return String(repeating: "0", count: max(0, digits - h.utf8.count)) + h
     }
 }
