@@ -93,6 +93,32 @@ public final class ChildProcess: @unchecked Sendable {
         return false
     }
 
+    /// Waits for a line containing `marker` (a banner such as "RTSP server listening on") and
+    /// returns the port of the first URL after it (`scheme://host:PORT`); nil if no such line
+    /// came within `timeout`. Servers started on port 0 say here which port the kernel gave them.
+    public func listeningPort(_ marker: String, timeout: Double) -> Int? {
+        let end = Date().addingTimeInterval(timeout)
+        while true {
+            for line in (stdout + "\n" + stderr).split(separator: "\n") {
+                if let port = Self.port(in: line, after: marker) { return port }
+            }
+            if !process.isRunning || Date() >= end { return nil }
+            usleep(20_000)
+        }
+    }
+
+    /// The port of the first `scheme://host:PORT` after `marker` in `line`; an IPv6 host is in
+    /// brackets.
+    static func port(in line: Substring, after marker: String) -> Int? {
+        guard let m = line.range(of: marker), let scheme = line[m.upperBound...].range(of: "://") else { return nil }
+        var rest = line[scheme.upperBound...]
+        if rest.first == "[", let close = rest.firstIndex(of: "]") { rest = rest[rest.index(after: close)...] }
+        guard let colon = rest.firstIndex(of: ":") else { return nil }
+        let digits = rest[rest.index(after: colon)...].prefix { $0.isASCII && $0.isNumber }
+        guard let port = Int(digits), (1...65535).contains(port) else { return nil }
+        return port
+    }
+
     /// Waits for exit; terminates the process if it runs past `timeout`.
     @discardableResult
     public func wait(timeout: Double) -> Bool {
@@ -205,13 +231,12 @@ extension ChildProcess {
         return try? RelayAPI.decoder.decode(type, from: Data(r.stdout.utf8))
     }
 
-    /// `liverelay serve` (the executable `me`) with `yaml` written to `file`, on a free loopback
-    /// port; returns once its output says `ready`, or throws with what it said (and stops it).
+    /// `liverelay serve` (the executable `me`) with `yaml` written to `file`, on a loopback port
+    /// the kernel picks; returns once its output says `ready`, or throws with what it said (and stops it).
     static func serve(me: String, yaml: String, file: URL, ready: String = "listening on", timeout: Double = 30) throws -> (serve: ChildProcess, port: Int) {
         try yaml.write(to: file, atomically: true, encoding: .utf8)
-        let port = LatencyRun.freePort()
-        let serve = try ChildProcess(name: "serve", me, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(port)", "--state-dir", file.deletingLastPathComponent().path])
-        guard serve.waitFor(ready, timeout: timeout) else {
+        let serve = try ChildProcess(name: "serve", me, ["serve", "--config", file.path, "--listen", "127.0.0.1:0", "--state-dir", file.deletingLastPathComponent().path])
+        guard let port = serve.listeningPort("LiveRelay listening on", timeout: timeout), serve.waitFor(ready, timeout: timeout) else {
             serve.stop()
             throw BenchError("serve did not start: \(serve.stderr.suffix(300))")
         }

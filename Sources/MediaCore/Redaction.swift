@@ -46,7 +46,26 @@ public enum Redactor {
     /// remembered for `scrub` (call it on configured URLs: what a network peer writes in a log
     /// line is never learnt as a secret).
     public static func redact(_ url: String, hideStreamKey: Bool? = nil) -> String {
-        guard let schemeEnd = url.utf8Range(of: "://") else { return scrub(url) }
+        let (text, secrets) = masking(url, hideStreamKey: hideStreamKey)
+        remember(secrets: secrets)
+        return text
+    }
+
+    /// The secrets `redact` masks in a URL (its password, credential query values, stream key),
+    /// learning nothing: a configuration lists its secrets with this.
+    public static func secrets(in url: String, hideStreamKey: Bool? = nil) -> [String] {
+        masking(url, hideStreamKey: hideStreamKey).secrets
+    }
+
+    /// Remembers each secret (see `remember(secret:)`).
+    public static func remember(secrets: some Sequence<String>) {
+        for s in secrets { remember(secret: s) }
+    }
+
+    /// `redact`'s text and the secrets it masked, without remembering them.
+    public static func masking(_ url: String, hideStreamKey: Bool? = nil) -> (text: String, secrets: [String]) {
+        var found: [String] = []
+        guard let schemeEnd = url.utf8Range(of: "://") else { return (scrub(url), []) }
         let scheme = url[..<schemeEnd.lowerBound]
         let hideStreamKey = hideStreamKey ?? ["rtmp", "rtmps", "rtmpt", "rtmpe"].contains(scheme.lowercased())
         var rest = Substring(url[schemeEnd.upperBound...])
@@ -71,12 +90,12 @@ public enum Redactor {
             let userinfo = authority[..<at]
             if let colon = userinfo.firstIndex(of: ":") {
                 let password = String(userinfo[userinfo.index(after: colon)...])
-                remember(secret: password)
+                found.append(password)
                 out += userinfo[..<colon] + ":" + mask + "@"
             } else {
                 // A lone user part can itself be a token (`rtmp://TOKEN@host`); keep short names.
                 let user = String(userinfo)
-                if user.count >= 16 { remember(secret: user); out += mask + "@" } else { out += user + "@" }
+                if user.count >= 16 { found.append(user); out += mask + "@" } else { out += user + "@" }
             }
             out += authority[authority.index(after: at)...]
         } else {
@@ -84,7 +103,7 @@ public enum Redactor {
         }
         if hideStreamKey, let lastSlash = path.lastIndex(of: "/"), path.index(after: lastSlash) < path.endIndex {
             let key = String(path[path.index(after: lastSlash)...])
-            remember(secret: key)
+            found.append(key)
             out += path[...lastSlash] + mask
         } else {
             out += path
@@ -94,14 +113,14 @@ public enum Redactor {
                 guard let eq = part.firstIndex(of: "=") else { return String(part) }
                 let name = part[..<eq].lowercased()
                 if isSecretQueryKey(name) {
-                    remember(secret: String(part[part.index(after: eq)...]))
+                    found.append(String(part[part.index(after: eq)...]))
                     return part[..<eq] + "=" + mask
                 }
                 return String(part)
             }
             out += "?" + parts.joined(separator: "&")
         }
-        return out + fragment
+        return (out + fragment, found)
     }
 
     /// Masks every remembered secret and every `scheme://user:password@` in free text. Learns

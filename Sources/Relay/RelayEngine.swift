@@ -1,5 +1,6 @@
 public import Logging
 import Demux
+import MediaCore
 import Foundation
 import Synchronization
 
@@ -121,6 +122,9 @@ public final class RelayEngine: Sendable {
     /// A stream's hub with its outputs, not started, as placed.
     private func makeHub(_ configured: Configuration.Stream) -> StreamHub {
         let s = placed(configured)
+        // Its URLs' and keys' secrets are masked in every line from here on (the file's, the
+        // API's and a reload's streams alike).
+        Redactor.remember(secrets: s.secrets)
         // A publish stream opens by waiting for its publisher on the one-port ingest.
         var sources = sources
         let options = s.sourceOptions

@@ -61,6 +61,7 @@ public enum LiveRelayServer {
     /// section's keys (a JWKS file or URL, read once) and the TLS certificate and key. Throws the
     /// first problem, naming its key.
     public static func check(_ configuration: Configuration, logger: Logger) async throws {
+        Redactor.remember(secrets: configuration.secrets)
         _ = try await authorizer(configuration, engine: nil, logger: logger)
         if let tls = configuration.tls { _ = try CertificateStore.load(tls) }
     }
@@ -68,6 +69,8 @@ public enum LiveRelayServer {
     public static func run(configuration file: Configuration, sources: SourceOpener = SourceOpener(), captureAge: CaptureAgeReader? = nil,
                            reload: (@Sendable () throws -> Configuration)? = nil, catalog: (any CatalogStore)? = nil,
                            logger: Logger, banner: Logger? = nil, onListening: @escaping @Sendable (Int) -> Void) async throws {
+        // Parsing writes nowhere: the secrets it found are masked in every line from here on.
+        Redactor.remember(secrets: file.secrets)
         var catalogChoice = catalog
         var sourcesChoice = sources
         // A fleet node: the shared database is the catalog, and a stream no live node reads

@@ -105,7 +105,8 @@ struct ServeCommand: AsyncParsableCommand {
                 var offers: [(key: String, text: String, url: String)] = []
                 if s.preview != nil { offers.append(("preview", "preview", "\(base)/streams/\(s.name)/")) }
                 if s.hls != nil { offers.append(("watch", "public page (\(s.hls?.variant == .lowLatency ? "LL-HLS" : "HLS"))", "\(base)/streams/\(s.name)/watch")) }
-                if let rtsp = c.rtsp { offers.append(("rtsp", "RTSP", "rtsp://\(rtsp.host == "0.0.0.0" ? "127.0.0.1" : rtsp.host):\(rtsp.port)/\(s.name)")) }
+                // On port 0 the RTSP server's own banner line says which port it got.
+                if let rtsp = c.rtsp, rtsp.port != 0 { offers.append(("rtsp", "RTSP", "rtsp://\(rtsp.host == "0.0.0.0" ? "127.0.0.1" : rtsp.host):\(rtsp.port)/\(s.name)")) }
                 if s.record != nil { offers.append(("recordings", "recordings on a timeline", "\(base)/?only=\(s.name)")) }
                 if offers.isEmpty { offers.append(("api", "", "\(base)/api/streams/\(s.name)")) }
                 var metadata: Logger.Metadata = ["stream.name": "\(s.name)"]

@@ -128,16 +128,19 @@ public enum Servers {
 }
 
 extension Servers {
-    /// `liverelay serve` on a free loopback port with this configuration, written into `dir`
-    /// (a new temporary directory when nil); returns once it listens.
-    public static func serve(_ yaml: String, dir: URL? = nil, arguments: [String] = []) throws -> (child: ChildProcess, port: Int, dir: URL) {
+    /// `liverelay serve` with this configuration, written into `dir` (a new temporary directory
+    /// when nil), on loopback port `listen` (0: the kernel picks one, read back from the banner;
+    /// a fleet node advertises its configured port, so fleet tests name one); returns once it
+    /// listens.
+    public static func serve(_ yaml: String, dir: URL? = nil, listen: Int = 0, arguments: [String] = []) throws -> (child: ChildProcess, port: Int, dir: URL) {
         try FastRun.refuse("`liverelay serve`")
         let dir = dir ?? Paths.tempDirectory("serve")
         let file = dir.appendingPathComponent("config.yaml")
         try yaml.write(to: file, atomically: true, encoding: .utf8)
-        let port = FreePort.tcp()
-        let child = try ChildProcess(Paths.liverelay, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(port)", "--state-dir", dir.path] + arguments)
-        guard child.waitFor("listening on", timeout: 20) else { child.stop(); throw ServerError("serve did not start: \(child.stderr)") }
+        let child = try ChildProcess(Paths.liverelay, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(listen)", "--state-dir", dir.path] + arguments)
+        guard let port = child.listeningPort("LiveRelay listening on", timeout: 30) else {
+            child.stop(); throw ServerError("serve did not start: \(child.stderr)")
+        }
         return (child, port, dir)
     }
 }

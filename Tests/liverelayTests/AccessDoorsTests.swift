@@ -34,12 +34,11 @@ import Bench
     }
 
     @Test func everyDoorAsksTheOneAuthorizer() throws {
-        let rtsp = FreePort.tcp(), rtmp = FreePort.tcp(), srt = FreePort.udp()
         let pw = ["camuser": "cam-secret-1", "ops": "ops-secret-2"]
         let h = try pw.mapValues { try AccessTests.hash($0) }
         let (serve, port, dir) = try Servers.serve("""
         server:
-          rtsp: {listen: "127.0.0.1:\(rtsp)"}
+          rtsp: {listen: "127.0.0.1:0"}
           webrtc: {listen: "127.0.0.1:0"}
           trusted_proxies: [127.0.0.1]
         auth:
@@ -48,8 +47,8 @@ import Bench
             - {name: ops, password: "\(h["ops"]!)", permissions: [read, metrics]}
           anonymous: [{action: read, streams: lobby}]
         ingest:
-          rtmp: {listen: "127.0.0.1:\(rtmp)", app: live}
-          srt: {listen: "127.0.0.1:\(srt)"}
+          rtmp: {listen: "127.0.0.1:0", app: live}
+          srt: {listen: "127.0.0.1:0"}
         streams:
           cam:
             source: "testsrc://?size=320x180&fps=15&gop=15"
@@ -61,7 +60,9 @@ import Bench
           field: {source: publish, publish_key: "\(Self.fieldPhrase)", preview: false}
         """)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        #expect(serve.waitFor("SRT ingest listening", timeout: 20))
+        let rtsp = try #require(serve.listeningPort("RTSP server listening on", timeout: 30), "no RTSP server: \(serve.stderr.suffix(500))")
+        let rtmp = try #require(serve.listeningPort("RTMP ingest listening on", timeout: 30), "no RTMP ingest: \(serve.stderr.suffix(500))")
+        let srt = try #require(serve.listeningPort("SRT ingest listening on", timeout: 30), "no SRT ingest: \(serve.stderr.suffix(500))")
         let base = "http://127.0.0.1:\(port)"
         let cam = ["-u", "camuser:\(pw["camuser"]!)"]
 

@@ -109,10 +109,9 @@ import Glibc
         #expect(r.stderr.contains("auth") && r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
         // Opening reading on purpose is allowed.
         try ("auth: {anonymous: [read]}\n" + Self.streams).write(to: file, atomically: true, encoding: .utf8)
-        let port = FreePort.tcp()
-        let open = try ChildProcess(Paths.liverelay, ["serve", "--config", file.path, "--listen", "0.0.0.0:\(port)", "--state-dir", file.deletingLastPathComponent().path])
+        let open = try ChildProcess(Paths.liverelay, ["serve", "--config", file.path, "--listen", "0.0.0.0:0", "--state-dir", file.deletingLastPathComponent().path])
         defer { open.stop() }
-        #expect(open.waitFor("listening on", timeout: 20))
+        let port = try #require(open.listeningPort("LiveRelay listening on", timeout: 30), "no HTTP server: \(open.stderr.suffix(500))")
         #expect(try Self.code(["http://127.0.0.1:\(port)/api/streams"]) == "200")
         #expect(try Self.code(["-X", "PATCH", "-d", "{}", "http://127.0.0.1:\(port)/api/streams/cam-1/sinks/preview"]) == "401")
     }

@@ -68,7 +68,7 @@ import RelayAPI
             streams:
             \(streams)
             """
-            let (child, port, _) = try Servers.serve(yaml, dir: nodeDir)
+            let (child, port, _) = try Servers.serve(yaml, dir: nodeDir, listen: FreePort.tcp())
             nodes.append(Node(name: name, child: child, http: port, rtsp: rtsp))
         }
         let names = (0..<cameras.count).map { "cam\($0)" }
@@ -190,7 +190,7 @@ import RelayAPI
         Thread.sleep(forTimeInterval: 2)
         let returnDir = dir.appendingPathComponent(victim.name)
         let yaml = try String(contentsOf: returnDir.appendingPathComponent("config.yaml"), encoding: .utf8)
-        let (back, backPort, _) = try Servers.serve(yaml, dir: returnDir)
+        let (back, backPort, _) = try Servers.serve(yaml, dir: returnDir, listen: FreePort.tcp())
         nodes.append(Node(name: victim.name, child: back, http: backPort, rtsp: victim.rtsp))
         let idle = Set(moved).subtracting([watched])
         let returnBy = Date().addingTimeInterval(25)

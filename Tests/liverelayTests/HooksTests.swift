@@ -55,10 +55,9 @@ import Relay
         let port = try #require(receiver.stdout.split(separator: " ").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
         let secret = "hook-secret-0123456789"
         let commandLog = dir.appendingPathComponent("command.log").path
-        let rtspPort = FreePort.tcp()
         let yaml = """
         server:
-          rtsp: {listen: "127.0.0.1:\(rtspPort)"}
+          rtsp: {listen: "127.0.0.1:0"}
         hooks:
           webhooks:
             - {url: "http://127.0.0.1:\(port)/hook", secret: "\(secret)", events: [live, segment_complete, stopped, viewer_joined, viewer_left]}
@@ -69,6 +68,7 @@ import Relay
         """
         let (serve, httpPort, _) = try Servers.serve(yaml, dir: dir)
         defer { serve.stop() }
+        let rtspPort = try #require(serve.listeningPort("RTSP server listening on", timeout: 30), "no RTSP server: \(serve.stderr.suffix(500))")
         // The first delivery is refused (503); the same event comes again, and is taken.
         #expect(Self.waitUntil(20) { Self.received(log).contains { $0.json?.event.rawValue == "segment_complete" && $0.answered == 204 } },
                 "\(Self.received(log).map(\.body)) \(serve.stderr)")

@@ -105,14 +105,14 @@ import RelayAPI
 @Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct HostileRTSPPlayerTests {
     @Test func aMutatingPlayerCannotStopServe() throws {
         let seed = ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000)
-        let rtsp = FreePort.tcp()
         let (serve, port, dir) = try Servers.serve("""
         server:
-          rtsp: {listen: "127.0.0.1:\(rtsp)"}
+          rtsp: {listen: "127.0.0.1:0"}
         streams:
           cam: {source: "testsrc://?size=320x240&fps=15", preview: false}
         """)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let rtsp = try #require(serve.listeningPort("RTSP server listening on", timeout: 30), "no RTSP server: \(serve.stderr.suffix(500))")
         let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/rtsp_player.py").path
         let player = try ChildProcess.run(Servers.python, [script, "--port", String(rtsp), "--seed", String(seed), "--exchanges", "150",
                                                            "--read-seconds", "0.1"], timeout: 120)
@@ -162,16 +162,16 @@ import RelayAPI
 @Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct HostileRTMPPublisherTests {
     @Test func aMutatingPublisherCannotStopServe() throws {
         let seed = ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000)
-        let rtmp = FreePort.tcp()
         let (serve, port, dir) = try Servers.serve("""
         ingest:
-          rtmp: {listen: "127.0.0.1:\(rtmp)", app: live}
+          rtmp: {listen: "127.0.0.1:0", app: live}
         streams:
           good: {source: "testsrc://?size=320x240&fps=15", preview: false}
           phone: {source: publish, hls: {variant: fmp4}}
           other: {source: publish, preview: false}
         """)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let rtmp = try #require(serve.listeningPort("RTMP ingest listening on", timeout: 30), "no RTMP ingest: \(serve.stderr.suffix(500))")
         let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/rtmp_publisher.py").path
         let publisher = try ChildProcess.run(Servers.python, [script, "--port", String(rtmp), "--stream", "phone", "--seed", String(seed), "--exchanges", "120"], timeout: 150)
         let exchanges = publisher.stdout.split(separator: "\n").filter { $0.hasPrefix("exchange ") }.count
@@ -192,16 +192,16 @@ import RelayAPI
 @Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct HostileSRTCallerTests {
     @Test func aMutatingCallerCannotStopServe() throws {
         let seed = ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000)
-        let srt = FreePort.udp()
         let (serve, port, dir) = try Servers.serve("""
         ingest:
-          srt: {listen: "127.0.0.1:\(srt)"}
+          srt: {listen: "127.0.0.1:0"}
         streams:
           good: {source: "testsrc://?size=320x240&fps=15", preview: false}
           cam: {source: publish, hls: {variant: mpegts}}
           other: {source: publish, preview: false}
         """)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let srt = try #require(serve.listeningPort("SRT ingest listening on", timeout: 30), "no SRT ingest: \(serve.stderr.suffix(500))")
         let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/srt_caller.py").path
         let caller = try ChildProcess.run(Servers.python, [script, "--port", String(srt), "--stream", "cam", "--seed", String(seed), "--exchanges", "60"], timeout: 150)
         let exchanges = caller.stdout.split(separator: "\n").filter { $0.hasPrefix("exchange ") }.count

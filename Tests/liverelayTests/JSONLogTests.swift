@@ -12,7 +12,9 @@ import Bench
         let dir = Paths.tempDirectory("jsonlog")
         defer { try? FileManager.default.removeItem(at: dir) }
         let config = dir.appendingPathComponent("config.yaml")
-        let rtsp = FreePort.tcp(), rtmp = FreePort.tcp(), srt = FreePort.udp()
+        // The RTSP port is chosen here: on port 0 the streams' banner records carry no `rtsp`
+        // offer, which this test reads.
+        let rtsp = FreePort.tcp()
         // A camera that is not there: its reconnects are logged, its URL's password never. Every
         // server that says where it listens; a recording with a retention, whose pruner is
         // stopped at shutdown (that is not an error of the catalog's).
@@ -20,16 +22,19 @@ import Bench
         server:
           rtsp: {listen: "127.0.0.1:\(rtsp)"}
         ingest:
-          rtmp: {listen: "127.0.0.1:\(rtmp)"}
-          srt: {listen: "127.0.0.1:\(srt)"}
+          rtmp: {listen: "127.0.0.1:0"}
+          srt: {listen: "127.0.0.1:0"}
         streams:
           gone: {source: "rtsp://ops:hunter2-secret@127.0.0.1:\(FreePort.tcp())/cam", preview: false, open_timeout: 1s}
           fine: {source: "testsrc://?size=160x96&fps=10", preview: false, record: {path: "\(dir.path)/rec", segment_duration: 2s, keep: 1h}}
         """.write(to: config, atomically: true, encoding: .utf8)
-        let port = FreePort.tcp()
-        let serve = try ChildProcess(Paths.liverelay, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)",
+        let serve = try ChildProcess(Paths.liverelay, ["serve", "--config", config.path, "--listen", "127.0.0.1:0",
                                                        "--state-dir", dir.path, "--log-format", "json", "--verbose"])
         defer { serve.stop() }
+        // The banner records are JSON on stderr; each message still reads "… listening on URL".
+        let port = try #require(serve.listeningPort("LiveRelay listening on", timeout: 30), "no HTTP server: \(serve.stderr.suffix(2000))")
+        let rtmp = try #require(serve.listeningPort("RTMP ingest listening on", timeout: 30), "no RTMP ingest: \(serve.stderr.suffix(2000))")
+        let srt = try #require(serve.listeningPort("SRT ingest listening on", timeout: 30), "no SRT ingest: \(serve.stderr.suffix(2000))")
         for said in ["LiveRelay listening on", "RTSP server listening on", "RTMP ingest listening on", "SRT ingest listening on", "WebRTC (WHEP) on"] {
             #expect(serve.waitFor(said, timeout: 20), "\(said): \(serve.stdout) \(serve.stderr.suffix(2000))")
         }

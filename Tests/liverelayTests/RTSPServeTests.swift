@@ -11,10 +11,9 @@ import RelayAPI
     static let camera = "testsrc://?size=640x360&fps=30&gop=30"
 
     static func start(_ extra: String = "") throws -> (serve: ChildProcess, http: Int, rtsp: Int, dir: URL) {
-        let rtspPort = FreePort.tcp()
         let (serve, port, dir) = try Servers.serve("""
         server:
-          rtsp: {listen: "127.0.0.1:\(rtspPort)"}
+          rtsp: {listen: "127.0.0.1:0"}
         \(extra)
         streams:
           cam:
@@ -24,7 +23,7 @@ import RelayAPI
             source: testsrc://?size=320x180&fps=15&gop=15
             preview: false
         """)
-        guard serve.waitFor("RTSP server listening on rtsp://127.0.0.1:\(rtspPort)/", timeout: 10) else {
+        guard let rtspPort = serve.listeningPort("RTSP server listening on", timeout: 30) else {
             serve.stop()
             throw Servers.ServerError("no RTSP server: \(serve.stdout) \(serve.stderr)")
         }
@@ -187,15 +186,14 @@ import RelayAPI
     /// timeout, and nothing more is sent to it; one that sends receiver reports stays served
     /// without a request.
     @Test func aSilentUDPClientIsDroppedAfterTheSessionTimeout() throws {
-        let rtspPort = FreePort.tcp()
         let (serve, _, dir) = try Servers.serve("""
         server:
-          rtsp: {listen: "127.0.0.1:\(rtspPort)", session_timeout: 2s}
+          rtsp: {listen: "127.0.0.1:0", session_timeout: 2s}
         streams:
           cam: {source: "testsrc://?size=320x180&fps=30&gop=30", preview: false}
         """)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        #expect(serve.waitFor("RTSP server listening", timeout: 10))
+        let rtspPort = try #require(serve.listeningPort("RTSP server listening on", timeout: 30), "no RTSP server: \(serve.stderr.suffix(500))")
         let script = Paths.packageRoot.appendingPathComponent("scripts/rtsp_udp_client.py").path
         let silent = try ChildProcess(Servers.python, [script, String(rtspPort), "cam", "8", "silent"])
         let reporting = try ChildProcess(Servers.python, [script, String(rtspPort), "cam", "8", "rtcp"])

@@ -43,9 +43,8 @@ import Mux
     }
 
     @Test(.tags(.exclusive)) func aLadderEncodedOnlyWhileWatchedWithTheSourcesKeyframeTimes() throws {
-        let rtsp = FreePort.tcp()
         let yaml = """
-        server: {rtsp: {listen: "127.0.0.1:\(rtsp)"}}
+        server: {rtsp: {listen: "127.0.0.1:0"}}
         streams:
           cam:
             source: "testsrc://?size=640x360&fps=30&gop=30"
@@ -57,6 +56,7 @@ import Mux
         """
         let (serve, port, dir) = try Servers.serve(yaml)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let rtsp = try #require(serve.listeningPort("RTSP server listening on", timeout: 30), "no RTSP server: \(serve.stderr.suffix(500))")
         let base = "http://127.0.0.1:\(port)"
 
         // Nobody watches a rendition: nothing encodes, nothing decodes.

@@ -42,10 +42,9 @@ import RelayAPI
               - \(rtsp.url("/in"))
               - rtsp://127.0.0.1:\(rtspBackPort)/back
         """.write(to: config, atomically: true, encoding: .utf8)
-        let port = FreePort.tcp()
-        let serve = try ChildProcess(Paths.liverelay, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)", "--state-dir", config.deletingLastPathComponent().path])
+        let serve = try ChildProcess(Paths.liverelay, ["serve", "--config", config.path, "--listen", "127.0.0.1:0", "--state-dir", config.deletingLastPathComponent().path])
         defer { serve.stop() }
-        #expect(serve.waitFor("listening on", timeout: 20))
+        let port = try #require(serve.listeningPort("LiveRelay listening on", timeout: 30), "no HTTP server: \(serve.stderr.suffix(500))")
         Thread.sleep(forTimeInterval: 2)
 
         // Read back from nginx-rtmp and from the SRT listener.

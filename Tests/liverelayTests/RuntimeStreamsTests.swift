@@ -121,10 +121,9 @@ import RelayAPI
 /// lives on (a write into a pipe whose reader left must not raise SIGPIPE).
 @Suite(.ownThreads, .serialized) struct RemovedUnderAPublisherTests {
     @Test func removingALiveRTMPStreamDropsItsPublisherAndNothingElse() throws {
-        let rtmpPort = FreePort.tcp()
-        let (serve, port, dir) = try Servers.serve("ingest:\n  rtmp: {listen: \"127.0.0.1:\(rtmpPort)\"}\nstreams:\n  phone: {source: publish, preview: false}\n  other: {source: \"testsrc://?size=160x96&fps=10\", preview: false}\n")
+        let (serve, port, dir) = try Servers.serve("ingest:\n  rtmp: {listen: \"127.0.0.1:0\"}\nstreams:\n  phone: {source: publish, preview: false}\n  other: {source: \"testsrc://?size=160x96&fps=10\", preview: false}\n")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        #expect(serve.waitFor("RTMP ingest listening", timeout: 10))
+        let rtmpPort = try #require(serve.listeningPort("RTMP ingest listening on", timeout: 30), "no RTMP ingest: \(serve.stderr.suffix(500))")
         let publisher = try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30", "-t", "20",
                                                              "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-f", "flv", "rtmp://127.0.0.1:\(rtmpPort)/live/phone"])
         defer { publisher.stop() }

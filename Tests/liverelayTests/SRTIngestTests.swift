@@ -32,11 +32,10 @@ import RelayAPI
     }
 
     @Test func manyCallersOnOnePortEachWithItsStreamsPassphrase() throws {
-        let srtPort = FreePort.udp()
         let fleet = "fleet-secret-1", own = "own-secret-22"
         let (serve, port, dir) = try Servers.serve("""
         ingest:
-          srt: {listen: "127.0.0.1:\(srtPort)", passphrase: "\(fleet)"}
+          srt: {listen: "127.0.0.1:0", passphrase: "\(fleet)"}
         streams:
           cam1: {source: publish, preview: false, hls: {variant: mpegts, segment_duration: 1s}}
           cam2: {source: publish, preview: false}
@@ -45,7 +44,7 @@ import RelayAPI
           cam5: {source: publish, publish_key: "own-secret-55", preview: false}
         """)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        #expect(serve.waitFor("SRT ingest listening on srt://127.0.0.1:\(srtPort)", timeout: 10), "\(serve.stdout)")
+        let srtPort = try #require(serve.listeningPort("SRT ingest listening on", timeout: 30), "no SRT ingest: \(serve.stderr.suffix(500))")
         let base = "srt://127.0.0.1:\(srtPort)?connect_timeout=3000"
         var publishers: [ChildProcess] = []
         defer { for p in publishers { p.stop() } }
@@ -113,16 +112,15 @@ import RelayAPI
 /// stream ID; a reader, a wrong password or no one is never let publish.
 @Suite(.ownThreads, .serialized) struct SRTIngestAccessTests {
     @Test func aUserWithThePublishPermissionPublishesWithoutAPassphrase() throws {
-        let srtPort = FreePort.udp()
         let (serve, port, dir) = try Servers.serve(try RTMPIngestAccessTests.publishUsers() + """
         ingest:
-          srt: {listen: "127.0.0.1:\(srtPort)"}
+          srt: {listen: "127.0.0.1:0"}
         streams:
           phone1: {source: publish, preview: false}
           phone2: {source: publish, preview: false}
         """)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        #expect(serve.waitFor("SRT ingest listening", timeout: 10))
+        let srtPort = try #require(serve.listeningPort("SRT ingest listening on", timeout: 30), "no SRT ingest: \(serve.stderr.suffix(500))")
         let base = "srt://127.0.0.1:\(srtPort)?connect_timeout=3000"
         for id in ["phone2", "#!::r=phone2,m=publish,u=viewer,s=viewer-secret-88", "publish:phone2:pub:nope"] {
             let p = try SRTIngestTests.publisher("\(base)&streamid=\(id)", seconds: 3)

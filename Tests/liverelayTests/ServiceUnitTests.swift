@@ -60,12 +60,12 @@ import Bench
         }
         let config = dir.appendingPathComponent("config.yaml")
         try "streams:\n  a: {source: \"testsrc://?size=160x96&fps=10\", preview: false}\n".write(to: config, atomically: true, encoding: .utf8)
-        let port = FreePort.tcp()
-        let serve = try ChildProcess(Paths.liverelay, ["serve", "--config", config.path, "--listen", "127.0.0.1:\(port)", "--state-dir", dir.path],
+        let serve = try ChildProcess(Paths.liverelay, ["serve", "--config", config.path, "--listen", "127.0.0.1:0", "--state-dir", dir.path],
                                      environment: ["NOTIFY_SOCKET": path])
         defer { serve.stop() }
         let started = receive(within: 20)
         #expect(started.contains { $0.contains("READY=1") && $0.contains("STATUS=serving 1 streams") }, "\(started) \(serve.stderr)")
+        let port = try #require(serve.listeningPort("LiveRelay listening on", timeout: 30), "no HTTP server: \(serve.stderr.suffix(500))")
         #expect(FreePort.isListening(port))
         kill(serve.process.processIdentifier, SIGHUP)
         let reloaded = receive(within: 10)

@@ -83,13 +83,11 @@ extension Configuration {
             if let v = m["username"] { server.username = try r.string(v, "\(path).username") }
             if let v = m["credential"] {
                 let c = try r.string(v, "\(path).credential")
-                Redactor.remember(secret: c)
                 server.credential = c
             }
             if let v = m["secret"] {
                 let c = try r.string(v, "\(path).secret")
                 guard c.utf8.count >= 16 else { throw ConfigError(file: r.file, path: "\(path).secret", problem: "at least 16 characters") }
-                Redactor.remember(secret: c)
                 server.secret = c
             }
             if let v = m["ttl"] { server.ttl = Int(try r.duration(v, "\(path).ttl", 60...7 * 86400)) }
@@ -234,7 +232,6 @@ extension AuthSettings {
             guard let secretNode = sm["secret"] else { throw ConfigError(file: r.file, path: "auth.signed_urls.secret", problem: "missing") }
             let secret = try r.string(secretNode, "auth.signed_urls.secret")
             guard secret.utf8.count >= 32 else { throw ConfigError(file: r.file, path: "auth.signed_urls.secret", problem: "at least 32 characters") }
-            Redactor.remember(secret: secret)
             auth.signedURLSecret = secret
         }
         if let users = m["users"] {

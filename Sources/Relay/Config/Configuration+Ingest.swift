@@ -129,7 +129,6 @@ extension IngestSettings {
                     throw ConfigError(file: r.file, path: "ingest.srt.passphrase", problem: "SRT passphrases are 10 to 79 characters")
                 }
                 s.passphrase = phrase
-                Redactor.remember(secret: phrase)
             }
             if let a = x["auto_create"] { s.autoCreate = try r.bool(a, "ingest.srt.auto_create") }
             if let d = x["latency"] { s.latency = try r.duration(d, "ingest.srt.latency", 0...10) }
@@ -149,7 +148,6 @@ extension IngestSettings {
             if let t = x["tls"] { s.tls = try r.bool(t, "ingest.rtmp.tls") }
             if let k = x["publish_key"] {
                 s.publishKey = try r.string(k, "ingest.rtmp.publish_key")
-                Redactor.remember(secret: s.publishKey!)
             }
             if let a = x["auto_create"] { s.autoCreate = try r.bool(a, "ingest.rtmp.auto_create") }
             settings.rtmp = s

@@ -36,7 +36,6 @@ extension Configuration.Stream {
         if let k = m["publish_key"] {
             s.publishKey = try r.string(k, "\(path).publish_key")
             guard !s.publishKey!.isEmpty else { throw ConfigError(file: file, path: "\(path).publish_key", problem: "empty") }
-            Redactor.remember(secret: s.publishKey!)
         }
         if let t = m["title"] { s.title = try r.string(t, "\(path).title") }
         if let g = m["group"] {
@@ -53,9 +52,8 @@ extension Configuration.Stream {
             for (i, url) in s.forward.enumerated() {
                 let lower = url.lowercased()
                 guard ["rtmp://", "rtmps://", "srt://", "rtsp://", "udp://", "tcp://"].contains(where: { lower.hasPrefix($0) }) else {
-                    throw ConfigError(file: file, path: "\(path).forward[\(i)]", problem: "expected an rtmp://, srt://, rtsp://, udp:// or tcp:// URL, got \"\(Redactor.redact(url, hideStreamKey: true))\"")
+                    throw ConfigError(file: file, path: "\(path).forward[\(i)]", problem: "expected an rtmp://, srt://, rtsp://, udp:// or tcp:// URL, got \"\(Redactor.masking(url, hideStreamKey: true).text)\"")
                 }
-                _ = Redactor.redact(url, hideStreamKey: true) // remember the stream key as a secret
             }
         }
         if let t = m["transport"] { s.sourceOptions.transport = try r.choice(t, "\(path).transport", SourceOptions.Transport.self) }

@@ -70,19 +70,17 @@ extension Configuration {
                 throw ConfigError(file: file, path: "node.pull_credentials", problem: "expected USER:PASSWORD")
             }
             f.pullCredentials = text
-            Redactor.remember(secret: String(text[text.index(after: colon)...]))
         }
         return f
     }
 
-    /// `catalog.postgres`, checked for its form; its password is a secret from here on.
+    /// `catalog.postgres`, checked for its form (its password is one of `Configuration.secrets`).
     static func postgresURL(_ node: Node, _ r: Reader) throws(ConfigError) -> String {
         let url = try r.string(node, "catalog.postgres")
         guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://"), let u = URLComponents(string: url), u.host != nil,
               u.user != nil, u.path.utf8.count > 1 else {
             throw ConfigError(file: r.file, path: "catalog.postgres", problem: "expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE")
         }
-        if let p = u.password, !p.isEmpty { Redactor.remember(secret: p) }
         return url
     }
 }

@@ -1,0 +1,27 @@
+import Access
+import MediaCore
+
+extension Configuration {
+    /// Every secret this configuration holds, for the program to hand to `Redactor.remember`
+    /// before it logs anything: parsing learns them and writes nowhere else.
+    public var secrets: [String] {
+        var out = streams.flatMap(\.secrets) + (ingest.defaults?.secrets ?? [])
+        out += [ingest.srt?.passphrase, ingest.rtmp?.publishKey, auth?.signedURLSecret].compactMap { $0 }
+        out += webrtcICEServers.flatMap { [$0.credential, $0.secret].compactMap { $0 } }
+        if let fleet {
+            out += Redactor.secrets(in: fleet.postgres)
+            if let p = fleet.pullCredentials, let colon = p.utf8.firstIndex(of: 0x3A) { out.append(String(p[p.index(after: colon)...])) }
+        }
+        return out
+    }
+}
+
+extension Configuration.Stream {
+    /// This stream's secrets: its publish key, and those in its source and forward URLs.
+    public var secrets: [String] {
+        var out = publishKey.map { [$0] } ?? []
+        out += Redactor.secrets(in: source)
+        for url in forward { out += Redactor.secrets(in: url, hideStreamKey: true) }
+        return out
+    }
+}
