@@ -4,9 +4,9 @@ import MediaCore
 import Foundation
 import Synchronization
 
-/// Every configured stream with all of its outputs (preview, HLS with its directory and push,
-/// recording, forwards), wired here: the engine behind `liverelay serve`, embeddable in another
-/// Swift program without HTTP, and then missing nothing.
+/// Every configured stream, each a hub with the outputs its features add (preview, HLS,
+/// recording, forwards, renditions; `EngineFeature`): the engine behind `liverelay serve`,
+/// embeddable in another Swift program without HTTP, and then missing nothing.
 public final class RelayEngine: Sendable {
     /// The configuration the engine started with (server, auth, ingest settings; its streams as
     /// they were then — `streams` has them as they are now).
@@ -36,37 +36,27 @@ public final class RelayEngine: Sendable {
     public let hlsUploads: HLSUploads
     /// Every stream's state changes, for subscribers (`/api/events`).
     public let events: StreamEventBus
-    /// Every rendition's encoder and state (`streams.NAME.renditions`), by its stream.
-    public let renditions = RenditionBoard()
-    /// The `hooks` section's webhooks and commands; nil when there are none.
-    public let hooks: Hooks?
+    /// What plugs into each stream and runs beside the engine, in order.
+    public let features: [any EngineFeature]
     private let sources: SourceOpener
     private let captureAge: CaptureAgeReader?
     private let logger: Logger
     /// Where API changes are kept across restarts; nil: they last as long as the process.
     public let catalog: (any CatalogStore)?
-    /// Recorders' finished files, on their way into the catalog.
-    private let segmentWriter: SegmentWriter
-    /// Retention (`record.keep`, `record.max_bytes`), while the engine runs.
-    private let pruner = Mutex<RetentionPruner?>(nil)
 
     /// - Parameters:
     ///   - sources: how URLs are opened (the program registers its own schemes, e.g. `testsrc`).
     ///   - captureAge: read on streams configured with `measure: true`.
     ///   - catalog: keeps the API's stream changes (`configuration` already has them layered on).
+    ///   - features: what plugs into each stream (`standardFeatures`: all of LiveRelay's).
     public init(configuration: Configuration, sources: SourceOpener = SourceOpener(), captureAge: CaptureAgeReader? = nil,
-                catalog: (any CatalogStore)? = nil, logger: Logger) {
+                catalog: (any CatalogStore)? = nil, features: [EngineFeatureMaker] = RelayEngine.standardFeatures, logger: Logger) {
         self.configuration = configuration
         self.catalog = catalog
-        let log = logger
         let events = StreamEventBus()
         self.events = events
-        hooks = configuration.hooks.isEmpty ? nil : Hooks(settings: configuration.hooks, events: events, logger: logger)
-        segmentWriter = SegmentWriter(catalog: catalog, onDone: { s in
-            events.publish(StreamEvent(stream: s.stream, kind: .segmentComplete, details: s.eventDetails))
-        }, onError: { segment, error in
-            log.error("catalog: a recording segment is not catalogued", metadata: ["file": "\(segment.path)", "error": "\(error)"])
-        })
+        let context = EngineContext(configuration: configuration, catalog: catalog, events: events, logger: logger)
+        self.features = features.map { $0(context) }
         // SRT and HLS-upload publishers' media goes through pipes: a write to one whose reader
         // left (a stream stopped or removed under its publisher) must fail with EPIPE, not kill
         // the process.
@@ -132,33 +122,14 @@ public final class RelayEngine: Sendable {
         sources.register(scheme: PublishPoints.scheme, open: { url, handle throws(IngestError) in
             try points.open(url: url, options: options, interrupt: handle)
         }, validate: { _ in nil })
-        // A rendition reads its parent's pictures in this process.
-        let board = renditions
-        sources.register(scheme: RenditionSettings.scheme, open: { [weak self] url, handle throws(IngestError) in
-            guard let (parent, rung) = RenditionSettings.parse(url: url), let self, let hub = self.hubs[parent],
-                  let settings = self.settings(parent)?.renditions.first(where: { $0.name == rung }) else {
-                throw IngestError(.unreachable, source: url, stage: "opening", detail: "no such stream or rendition")
-            }
-            return try RenditionSource(url: url, stream: RenditionSettings.streamName(parent, rung), parent: hub, settings: settings,
-                                       board: board, interrupt: handle)
-        }, validate: { _ in nil })
+        for f in features { f.register(sources: &sources, for: s, engine: self) }
         var l = logger
         l[metadataKey: "stream.name"] = "\(s.name)"
         let hub = StreamHub(name: s.name, source: s.source, title: s.title, sourceOptions: s.sourceOptions,
                             decoderOptions: s.decoderOptions, opener: sources, captureAge: s.measure ? captureAge : nil,
                             events: events, onDemandIdle: s.onDemandIdle, logger: l)
-        // Each output registers itself with its hub.
-        if let p = s.preview { _ = PreviewService(hub: hub, settings: p) }
-        if let h = s.hls {
-            // A rendition's segments follow its parent's times (the same picture, the same time).
-            var anchor: (@Sendable () -> Int64?)?
-            if let parent = s.renditionOf {
-                anchor = { [weak self] () -> Int64? in self?.hls(parent)?.timelineOffset }
-            }
-            _ = HLSSegmenter(hub: hub, settings: h, anchor: anchor, logger: l)
-        }
-        if let r = s.record { _ = Recorder(hub: hub, settings: r, segments: segmentWriter, logger: l) }
-        for (i, destination) in s.forward.enumerated() { _ = Forwarder(hub: hub, index: i, destination: destination, logger: l) }
+        // Each feature's outputs register themselves with the hub.
+        for f in features { f.attach(to: hub, stream: s, engine: self, logger: l) }
         return hub
     }
 
@@ -205,10 +176,7 @@ public final class RelayEngine: Sendable {
     private func removeExpanded(_ name: String) async throws(ChangeError) {
         let derived = live.withLock { l in l.streams.values.filter { $0.renditionOf == name }.map(\.name) }
         try await removeLocked(name)
-        for d in derived.sorted() {
-            try? await removeLocked(d)
-            renditions.remove(d)
-        }
+        for d in derived.sorted() { try? await removeLocked(d) }
     }
 
     private func removeLocked(_ name: String) async throws(ChangeError) {
@@ -221,6 +189,7 @@ public final class RelayEngine: Sendable {
         hlsUploads.end(name)
         await hub.stop()
         for o in hub.outputs { await o.stop() }
+        for f in features { f.removed(name) }
     }
 
     /// Replaces a stream's settings: the stream restarts with them (its viewers reconnect).
@@ -289,21 +258,9 @@ public final class RelayEngine: Sendable {
         hubs[stream]?.outputs.compactMap { $0 as? T } ?? []
     }
 
-    public func preview(_ stream: String) -> PreviewService? { outputs(stream, PreviewService.self).first }
-    public func hls(_ stream: String) -> HLSSegmenter? { outputs(stream, HLSSegmenter.self).first }
-    public func recorder(_ stream: String) -> Recorder? { outputs(stream, Recorder.self).first }
-
-    /// Starts every output, then every ingest.
+    /// Starts every feature, every output, then every ingest.
     public func start() {
-        hooks?.start()
-        if let catalog {
-            let p = RetentionPruner(catalog: catalog, minFree: configuration.recordingsMinFree, logger: logger) { [weak self] in
-                // As placed: in a fleet, a stream's recordings are kept by the node that reads it.
-                guard let self else { return [] }
-                return self.streams.map { self.placed($0) }.compactMap { s in s.record.map { (s.name, $0) } }
-            }
-            pruner.withLock { $0 = p }
-        }
+        for f in features { f.start(engine: self) }
         let all = live.withLock { l -> [StreamHub] in l.running = true; return Array(l.hubs.values) }
         for h in all { for o in h.outputs { o.start() } }
         for h in all { h.start() }
@@ -318,7 +275,6 @@ public final class RelayEngine: Sendable {
     /// finish: every packet taken is segmented or recorded, playlists end. Suspends; blocks no
     /// thread.
     public func stop() async {
-        pruner.withLock { $0 }?.stop()
         let hubs = live.withLock { l -> [String: StreamHub] in l.running = false; return l.hubs }
         await withTaskGroup(of: Void.self) { g in
             for h in hubs.values { g.addTask { await h.stop() } }
@@ -326,10 +282,9 @@ public final class RelayEngine: Sendable {
         await withTaskGroup(of: Void.self) { g in
             for h in hubs.values { for o in h.outputs { g.addTask { await o.stop() } } }
         }
-        // The recorders' last files are written: into the catalog with them.
-        await segmentWriter.drain()
+        for f in features { await f.drain() }
         events.finish()
-        await hooks?.stop()
+        for f in features { await f.stop() }
     }
 
     /// Subscribes to a stream's decoded frames with a policy of your own: the in-process API.
