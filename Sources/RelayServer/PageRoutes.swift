@@ -29,7 +29,7 @@ enum PageRoutes {
                 let name = try context.parameters.require("name")
                 guard let hub = engine.hubs[name] else { return try HTTPResponses.jsonError(.notFound, "unknown stream \"\(name)\"") }
                 return HTTPResponses.html(page(name, hub.currentStatus, StreamMeta(engine: engine, name: name), Assets.hlsjs != nil, request.head.authority,
-                                               engine.configuration.webrtc != nil, !engine.configuration.webrtcICEServers.isEmpty))
+                                               engine.configuration.webrtc != nil, !(engine.configuration.webrtc?.iceServers.isEmpty ?? true)))
             }
         }
         router.get("/streams/:name", use: viewer(ViewerPage.render))
@@ -39,7 +39,7 @@ enum PageRoutes {
             guard engine.publishPoints.streams.contains(name) else {
                 return try HTTPResponses.jsonError(.notFound, "no stream \"\(name.prefix(100))\" takes publishers (source: publish)")
             }
-            return HTTPResponses.html(PublishPage.render(name: name, iceServers: !engine.configuration.webrtcICEServers.isEmpty))
+            return HTTPResponses.html(PublishPage.render(name: name, iceServers: !(engine.configuration.webrtc?.iceServers.isEmpty ?? true)))
         }
         router.get("/streams/:name/watch", use: viewer(ViewerPage.watch))
         // hls.js for the public page: a copy setup fetched (never committed), served when present.

@@ -166,16 +166,16 @@ public enum LiveRelayServer {
         }
         if let rtsp = configuration.rtsp {
             let rtspServer = RTSPServer(engine: engine, host: rtsp.host, port: rtsp.port, maxConnections: limits.connections,
-                                        stallTimeout: limits.writeStallTimeout, sessionTimeout: configuration.rtspSessionTimeout,
+                                        stallTimeout: limits.writeStallTimeout, sessionTimeout: rtsp.sessionTimeout,
                                         logger: logger, authorizer: authorizer)
             services.append(.init(service: RTSPService(server: rtspServer, banner: banner ?? logger)))
         }
         // WebRTC's UDP port is bound before HTTP takes offers for it.
         var webrtc: WebRTCServer?
         if let w = configuration.webrtc {
-            let server = try await WebRTCServer.start(.init(host: w.host ?? configuration.listenHost, port: w.port, hosts: configuration.webrtcHosts,
-                                                            sessionsPerClient: limits.viewersPerClient, tcpPort: configuration.webrtcTCPPort,
-                                                            iceServers: configuration.webrtcICEServers),
+            let server = try await WebRTCServer.start(.init(host: w.host ?? configuration.listenHost, port: w.port, hosts: w.hosts,
+                                                            sessionsPerClient: limits.viewersPerClient, tcpPort: w.tcpPort,
+                                                            iceServers: w.iceServers),
                                                       logger: logger)
             webrtc = server
             metrics.watchWebRTC { server.figures }

@@ -158,10 +158,10 @@ import TestSupport
 
     @Test func webRTCsTCPPortIsOnByDefaultAndNamedWhenMalformed() throws {
         let base = "streams:\n  c:\n    source: testsrc://\n"
-        #expect(try Configuration.parse(base, sources: TestSources.opener).webrtcTCPPort == 0)
-        #expect(try Configuration.parse("server:\n  webrtc: {tcp: off}\n" + base, sources: TestSources.opener).webrtcTCPPort == nil)
-        #expect(try Configuration.parse("server:\n  webrtc: {tcp: 8189}\n" + base, sources: TestSources.opener).webrtcTCPPort == 8189)
-        #expect(try Configuration.parse("server:\n  webrtc: {tcp: on}\n" + base, sources: TestSources.opener).webrtcTCPPort == 0)
+        #expect(try Configuration.parse(base, sources: TestSources.opener).webrtc?.tcpPort == 0)
+        #expect(try Configuration.parse("server:\n  webrtc: {tcp: off}\n" + base, sources: TestSources.opener).webrtc?.tcpPort == nil)
+        #expect(try Configuration.parse("server:\n  webrtc: {tcp: 8189}\n" + base, sources: TestSources.opener).webrtc?.tcpPort == 8189)
+        #expect(try Configuration.parse("server:\n  webrtc: {tcp: on}\n" + base, sources: TestSources.opener).webrtc?.tcpPort == 0)
         do {
             _ = try Configuration.parse("server:\n  webrtc: {tcp: 70000}\n" + base, sources: TestSources.opener)
             Issue.record("a port past 65535 was taken")
@@ -172,7 +172,7 @@ import TestSupport
         // is never repeated in an error.
         let turn = try Configuration.parse("server:\n  webrtc:\n    ice_servers:\n      - {urls: [\"stun:stun.example.net:3478\"]}\n      - {urls: \"turn:turn.example.net:3478?transport=udp\", secret: \"0123456789abcdefXYZ\", ttl: 10m}\n" + base,
                                            sources: TestSources.opener)
-        #expect(turn.webrtcICEServers == [ICEServer(urls: ["stun:stun.example.net:3478"]),
+        #expect(turn.webrtc?.iceServers == [ICEServer(urls: ["stun:stun.example.net:3478"]),
                                           ICEServer(urls: ["turn:turn.example.net:3478?transport=udp"], secret: "0123456789abcdefXYZ", ttl: 600)])
         for (yaml, key) in [("- {urls: [\"http://x\"]}", "server.webrtc.ice_servers[0].urls"),
                             ("- {urls: [\"turn:t:3478\"]}", "server.webrtc.ice_servers[0]"),

@@ -7,7 +7,7 @@ extension Configuration {
     public var secrets: [String] {
         var out = streams.flatMap(\.secrets) + (ingest.defaults?.secrets ?? [])
         out += [ingest.srt?.passphrase, ingest.rtmp?.publishKey, auth?.signedURLSecret].compactMap { $0 }
-        out += webrtcICEServers.flatMap { [$0.credential, $0.secret].compactMap { $0 } }
+        out += (webrtc?.iceServers ?? []).flatMap { [$0.credential, $0.secret].compactMap { $0 } }
         if let fleet {
             out += Redactor.secrets(in: fleet.postgres)
             if let p = fleet.pullCredentials, let colon = p.utf8.firstIndex(of: 0x3A) { out.append(String(p[p.index(after: colon)...])) }

@@ -73,22 +73,10 @@ public struct Configuration: Sendable {
     public var streams: [Stream] = []
     /// `ingest`: the one-port publish servers.
     public var ingest = IngestSettings()
-    /// `server.rtsp.listen`: every stream re-served at `rtsp://HOST:PORT/{stream}`; nil: off.
-    public var rtsp: (host: String, port: Int)?
-    /// `server.rtsp.session_timeout`: seconds a client may stay silent (60, RFC 2326's default).
-    public var rtspSessionTimeout = 60
-    /// `server.webrtc.listen`: the UDP port every WebRTC (WHEP) viewer shares; nil host: the
-    /// host of `server.listen`, on a port the system picks. `server.webrtc: off` turns it off.
-    public var webrtc: (host: String?, port: Int)? = (nil, 0)
-    /// `server.webrtc.hosts`: the addresses written as ICE candidates (a NAT's public address,
-    /// a container's host); empty: the bound address, or every interface's.
-    public var webrtcHosts: [String] = []
-    /// `server.webrtc.tcp`: ICE over TCP (RFC 6544, passive) for viewers whose UDP is blocked, on
-    /// the UDP port's host; 0 (`on`, the default): the UDP port's number where it is free, else
-    /// one the system picks; nil: `off`; else that port.
-    public var webrtcTCPPort: Int? = 0
-    /// `server.webrtc.ice_servers`: STUN and TURN servers offered to WebRTC clients.
-    public var webrtcICEServers: [ICEServer] = []
+    /// `server.rtsp`; nil: off.
+    public var rtsp: RTSPServerSettings?
+    /// `server.webrtc`; nil: `off`.
+    public var webrtc: WebRTCServerSettings? = WebRTCServerSettings()
     /// `catalog.path`: the SQLite catalog (API-made streams, recordings); nil: in the state
     /// directory (`serve --state-dir`, default /var/lib/liverelay).
     public var catalogPath: String?
