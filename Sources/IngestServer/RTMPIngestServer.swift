@@ -18,7 +18,7 @@ public final class RTMPIngestServer: Sendable {
     let engine: RelayEngine
     var points: PublishPoints { engine.publishPoints }
     let logger: Logger
-    private let channel = Mutex<(any Channel)?>(nil)
+    private let listener = TCPListener()
     private let refusalCounts = Mutex<[String: Int]>([:])
     /// Publishers refused so far, by reason (`app`, `unknown_stream`, `bad_name`, `key`, `limited`, `busy`).
     public var refusals: [String: Int] { refusalCounts.withLock { $0 } }
@@ -39,26 +39,15 @@ public final class RTMPIngestServer: Sendable {
 
     /// Binds and starts accepting; returns the bound port.
     public func start() async throws -> Int {
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    if let tls = self.tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
-                    // Silent connections (never handshaking, or a publisher gone quiet) are closed.
-                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: .seconds(10)))
-                    try channel.pipeline.syncOperations.addHandler(RTMPSession(server: self))
-                }
-            }
-        let ch = try await bootstrap.bind(host: settings.host, port: settings.port).get()
-        channel.withLock { $0 = ch }
-        return ch.localAddress?.port ?? settings.port
+        try await listener.start(host: settings.host, port: settings.port) { channel in
+            if let tls = self.tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
+            // Silent connections (never handshaking, or a publisher gone quiet) are closed.
+            try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: .seconds(10)))
+            try channel.pipeline.syncOperations.addHandler(RTMPSession(server: self))
+        }
     }
 
-    public func stop() async {
-        if let ch = channel.withLock({ $0 }) { try? await ch.close() }
-    }
+    public func stop() async { await listener.stop() }
 
     /// Counts a refusal and tells it as a `publisher_refused` event (the stream's name as the
     /// publisher gave it; empty before it named one).

@@ -27,7 +27,7 @@ public final class RTSPServer: Sendable {
     /// RFC 2326's session timeout, announced in `Session`: a connection with no request this
     /// long is closed unless it plays (over UDP, unless RTCP reports came meanwhile).
     let sessionTimeout: Int
-    private let channel = Mutex<(any Channel)?>(nil)
+    private let listener = TCPListener()
     let connections = Atomic<Int>(0)
     private let sessionCount = Atomic<Int>(0)
 
@@ -48,25 +48,14 @@ public final class RTSPServer: Sendable {
 
     /// Binds and starts accepting; returns the bound port.
     public func start() async throws -> Int {
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: .seconds(Int64(self.sessionTimeout))))
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RTSPRequestDecoder()))
-                    try channel.pipeline.syncOperations.addHandler(RTSPConnectionHandler(server: self))
-                }
-            }
-        let ch = try await bootstrap.bind(host: host, port: port).get()
-        channel.withLock { $0 = ch }
-        return ch.localAddress?.port ?? port
+        try await listener.start(host: host, port: port) { channel in
+            try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: .seconds(Int64(self.sessionTimeout))))
+            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RTSPRequestDecoder()))
+            try channel.pipeline.syncOperations.addHandler(RTSPConnectionHandler(server: self))
+        }
     }
 
-    public func stop() async {
-        if let ch = channel.withLock({ $0 }) { try? await ch.close() }
-    }
+    public func stop() async { await listener.stop() }
 
     func sessionStarted() { sessionCount.add(1, ordering: .relaxed) }
 }

@@ -156,19 +156,25 @@ public enum LiveRelayServer {
         if let rtmp = configuration.ingest.rtmp {
             let tls = try rtmp.tls ? certificates.map { try NIOSSLContext(configuration: $0.serverConfiguration()) } : nil
             let ingest = RTMPIngestServer(settings: rtmp, engine: engine, logger: logger, tls: tls, authorizer: authorizer)
-            services.append(.init(service: RTMPIngestService(server: ingest, settings: rtmp, banner: banner ?? logger)))
+            services.append(.init(service: ListenerService(name: "RTMP ingest", host: rtmp.host, start: { try await ingest.start() },
+                                                           url: { host, port in ("\(rtmp.tls ? "rtmps" : "rtmp")://\(host):\(port)/\(rtmp.app)/", "") },
+                                                           stop: { await ingest.stop() }, banner: banner ?? logger)))
             metrics.watchIngest("rtmp") { ingest.refusals }
         }
         if let srt = configuration.ingest.srt {
             let ingest = SRTIngestServer(settings: srt, engine: engine, logger: logger, authorizer: authorizer)
-            services.append(.init(service: SRTIngestService(server: ingest, settings: srt, banner: banner ?? logger)))
+            services.append(.init(service: ListenerService(name: "SRT ingest", host: srt.host, start: { try ingest.start() },
+                                                           url: { host, port in ("srt://\(host):\(port)", " (streamid=NAME)") },
+                                                           stop: { ingest.stop() }, banner: banner ?? logger)))
             metrics.watchIngest("srt") { ingest.refusals }
         }
         if let rtsp = configuration.rtsp {
             let rtspServer = RTSPServer(engine: engine, host: rtsp.host, port: rtsp.port, maxConnections: limits.connections,
                                         stallTimeout: limits.writeStallTimeout, sessionTimeout: rtsp.sessionTimeout,
                                         logger: logger, authorizer: authorizer)
-            services.append(.init(service: RTSPService(server: rtspServer, banner: banner ?? logger)))
+            services.append(.init(service: ListenerService(name: "RTSP server", host: rtsp.host, start: { try await rtspServer.start() },
+                                                           url: { host, port in ("rtsp://\(host):\(port)/", "") },
+                                                           stop: { await rtspServer.stop() }, banner: banner ?? logger)))
         }
         // WebRTC's UDP port is bound before HTTP takes offers for it.
         var webrtc: WebRTCServer?
@@ -297,45 +303,25 @@ struct EngineService: Service {
     }
 }
 
-/// The one-port RTMP ingest, for as long as the server runs.
-struct RTMPIngestService: Service {
-    let server: RTMPIngestServer
-    let settings: IngestSettings.RTMPIngest
+/// A listener (the RTMP and SRT ingests, the RTSP server) for as long as the server runs: once
+/// bound, it says where (the port the system gave, for a listen port of 0).
+struct ListenerService: Service {
+    /// "RTMP ingest", said before "listening on URL".
+    let name: String
+    let host: String
+    /// Binds; returns the port.
+    let start: @Sendable () async throws -> Int
+    /// The URL for the bound host and port (IPv6 hosts in brackets), and words said after it.
+    let url: @Sendable (_ host: String, _ port: Int) -> (url: String, after: String)
+    let stop: @Sendable () async -> Void
     let banner: Logger
-    func run() async throws {
-        let port = try await server.start()
-        let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
-        let url = "\(settings.tls ? "rtmps" : "rtmp")://\(host):\(port)/\(settings.app)/"
-        banner.notice("RTMP ingest listening on \(url)", metadata: ["url": "\(url)"])
-        try? await gracefulShutdown()
-        await server.stop()
-    }
-}
 
-/// The one-port SRT ingest, for as long as the server runs.
-struct SRTIngestService: Service {
-    let server: SRTIngestServer
-    let settings: IngestSettings.SRTIngest
-    let banner: Logger
     func run() async throws {
-        let port = try server.start()
-        let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
-        banner.notice("SRT ingest listening on srt://\(host):\(port) (streamid=NAME)", metadata: ["url": "srt://\(host):\(port)"])
+        let port = try await start()
+        let (url, after) = url(host.contains(":") ? "[\(host)]" : host, port)
+        banner.notice("\(name) listening on \(url)\(after)", metadata: ["url": "\(url)"])
         try? await gracefulShutdown()
-        server.stop()
-    }
-}
-
-/// The RTSP server (`server.rtsp.listen`), for as long as the server runs.
-struct RTSPService: Service {
-    let server: RTSPServer
-    let banner: Logger
-    func run() async throws {
-        let port = try await server.start()
-        let host = server.host.contains(":") ? "[\(server.host)]" : server.host
-        banner.notice("RTSP server listening on rtsp://\(host):\(port)/", metadata: ["url": "rtsp://\(host):\(port)/"])
-        try? await gracefulShutdown()
-        await server.stop()
+        await stop()
     }
 }
 

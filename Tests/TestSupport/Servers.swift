@@ -146,6 +146,18 @@ extension Servers {
 }
 
 extension Servers {
+    /// `serve` (above), and the port of another of its listeners (`listener`: "RTMP ingest",
+    /// "SRT ingest", "RTSP server"), each configured on port 0 and read back from its banner.
+    public static func serve(_ yaml: String, dir: URL? = nil, listener: String) throws -> (child: ChildProcess, port: Int, dir: URL, listener: Int) {
+        let (child, port, dir) = try serve(yaml, dir: dir)
+        guard let other = child.listeningPort("\(listener) listening on", timeout: 30) else {
+            child.stop(); throw ServerError("no \(listener): \(child.stderr.suffix(500))")
+        }
+        return (child, port, dir, other)
+    }
+}
+
+extension Servers {
     /// A self-signed certificate for localhost and 127.0.0.1 (two days), written into `dir` as
     /// `NAME-c.pem` and `NAME-k.pem`; returns their paths.
     public static func selfSignedCertificate(in dir: URL, name: String = "localhost") throws -> (cert: String, key: String) {

@@ -36,7 +36,7 @@ import Bench
     @Test func everyDoorAsksTheOneAuthorizer() throws {
         let pw = ["camuser": "cam-secret-1", "ops": "ops-secret-2"]
         let h = try pw.mapValues { try AccessTests.hash($0) }
-        let (serve, port, dir) = try Servers.serve("""
+        let (serve, port, dir, rtsp) = try Servers.serve("""
         server:
           rtsp: {listen: "127.0.0.1:0"}
           webrtc: {listen: "127.0.0.1:0"}
@@ -58,9 +58,8 @@ import Bench
           lobby: {source: "testsrc://?size=320x180&fps=15&gop=15", preview: false}
           phone: {source: publish, publish_key: "\(Self.camKey)", preview: false}
           field: {source: publish, publish_key: "\(Self.fieldPhrase)", preview: false}
-        """)
+        """, listener: "RTSP server")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        let rtsp = try #require(serve.listeningPort("RTSP server listening on", timeout: 30), "no RTSP server: \(serve.stderr.suffix(500))")
         let rtmp = try #require(serve.listeningPort("RTMP ingest listening on", timeout: 30), "no RTMP ingest: \(serve.stderr.suffix(500))")
         let srt = try #require(serve.listeningPort("SRT ingest listening on", timeout: 30), "no SRT ingest: \(serve.stderr.suffix(500))")
         let base = "http://127.0.0.1:\(port)"

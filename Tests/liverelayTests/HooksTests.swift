@@ -66,9 +66,8 @@ import Relay
         streams:
           cam: {source: "testsrc://?size=160x96&fps=15&gop=15", preview: false, record: {path: "\(dir.path)/rec", segment_duration: 2s}}
         """
-        let (serve, httpPort, _) = try Servers.serve(yaml, dir: dir)
+        let (serve, httpPort, _, rtspPort) = try Servers.serve(yaml, dir: dir, listener: "RTSP server")
         defer { serve.stop() }
-        let rtspPort = try #require(serve.listeningPort("RTSP server listening on", timeout: 30), "no RTSP server: \(serve.stderr.suffix(500))")
         // The first delivery is refused (503); the same event comes again, and is taken.
         #expect(Self.waitUntil(20) { Self.received(log).contains { $0.json?.event.rawValue == "segment_complete" && $0.answered == 204 } },
                 "\(Self.received(log).map(\.body)) \(serve.stderr)")

@@ -15,6 +15,9 @@ import RelayAPI
         return c
     }
 
+    /// A hostile peer's seed: `LIVERELAY_HOSTILE_SEED` (to replay a failure), else a new one.
+    static var seed: Int { ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000) }
+
     static func states(_ port: Int) -> [String: String] {
         guard let list = Servers.apiIfAny([StreamView].self, "http://127.0.0.1:\(port)/api/streams", maxTime: 5) else { return [:] }
         var out: [String: String] = [:]
@@ -29,6 +32,26 @@ import RelayAPI
             usleep(100_000)
         }
         return false
+    }
+
+    /// A hostile publisher script (`scripts/hostile/NAME`) against an ingest port, publishing to
+    /// `stream`; expects serve to outlive it with the stream `good` live, and returns how many
+    /// exchanges it made.
+    static func publishHostile(_ name: String, port: Int, stream: String, seed: Int, exchanges: Int, serve: ChildProcess, http: Int) throws -> Int {
+        let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/\(name)").path
+        let peer = try ChildProcess.run(Servers.python, [script, "--port", String(port), "--stream", stream, "--seed", String(seed), "--exchanges", String(exchanges)], timeout: 150)
+        #expect(serve.exitStatus == nil, "seed \(seed): serve stopped; \(name) sent:\n\(peer.stdout.suffix(4000))\n\(serve.stderr.suffix(3000))\n\(peer.stderr.suffix(500))")
+        #expect(states(http)["good"] == "live")
+        return peer.stdout.split(separator: "\n").filter { $0.hasPrefix("exchange ") }.count
+    }
+
+    /// ffmpeg publishes 8 s of a test pattern (`format`: flv, mpegts) to `url`, whose stream
+    /// `other` must go live within 10 s.
+    static func expectARealPublisherGoesLive(format: String, url: String, http: Int, seed: Int) throws {
+        let ffmpeg = try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=15", "-t", "8",
+                                                          "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "15", "-f", format, url])
+        defer { ffmpeg.stop() }
+        #expect(waitLive(http, "other", timeout: 10), "seed \(seed)")
     }
 
     /// Issue 26: `Session: x;timeout=1e20` (or empty, inf, nan) stopped the whole process with
@@ -58,7 +81,7 @@ import RelayAPI
     /// good stream beside it run on. The camera prints what it sent, so a failure replays with
     /// `scripts/hostile/camera.py --seed N --mutate 0.3`.
     @Test func aMutatingCameraCannotStopServe() throws {
-        let seed = ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000)
+        let seed = HostileCameraTests.seed
         let cport = FreePort.tcp()
         let cam = try Self.camera(port: cport, ["--seed", String(seed), "--mutate", "0.25", "--play-seconds", "0.4", "--hangup", "silent"])
         defer { cam.stop() }
@@ -104,15 +127,14 @@ import RelayAPI
 /// and a real client still reads the stream.
 @Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct HostileRTSPPlayerTests {
     @Test func aMutatingPlayerCannotStopServe() throws {
-        let seed = ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000)
-        let (serve, port, dir) = try Servers.serve("""
+        let seed = HostileCameraTests.seed
+        let (serve, port, dir, rtsp) = try Servers.serve("""
         server:
           rtsp: {listen: "127.0.0.1:0"}
         streams:
           cam: {source: "testsrc://?size=320x240&fps=15", preview: false}
-        """)
+        """, listener: "RTSP server")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        let rtsp = try #require(serve.listeningPort("RTSP server listening on", timeout: 30), "no RTSP server: \(serve.stderr.suffix(500))")
         let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/rtsp_player.py").path
         let player = try ChildProcess.run(Servers.python, [script, "--port", String(rtsp), "--seed", String(seed), "--exchanges", "150",
                                                            "--read-seconds", "0.1"], timeout: 120)
@@ -132,7 +154,7 @@ import RelayAPI
 /// the API allows on loopback without auth) stays live, and its LL-HLS is still served.
 @Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct HostileHTTPClientTests {
     @Test func aMutatingHTTPClientCannotStopServe() throws {
-        let seed = ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000)
+        let seed = HostileCameraTests.seed
         let dir = Paths.tempDirectory("hostile-http")
         // `good` is also recorded: the archive's routes have something to find, play and export.
         let (serve, port, _) = try Servers.serve("""
@@ -161,28 +183,20 @@ import RelayAPI
 /// The process survives, the good stream stays live, and a real publisher still goes live.
 @Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct HostileRTMPPublisherTests {
     @Test func aMutatingPublisherCannotStopServe() throws {
-        let seed = ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000)
-        let (serve, port, dir) = try Servers.serve("""
+        let seed = HostileCameraTests.seed
+        let (serve, port, dir, rtmp) = try Servers.serve("""
         ingest:
           rtmp: {listen: "127.0.0.1:0", app: live}
         streams:
           good: {source: "testsrc://?size=320x240&fps=15", preview: false}
           phone: {source: publish, hls: {variant: fmp4}}
           other: {source: publish, preview: false}
-        """)
+        """, listener: "RTMP ingest")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        let rtmp = try #require(serve.listeningPort("RTMP ingest listening on", timeout: 30), "no RTMP ingest: \(serve.stderr.suffix(500))")
-        let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/rtmp_publisher.py").path
-        let publisher = try ChildProcess.run(Servers.python, [script, "--port", String(rtmp), "--stream", "phone", "--seed", String(seed), "--exchanges", "120"], timeout: 150)
-        let exchanges = publisher.stdout.split(separator: "\n").filter { $0.hasPrefix("exchange ") }.count
-        #expect(serve.exitStatus == nil, "seed \(seed): serve stopped; the publisher sent:\n\(publisher.stdout.suffix(4000))\n\(serve.stderr.suffix(3000))")
-        #expect(exchanges >= 100, "seed \(seed): \(exchanges) exchanges; \(publisher.stderr.suffix(500))")
-        #expect(HostileCameraTests.states(port)["good"] == "live")
+        let exchanges = try HostileCameraTests.publishHostile("rtmp_publisher.py", port: rtmp, stream: "phone", seed: seed, exchanges: 120, serve: serve, http: port)
+        #expect(exchanges >= 100, "seed \(seed): \(exchanges) exchanges")
         // A real publisher still gets in.
-        let ffmpeg = try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=15", "-t", "8",
-                                                          "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "15", "-f", "flv", "rtmp://127.0.0.1:\(rtmp)/live/other"])
-        defer { ffmpeg.stop() }
-        #expect(HostileCameraTests.waitLive(port, "other", timeout: 10), "seed \(seed)")
+        try HostileCameraTests.expectARealPublisherGoesLive(format: "flv", url: "rtmp://127.0.0.1:\(rtmp)/live/other", http: port, seed: seed)
     }
 }
 
@@ -191,26 +205,18 @@ import RelayAPI
 /// ingest. The process survives, the good stream stays live, a real caller still goes live.
 @Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct HostileSRTCallerTests {
     @Test func aMutatingCallerCannotStopServe() throws {
-        let seed = ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000)
-        let (serve, port, dir) = try Servers.serve("""
+        let seed = HostileCameraTests.seed
+        let (serve, port, dir, srt) = try Servers.serve("""
         ingest:
           srt: {listen: "127.0.0.1:0"}
         streams:
           good: {source: "testsrc://?size=320x240&fps=15", preview: false}
           cam: {source: publish, hls: {variant: mpegts}}
           other: {source: publish, preview: false}
-        """)
+        """, listener: "SRT ingest")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        let srt = try #require(serve.listeningPort("SRT ingest listening on", timeout: 30), "no SRT ingest: \(serve.stderr.suffix(500))")
-        let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/srt_caller.py").path
-        let caller = try ChildProcess.run(Servers.python, [script, "--port", String(srt), "--stream", "cam", "--seed", String(seed), "--exchanges", "60"], timeout: 150)
-        let exchanges = caller.stdout.split(separator: "\n").filter { $0.hasPrefix("exchange ") }.count
-        #expect(serve.exitStatus == nil, "seed \(seed): serve stopped; the caller sent:\n\(caller.stdout.suffix(4000))\n\(serve.stderr.suffix(3000))")
-        #expect(exchanges == 60, "seed \(seed): \(exchanges) exchanges; \(caller.stderr.suffix(500))")
-        #expect(HostileCameraTests.states(port)["good"] == "live")
-        let ffmpeg = try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=15", "-t", "8",
-                                                          "-c:v", "libx264", "-preset", "ultrafast", "-tune", "zerolatency", "-g", "15", "-f", "mpegts", "srt://127.0.0.1:\(srt)?streamid=other"])
-        defer { ffmpeg.stop() }
-        #expect(HostileCameraTests.waitLive(port, "other", timeout: 10), "seed \(seed)")
+        let exchanges = try HostileCameraTests.publishHostile("srt_caller.py", port: srt, stream: "cam", seed: seed, exchanges: 60, serve: serve, http: port)
+        #expect(exchanges == 60, "seed \(seed): \(exchanges) exchanges")
+        try HostileCameraTests.expectARealPublisherGoesLive(format: "mpegts", url: "srt://127.0.0.1:\(srt)?streamid=other", http: port, seed: seed)
     }
 }

@@ -7,31 +7,43 @@ import TestSupport
 /// each answering with mutated HTTP and documents over real sockets. The process survives, the
 /// good stream stays live, and once the peer behaves again, so does LiveRelay's use of it.
 @Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct HostileOriginTests {
-    static var seed: Int { ProcessInfo.processInfo.environment["LIVERELAY_HOSTILE_SEED"].flatMap(Int.init) ?? Int.random(in: 1...1_000_000) }
     static func lines(_ s: String) -> [Substring] { s.split(separator: "\n").filter { $0.hasPrefix("exchange ") } }
 
-    @Test func aMutatingPushOriginCannotStopServeAndPushingResumesAfterIt() throws {
-        let seed = Self.seed
-        let origin = FreePort.tcp()
+    /// push_origin.py, an HTTP peer whose answers are mutated (`plain`: not), on `port` (a free
+    /// one when nil), once it listens.
+    static func origin(port: Int? = nil, seed: Int, exchanges: Int, plain: Bool = false) throws -> (child: ChildProcess, port: Int) {
+        let port = port ?? FreePort.tcp()
         let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/push_origin.py").path
-        let hostile = try ChildProcess(Servers.python, [script, "--port", String(origin), "--seed", String(seed), "--exchanges", "400"])
+        let child = try ChildProcess(Servers.python, [script, "--port", String(port), "--seed", String(seed), "--exchanges", String(exchanges)] + (plain ? ["--mutate", "0"] : []))
+        if !plain { #expect(FreePort.waitUntilListening(port)) }
+        return (child, port)
+    }
+
+    /// After the hostile peer's `exchanges`: serve still runs, they all happened, and the stream
+    /// `good` is live.
+    static func expectOutlived(_ hostile: ChildProcess, exchanges: Int, serve: ChildProcess, port: Int, seed: Int, timeout: Double) {
+        _ = hostile.wait(timeout: timeout)
+        let seen = lines(hostile.stdout).count
+        #expect(serve.exitStatus == nil, "seed \(seed): serve stopped; the peer answered:\n\(hostile.stdout.suffix(4000))\n\(serve.stderr.suffix(3000))")
+        #expect(seen == exchanges, "seed \(seed): \(seen) exchanges")
+        #expect(HostileCameraTests.states(port)["good"] == "live")
+    }
+
+    @Test func aMutatingPushOriginCannotStopServeAndPushingResumesAfterIt() throws {
+        let seed = HostileCameraTests.seed
+        let (hostile, origin) = try Self.origin(seed: seed, exchanges: 400)
         defer { hostile.stop() }
-        #expect(FreePort.waitUntilListening(origin))
         var streams = "  good: {source: \"testsrc://?size=320x240&fps=15\", preview: false}\n"
         for i in 0..<4 {
             streams += "  cam\(i): {source: \"testsrc://?size=160x120&fps=15&gop=15\", preview: false, hls: {variant: lowLatency, segment_duration: 1s, part_duration: 0.2s, push: \"http://127.0.0.1:\(origin)/live/cam\(i)/\"}}\n"
         }
         let (serve, port, dir) = try Servers.serve("streams:\n" + streams)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        _ = hostile.wait(timeout: 90)
-        let exchanges = Self.lines(hostile.stdout).count
-        #expect(serve.exitStatus == nil, "seed \(seed): serve stopped; the origin answered:\n\(hostile.stdout.suffix(4000))\n\(serve.stderr.suffix(3000))")
-        #expect(exchanges == 400, "seed \(seed): \(exchanges) exchanges")
-        #expect(HostileCameraTests.states(port)["good"] == "live")
+        Self.expectOutlived(hostile, exchanges: 400, serve: serve, port: port, seed: seed, timeout: 90)
         // The origin behaves again: every stream's pusher gets files through within its backoff
         // (≤ 5 s). 300 exchanges outlast that (three streams pushing alone make about 30 a second;
         // 100 ended before a fourth in its backoff came back, seed 831645).
-        let plain = try ChildProcess(Servers.python, [script, "--port", String(origin), "--seed", String(seed), "--exchanges", "300", "--mutate", "0"])
+        let (plain, _) = try Self.origin(port: origin, seed: seed, exchanges: 300, plain: true)
         defer { plain.stop() }
         _ = plain.wait(timeout: 40)
         let paths = Set(Self.lines(plain.stdout).compactMap { $0.split(separator: " ").dropFirst(5).first?.split(separator: "/").dropFirst(1).first })
@@ -41,12 +53,9 @@ import TestSupport
     /// A webhook receiver is a peer LiveRelay calls too: mutated answers to every event's POST
     /// cost deliveries (counted), never the process; a receiver that behaves again gets events.
     @Test func aMutatingWebhookReceiverCannotStopServeAndDeliveriesResumeAfterIt() throws {
-        let seed = Self.seed
-        let receiver = FreePort.tcp()
-        let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/push_origin.py").path
-        let hostile = try ChildProcess(Servers.python, [script, "--port", String(receiver), "--seed", String(seed), "--exchanges", "120"])
+        let seed = HostileCameraTests.seed
+        let (hostile, receiver) = try Self.origin(seed: seed, exchanges: 120)
         defer { hostile.stop() }
-        #expect(FreePort.waitUntilListening(receiver))
         var streams = "  good: {source: \"testsrc://?size=320x240&fps=15\", preview: false}\n"
         let dir = Paths.tempDirectory("hostile-hooks")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -59,13 +68,9 @@ import TestSupport
         streams:
         """ + "\n" + streams, dir: dir)
         defer { serve.stop() }
-        _ = hostile.wait(timeout: 120)
-        let exchanges = Self.lines(hostile.stdout).count
-        #expect(serve.exitStatus == nil, "seed \(seed): serve stopped; the receiver answered:\n\(hostile.stdout.suffix(4000))\n\(serve.stderr.suffix(3000))")
-        #expect(exchanges == 120, "seed \(seed): \(exchanges) exchanges")
-        #expect(HostileCameraTests.states(port)["good"] == "live")
+        Self.expectOutlived(hostile, exchanges: 120, serve: serve, port: port, seed: seed, timeout: 120)
         // It behaves again: events are delivered (the queue was bounded meanwhile).
-        let plain = try ChildProcess(Servers.python, [script, "--port", String(receiver), "--seed", String(seed), "--exchanges", "10", "--mutate", "0"])
+        let (plain, _) = try Self.origin(port: receiver, seed: seed, exchanges: 10, plain: true)
         defer { plain.stop() }
         _ = plain.wait(timeout: 60)
         #expect(Self.lines(plain.stdout).filter { $0.contains("POST /hook") }.count == 10, "seed \(seed): \(plain.stdout.suffix(2000))")
@@ -75,7 +80,7 @@ import TestSupport
     }
 
     @Test func aMutatingJWKSEndpointCannotStopServeAndGoodKeysWorkAfterIt() throws {
-        let seed = Self.seed
+        let seed = HostileCameraTests.seed
         let jwks = FreePort.tcp()
         let (serve, port, dir) = try Servers.serve("""
         auth:

@@ -25,9 +25,8 @@ import RelayAPI
         var yaml = "ingest:\n  rtmp: {listen: \"127.0.0.1:0\", publish_key: \"fleet-key\"}\nstreams:\n"
         for i in 1...10 { yaml += "  phone\(i): {source: publish, preview: false}\n" }
         yaml += "  own: {source: publish, publish_key: \"own-key\", preview: false}\n"
-        let (serve, port, dir) = try Servers.serve(yaml)
+        let (serve, port, dir, rtmpPort) = try Servers.serve(yaml, listener: "RTMP ingest")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        let rtmpPort = try #require(serve.listeningPort("RTMP ingest listening on", timeout: 30), "no RTMP ingest: \(serve.stderr.suffix(500))")
         #expect(serve.stdout.contains("RTMP ingest listening on rtmp://127.0.0.1:\(rtmpPort)/live/"), "\(serve.stdout)")
         let base = "rtmp://127.0.0.1:\(rtmpPort)/live"
         var publishers: [ChildProcess] = []
@@ -57,16 +56,15 @@ import RelayAPI
     }
 
     @Test func aFirstPublishCreatesItsStreamFromTheDefaults() throws {
-        let (serve, port, dir) = try Servers.serve("""
+        let (serve, port, dir, rtmpPort) = try Servers.serve("""
         ingest:
           rtmp: {listen: "127.0.0.1:0", publish_key: "fleet-key", auto_create: true}
           defaults: {preview: false, hls: {variant: mpegts, segment_duration: 1s}}
         streams:
           fixed: {source: "testsrc://?size=160x96&fps=10", preview: false}
 
-        """)
+        """, listener: "RTMP ingest")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        let rtmpPort = try #require(serve.listeningPort("RTMP ingest listening on", timeout: 30), "no RTMP ingest: \(serve.stderr.suffix(500))")
         let base = "rtmp://127.0.0.1:\(rtmpPort)/live"
         let wrong = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=15", "-t", "2",
                                                              "-c:v", "libx264", "-f", "flv", "\(base)/newcam?key=nope"], timeout: 30)
@@ -85,15 +83,14 @@ import RelayAPI
     /// quick first picture) and still has its size; one that announces audio and video keeps
     /// both in the HLS it is republished as.
     @Test func announcedStreamsAreAllKeptAndAVideoOnlyPublisherHasItsSize() throws {
-        let (serve, port, dir) = try Servers.serve("""
+        let (serve, port, dir, rtmpPort) = try Servers.serve("""
         ingest:
           rtmp: {listen: "127.0.0.1:0"}
         streams:
           video: {source: publish, preview: false}
           both: {source: publish, preview: false, hls: {variant: mpegts, segment_duration: 1s}}
-        """)
+        """, listener: "RTMP ingest")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        let rtmpPort = try #require(serve.listeningPort("RTMP ingest listening on", timeout: 30), "no RTMP ingest: \(serve.stderr.suffix(500))")
         let base = "rtmp://127.0.0.1:\(rtmpPort)/live"
         let video = try Self.publisher("\(base)/video", seconds: 8)
         defer { video.stop() }
@@ -112,15 +109,14 @@ import RelayAPI
     }
 
     @Test func aPublisherThatDropsAndReturnsResumesTheSameStream() throws {
-        let (serve, port, dir) = try Servers.serve("""
+        let (serve, port, dir, rtmpPort) = try Servers.serve("""
         ingest:
           rtmp: {listen: "127.0.0.1:0"}
         streams:
           bodycam: {source: publish, preview: {fps: 10}}
 
-        """)
+        """, listener: "RTMP ingest")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        let rtmpPort = try #require(serve.listeningPort("RTMP ingest listening on", timeout: 30), "no RTMP ingest: \(serve.stderr.suffix(500))")
         let url = "rtmp://127.0.0.1:\(rtmpPort)/live/bodycam"
         // A viewer holds the preview open across the gap.
         let viewer = try ChildProcess("/usr/bin/curl", ["-sN", "-o", dir.appendingPathComponent("v.mjpg").path, "--max-time", "14",
@@ -141,14 +137,13 @@ import RelayAPI
     /// A phone on a bad link drops and returns again and again: each return is live at once,
     /// not after a reconnect backoff that grew with every drop (it reached seconds by the fourth).
     @Test func aPublisherThatReturnsAgainAndAgainIsLiveAtOnceEachTime() throws {
-        let (serve, port, dir) = try Servers.serve("""
+        let (serve, port, dir, rtmpPort) = try Servers.serve("""
         ingest:
           rtmp: {listen: "127.0.0.1:0"}
         streams:
           phone: {source: publish, preview: false}
-        """)
+        """, listener: "RTMP ingest")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        let rtmpPort = try #require(serve.listeningPort("RTMP ingest listening on", timeout: 30), "no RTMP ingest: \(serve.stderr.suffix(500))")
         // A clip sent as it is (no encoder start-up in the way).
         let clip = dir.appendingPathComponent("clip.flv").path
         let made = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=15", "-t", "3",
@@ -247,15 +242,14 @@ import RelayAPI
     }
 
     @Test func aUserWithThePublishPermissionPublishesWithoutAKey() throws {
-        let (serve, port, dir) = try Servers.serve(try Self.publishUsers() + """
+        let (serve, port, dir, rtmpPort) = try Servers.serve(try Self.publishUsers() + """
         ingest:
           rtmp: {listen: "127.0.0.1:0"}
         streams:
           phone1: {source: publish, preview: false}
           phone2: {source: publish, preview: false}
-        """)
+        """, listener: "RTMP ingest")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        let rtmpPort = try #require(serve.listeningPort("RTMP ingest listening on", timeout: 30), "no RTMP ingest: \(serve.stderr.suffix(500))")
         let base = "rtmp://127.0.0.1:\(rtmpPort)/live"
         for (url, why) in [("\(base)/phone2", "wrong or missing key"), ("\(base)/phone2?user=viewer&pass=viewer-secret-88", "wrong or missing key"),
                            ("\(base)/phone2?user=pub&pass=nope", "wrong or missing key")] {
@@ -280,16 +274,15 @@ import RelayAPI
         let dir = Paths.tempDirectory("rtmps")
         defer { try? FileManager.default.removeItem(at: dir) }
         let (cert, key) = try Servers.selfSignedCertificate(in: dir)
-        let (serve, port, serveDir) = try Servers.serve("""
+        let (serve, port, serveDir, rtmpPort) = try Servers.serve("""
         server:
           tls: {cert: \(cert), key: \(key)}
         ingest:
           rtmp: {listen: "127.0.0.1:0", publish_key: "fleet-key", tls: true}
         streams:
           phone1: {source: publish, preview: false}
-        """)
+        """, listener: "RTMP ingest")
         defer { serve.stop(); try? FileManager.default.removeItem(at: serveDir) }
-        let rtmpPort = try #require(serve.listeningPort("RTMP ingest listening on", timeout: 30), "no RTMP ingest: \(serve.stderr.suffix(500))")
         #expect(serve.stdout.contains("RTMP ingest listening on rtmps://127.0.0.1:\(rtmpPort)/live/"), "\(serve.stdout)")
         // Plain RTMP to the TLS port: no handshake, no stream.
         let plain = try ChildProcess.run("/usr/bin/timeout", ["-k", "1", "10", "/usr/bin/ffmpeg", "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=15",

@@ -186,14 +186,13 @@ import RelayAPI
     /// timeout, and nothing more is sent to it; one that sends receiver reports stays served
     /// without a request.
     @Test func aSilentUDPClientIsDroppedAfterTheSessionTimeout() throws {
-        let (serve, _, dir) = try Servers.serve("""
+        let (serve, _, dir, rtspPort) = try Servers.serve("""
         server:
           rtsp: {listen: "127.0.0.1:0", session_timeout: 2s}
         streams:
           cam: {source: "testsrc://?size=320x180&fps=30&gop=30", preview: false}
-        """)
+        """, listener: "RTSP server")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        let rtspPort = try #require(serve.listeningPort("RTSP server listening on", timeout: 30), "no RTSP server: \(serve.stderr.suffix(500))")
         let script = Paths.packageRoot.appendingPathComponent("scripts/rtsp_udp_client.py").path
         let silent = try ChildProcess(Servers.python, [script, String(rtspPort), "cam", "8", "silent"])
         let reporting = try ChildProcess(Servers.python, [script, String(rtspPort), "cam", "8", "rtcp"])

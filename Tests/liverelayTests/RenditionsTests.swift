@@ -54,9 +54,8 @@ import Mux
               - {name: 240p, height: 240, bitrate: 300k}
               - {name: small, size: 320x180, bitrate: 150k, fps: 15}
         """
-        let (serve, port, dir) = try Servers.serve(yaml)
+        let (serve, port, dir, rtsp) = try Servers.serve(yaml, listener: "RTSP server")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        let rtsp = try #require(serve.listeningPort("RTSP server listening on", timeout: 30), "no RTSP server: \(serve.stderr.suffix(500))")
         let base = "http://127.0.0.1:\(port)"
 
         // Nobody watches a rendition: nothing encodes, nothing decodes.

@@ -121,9 +121,8 @@ import RelayAPI
 /// lives on (a write into a pipe whose reader left must not raise SIGPIPE).
 @Suite(.ownThreads, .serialized) struct RemovedUnderAPublisherTests {
     @Test func removingALiveRTMPStreamDropsItsPublisherAndNothingElse() throws {
-        let (serve, port, dir) = try Servers.serve("ingest:\n  rtmp: {listen: \"127.0.0.1:0\"}\nstreams:\n  phone: {source: publish, preview: false}\n  other: {source: \"testsrc://?size=160x96&fps=10\", preview: false}\n")
+        let (serve, port, dir, rtmpPort) = try Servers.serve("ingest:\n  rtmp: {listen: \"127.0.0.1:0\"}\nstreams:\n  phone: {source: publish, preview: false}\n  other: {source: \"testsrc://?size=160x96&fps=10\", preview: false}\n", listener: "RTMP ingest")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        let rtmpPort = try #require(serve.listeningPort("RTMP ingest listening on", timeout: 30), "no RTMP ingest: \(serve.stderr.suffix(500))")
         let publisher = try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30", "-t", "20",
                                                              "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-f", "flv", "rtmp://127.0.0.1:\(rtmpPort)/live/phone"])
         defer { publisher.stop() }

@@ -33,7 +33,7 @@ import RelayAPI
 
     @Test func manyCallersOnOnePortEachWithItsStreamsPassphrase() throws {
         let fleet = "fleet-secret-1", own = "own-secret-22"
-        let (serve, port, dir) = try Servers.serve("""
+        let (serve, port, dir, srtPort) = try Servers.serve("""
         ingest:
           srt: {listen: "127.0.0.1:0", passphrase: "\(fleet)"}
         streams:
@@ -42,9 +42,8 @@ import RelayAPI
           cam3: {source: publish, preview: false}
           cam4: {source: publish, publish_key: "\(own)", preview: false}
           cam5: {source: publish, publish_key: "own-secret-55", preview: false}
-        """)
+        """, listener: "SRT ingest")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        let srtPort = try #require(serve.listeningPort("SRT ingest listening on", timeout: 30), "no SRT ingest: \(serve.stderr.suffix(500))")
         let base = "srt://127.0.0.1:\(srtPort)?connect_timeout=3000"
         var publishers: [ChildProcess] = []
         defer { for p in publishers { p.stop() } }
@@ -112,15 +111,14 @@ import RelayAPI
 /// stream ID; a reader, a wrong password or no one is never let publish.
 @Suite(.ownThreads, .serialized) struct SRTIngestAccessTests {
     @Test func aUserWithThePublishPermissionPublishesWithoutAPassphrase() throws {
-        let (serve, port, dir) = try Servers.serve(try RTMPIngestAccessTests.publishUsers() + """
+        let (serve, port, dir, srtPort) = try Servers.serve(try RTMPIngestAccessTests.publishUsers() + """
         ingest:
           srt: {listen: "127.0.0.1:0"}
         streams:
           phone1: {source: publish, preview: false}
           phone2: {source: publish, preview: false}
-        """)
+        """, listener: "SRT ingest")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        let srtPort = try #require(serve.listeningPort("SRT ingest listening on", timeout: 30), "no SRT ingest: \(serve.stderr.suffix(500))")
         let base = "srt://127.0.0.1:\(srtPort)?connect_timeout=3000"
         for id in ["phone2", "#!::r=phone2,m=publish,u=viewer,s=viewer-secret-88", "publish:phone2:pub:nope"] {
             let p = try SRTIngestTests.publisher("\(base)&streamid=\(id)", seconds: 3)

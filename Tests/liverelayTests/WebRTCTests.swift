@@ -84,14 +84,13 @@ import RelayAPI
     /// page go out by WHIP, and the stream is a source like any other: ffmpeg reads H.264 and
     /// Opus from LiveRelay's RTSP output and pictures from its HLS.
     @Test(.tags(.exclusive)) func chromiumPublishesOverWHIPAndFFmpegReadsItFromRTSPAndHLS() throws {
-        let (serve, port, dir) = try Servers.serve("""
+        let (serve, port, dir, rtsp) = try Servers.serve("""
         server:
           rtsp: {listen: "127.0.0.1:0"}
         streams:
           phone: {source: publish, preview: false, hls: {variant: mpegts, segment_duration: 1s}}
-        """)
+        """, listener: "RTSP server")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        let rtsp = try #require(serve.listeningPort("RTSP server listening on", timeout: 30), "no RTSP server: \(serve.stderr.suffix(500))")
         let publisher = try ChildProcess(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path,
                                                            "http://127.0.0.1:\(port)/streams/phone/publish?auto", "--fake-camera",
                                                            "--wait-text", "#state=connected", "--seconds", "20", "--hold", "16", "--timeout", "30"])
