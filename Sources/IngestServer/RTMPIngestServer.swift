@@ -19,9 +19,10 @@ public final class RTMPIngestServer: Sendable {
     var points: PublishPoints { engine.publishPoints }
     let logger: Logger
     private let listener = TCPListener()
-    private let refusalCounts = Mutex<[String: Int]>([:])
-    /// Publishers refused so far, by reason (`app`, `unknown_stream`, `bad_name`, `key`, `limited`, `busy`).
-    public var refusals: [String: Int] { refusalCounts.withLock { $0 } }
+    /// Refusals (`app`, `unknown_stream`, `bad_name`, `key`, `limited`, `busy`) and acceptances.
+    let publishers: PublisherEvents
+    /// Publishers refused so far, by reason.
+    public var refusals: [String: Int] { publishers.refusals }
 
     /// Decides every publisher: users, stream keys, anonymous publishing.
     let authorizer: Authorizer
@@ -35,6 +36,7 @@ public final class RTMPIngestServer: Sendable {
         self.engine = engine
         self.logger = logger
         self.authorizer = authorizer
+        publishers = PublisherEvents(events: engine.events, protocolName: settings.tls ? "rtmps" : "rtmp")
     }
 
     /// Binds and starts accepting; returns the bound port.
@@ -51,17 +53,10 @@ public final class RTMPIngestServer: Sendable {
 
     /// Counts a refusal and tells it as a `publisher_refused` event (the stream's name as the
     /// publisher gave it; empty before it named one).
-    func refused(_ reason: String, stream: String = "", peer: String?) {
-        refusalCounts.withLock { $0[reason, default: 0] += 1 }
-        engine.events.publish(StreamEvent(stream: stream, kind: .publisherRefused,
-                                          details: ["protocol": settings.tls ? "rtmps" : "rtmp", "reason": reason, "peer": peer ?? "unknown"]))
-    }
+    func refused(_ reason: String, stream: String = "", peer: String?) { publishers.refused(reason, stream: stream, peer: peer) }
 
     /// A publisher was taken: a `publisher_accepted` event.
-    func accepted(stream: String, peer: String?) {
-        engine.events.publish(StreamEvent(stream: stream, kind: .publisherAccepted,
-                                          details: ["protocol": settings.tls ? "rtmps" : "rtmp", "peer": peer ?? "unknown"]))
-    }
+    func accepted(stream: String, peer: String?) { publishers.accepted(stream: stream, peer: peer) }
 
     /// A name a publisher may make a stream with (`auto_create`): a stream name of at most 64
     /// characters.

@@ -20,9 +20,10 @@ public final class SRTIngestServer: Sendable {
     /// Decides every caller: passphrases, users in the stream ID, anonymous publishing.
     let authorizer: Authorizer
     private let listener = Mutex<SRTListener?>(nil)
-    private let refusalCounts = Mutex<[String: Int]>([:])
-    /// Callers refused so far, by reason (`bad_request`, `mode`, `unknown_stream`, `key`, `limited`, `busy`).
-    public var refusals: [String: Int] { refusalCounts.withLock { $0 } }
+    /// Refusals (`bad_request`, `mode`, `unknown_stream`, `key`, `limited`, `busy`) and acceptances.
+    private let publishers: PublisherEvents
+    /// Callers refused so far, by reason.
+    public var refusals: [String: Int] { publishers.refusals }
     /// A caller silent this long (connected, sending nothing) is dropped.
     static let silence: Duration = .seconds(10)
 
@@ -31,6 +32,7 @@ public final class SRTIngestServer: Sendable {
         self.engine = engine
         self.logger = logger
         self.authorizer = authorizer
+        publishers = PublisherEvents(events: engine.events, protocolName: "srt")
     }
 
     /// Binds and starts accepting; returns the bound port.
@@ -51,9 +53,7 @@ public final class SRTIngestServer: Sendable {
     }
 
     private func refused(_ reason: String, _ id: String, _ peer: String) {
-        refusalCounts.withLock { $0[reason, default: 0] += 1 }
-        engine.events.publish(StreamEvent(stream: SRTStreamID(id)?.name ?? "", kind: .publisherRefused,
-                                          details: ["protocol": "srt", "reason": reason, "peer": peer]))
+        publishers.refused(reason, stream: SRTStreamID(id)?.name ?? "", peer: peer)
         logger.notice("srt ingest: caller refused", metadata: ["reason": "\(reason)", "streamid": "\(Redactor.scrub(SRTStreamID.withoutSecret(id)))", "peer": "\(peer)"])
     }
 
@@ -148,7 +148,7 @@ public final class SRTIngestServer: Sendable {
             return
         }
         logger.info("srt ingest: publishing", metadata: ["stream": "\(id.name)", "peer": "\(caller.peer)"])
-        engine.events.publish(StreamEvent(stream: id.name, kind: .publisherAccepted, details: ["protocol": "srt", "peer": caller.peer]))
+        publishers.accepted(stream: id.name, peer: caller.peer)
         var buffer = [UInt8](repeating: 0, count: 1500)
         var silent: Duration = .zero
         var ended = "the caller left"

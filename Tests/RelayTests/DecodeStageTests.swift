@@ -27,11 +27,7 @@ import TestSupport
         let frames = hub.addFrameQueue("viewer", policy: SinkPolicy(ordering: .arrival, freshness: .latest(count: 1)))
         let taken = Thread { while frames.pop(timeout: 10) != nil {} }
         taken.start()
-        hls.start()
-        hub.start()
-        try await Task.sleep(for: .seconds(6))
-        await hub.stop()
-        await hls.stop()
+        try await hub.run(with: hls, for: 6)
 
         let decode = hub.decode.status
         let hlsStatus = hls.status

@@ -115,11 +115,7 @@ import StampedSource
         h.segmentDuration = 1
         h.segmentCount = 20
         let hls = HLSSegmenter(hub: hub, settings: h, logger: Logger(label: "test"))
-        hls.start()
-        hub.start()
-        try await Task.sleep(for: .seconds(7.5))
-        await hub.stop()
-        await hls.stop()
+        try await hub.run(with: hls, for: 7.5)
         let segments = hls.store.snapshot.complete
         #expect(segments.filter { !$0.independent }.count >= 2, "\(segments.map(\.duration))")
         let a = hls.store.availability.summary

@@ -16,11 +16,7 @@ import Glibc
         var settings = RecordSettings(path: dir.path)
         settings.segmentDuration = 1
         let recorder = Recorder(hub: hub, settings: settings, logger: Logger(label: "test"))
-        recorder.start()
-        hub.start()
-        try await Task.sleep(for: .milliseconds(4200))
-        await hub.stop()
-        await recorder.stop()
+        try await hub.run(with: recorder, for: 4.2)
         let files = recorder.recordedFiles
         #expect(files.count >= 3, "\(files)")
         var total = 0
