@@ -249,7 +249,8 @@ let package = Package(
         .testTarget(name: "MuxTests", dependencies: ["Mux", "Wire", "Decode", "Demux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "RelayTests", dependencies: ["Relay", "Access", "Catalog", "Wire", "Decode", "Mux", "StampedSource", "TestSupport", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer"], swiftSettings: swiftSettings),
-        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "RelayAPI", "Relay", "Access", "WebRTC", "TestSupport", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
+        .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "RelayAPI", "Relay", "Access", "WebRTC", "TestSupport", .product(name: "Hummingbird", package: "hummingbird"),
+                                                        .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "liverelayTests", dependencies: ["TestSupport", "Bench", "RelayAPI", "Relay", "Fleet", "StampedSource", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log"),
                                                       .product(name: "Crypto", package: "swift-crypto")], swiftSettings: swiftSettings),
     ]

@@ -110,13 +110,15 @@ enum APIRoutes {
         } catch {
             return try HTTPResponses.jsonError(.badRequest, error.description)
         }
+        // A PUT that makes the stream answers 201, like a POST (RFC 9110 §9.3.4); one that replaces it, 200.
+        let replaced = replace && engine.hubs[name] != nil
         do throws(RelayEngine.ChangeError) {
-            if replace && engine.hubs[name] != nil { try await engine.replace(stream) } else { try await engine.add(stream) }
+            if replaced { try await engine.replace(stream) } else { try await engine.add(stream) }
         } catch {
             return try HTTPResponses.jsonError(.conflict, error.description)
         }
         await engine.remember(StreamChange(stream: name, action: .put, body: object))
         guard let hub = engine.hubs[name] else { return try HTTPResponses.jsonError(.conflict, "stream \"\(name)\" was removed meanwhile") }
-        return try HTTPResponses.json(StreamView(hub: hub, engine: engine), status: replace ? .ok : .created)
+        return try HTTPResponses.json(StreamView(hub: hub, engine: engine), status: replaced ? .ok : .created)
     }
 }
