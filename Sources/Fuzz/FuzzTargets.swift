@@ -71,7 +71,7 @@ enum FuzzTargets {
             _ = m.username
             _ = m.serialized(integrity: { _ in [UInt8](repeating: 0, count: 20) })
         }
-        _ = RTCPFeedback.parse(bytes)
+        _ = RTCPMessage.parse(bytes)
         if let offer = SessionDescription(parsing: String(decoding: bytes, as: UTF8.self)) {
             for m in offer.media { _ = (offer.credentials(m), offer.fingerprint(m)) }
         }

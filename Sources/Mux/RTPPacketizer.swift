@@ -191,12 +191,11 @@ public final class RTPPacketizer: RTPPacketizing {
         try ffcheck(av_write_frame(ctx, scratch), "av_write_frame")
         let sink = sinks[track]
         defer { sink.packets.removeAll(keepingCapacity: true) }
-        return sink.packets.map { Datagram(track: track, bytes: $0, isRTCP: Self.isRTCP($0)) }
+        return sink.packets.map { Datagram(track: track, bytes: $0, isRTCP: RTCPMessage.isRTCP($0)) }
     }
 
     /// RTCP packet types 200–204 sit where an RTP packet has its marker bit and payload type;
     /// dynamic payload types (96–127, 224–255 with the marker) and static ones never reach them.
-    static func isRTCP(_ b: [UInt8]) -> Bool { b.count >= 2 && (200...204).contains(b[1]) }
 }
 
 @available(*, unavailable)

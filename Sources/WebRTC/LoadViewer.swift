@@ -138,8 +138,10 @@ package final class LoadViewer: @unchecked Sendable {
                 }
             case 128...191:
                 guard let inbound else { continue }
-                if RTCPFeedback.isRTCP(b) {
-                    if let plain = inbound.unprotectRTCP(b), plain.count >= 2, plain[1] == 200 { tally.senderReports += 1 }
+                if RTCPMessage.isRTCP(b) {
+                    if let plain = inbound.unprotectRTCP(b), RTCPMessage.parse(plain).contains(where: { if case .senderReport = $0 { true } else { false } }) {
+                        tally.senderReports += 1
+                    }
                     continue
                 }
                 guard let plain = inbound.unprotect(b), plain.count >= 12 else { continue }

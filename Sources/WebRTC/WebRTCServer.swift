@@ -318,7 +318,7 @@ public final class WebRTCServer: Sendable {
             s.dtls(bytes)
         case 128...191:
             guard let s = registry.withLock({ $0.byAddress[address] }) else { return refuse() }
-            if RTCPFeedback.isRTCP(bytes) { s.rtcp(bytes) } else { s.rtp(bytes) }
+            if RTCPMessage.isRTCP(bytes) { s.rtcp(bytes) } else { s.rtp(bytes) }
         default:
             refuse()
         }

@@ -226,7 +226,7 @@ final class WebRTCSession: @unchecked Sendable {
         var missed = 0
         let to: PeerAddress? = state.withLock { s -> PeerAddress? in
             guard let inbound = s.inbound, let plain = inbound.unprotectRTCP(bytes) else { return nil }
-            for fb in RTCPFeedback.parse(plain) {
+            for fb in RTCPMessage.parse(plain) {
                 switch fb {
                 case .nack(let ssrc, let seqs):
                     for q in seqs {
@@ -238,6 +238,8 @@ final class WebRTCSession: @unchecked Sendable {
                     }
                 case .pli, .fir:
                     keyframeAsked = true
+                case .senderReport, .bye:
+                    break
                 }
             }
             return s.remote

@@ -158,12 +158,28 @@ struct WebRTCWireTests {
         let nack: [UInt8] = [0x81, 205, 0, 3, 0, 0, 0, 1, 0, 0, 0, 9, 0, 100, 0, 0b101]
         let pli: [UInt8] = [0x81, 206, 0, 2, 0, 0, 0, 1, 0, 0, 0, 9]
         let fir: [UInt8] = [0x84, 206, 0, 4, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9, 1, 0, 0, 0]
-        #expect(RTCPFeedback.parse(rr + nack + pli + fir) == [.nack(ssrc: 9, sequenceNumbers: [100, 101, 103]), .pli(ssrc: 9), .fir(ssrc: 9)])
+        #expect(RTCPMessage.parse(rr + nack + pli + fir) == [.nack(ssrc: 9, sequenceNumbers: [100, 101, 103]), .pli(ssrc: 9), .fir(ssrc: 9)])
         var lying = nack
         lying[3] = 200
-        #expect(RTCPFeedback.parse(rr + lying + pli).isEmpty)
-        #expect(RTCPFeedback.parse([0x81, 205, 0, 0xFF]).isEmpty)
-        #expect(RTCPFeedback.parse([0x81, 206, 0, 0]).isEmpty)
-        #expect(RTCPFeedback.isRTCP([0x80, 200]) && !RTCPFeedback.isRTCP([0x80, 96]))
+        #expect(RTCPMessage.parse(rr + lying + pli).isEmpty)
+        #expect(RTCPMessage.parse([0x81, 205, 0, 0xFF]).isEmpty)
+        #expect(RTCPMessage.parse([0x81, 206, 0, 0]).isEmpty)
+        #expect(RTCPMessage.isRTCP([0x80, 200]) && !RTCPMessage.isRTCP([0x80, 96]))
+    }
+
+    @Test("RTCP from a sender: its report's clock as Unix time, BYE; a clock before 1970 and a short report say nothing")
+    func senderReportAndBye() {
+        func be(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        // 1 790 000 000.5 s after 1970, RTP time 90 000.
+        let sr: [UInt8] = [0x80, 200, 0, 6] + be(7) + be(3_998_988_800) + be(0x8000_0000) + be(90_000) + be(10) + be(1000)
+        let bye: [UInt8] = [0x81, 203, 0, 1] + be(7)
+        #expect(RTCPMessage.parse(sr + bye) == [.senderReport(ssrc: 7, unixMicros: 1_790_000_000_500_000, rtpTime: 90_000), .bye])
+        var unset = sr
+        unset.replaceSubrange(8..<12, with: be(5))
+        #expect(RTCPMessage.parse(unset + bye) == [.bye])
+        #expect(RTCPMessage.parse([0x80, 200, 0, 1] + be(7)).isEmpty)
+        // Read from a slice of a larger buffer as from an array.
+        let framed = [0x24, 1, 0, 28] + sr
+        #expect(RTCPMessage.parse(framed[4...]) == [.senderReport(ssrc: 7, unixMicros: 1_790_000_000_500_000, rtpTime: 90_000)])
     }
 }

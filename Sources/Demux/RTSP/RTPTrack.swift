@@ -321,21 +321,12 @@ final class RTPTrack {
 
     /// Takes an RTCP compound packet: sender reports (the sender's clock) and BYE.
     func receiveControl(_ packet: UnsafeRawBufferPointer) {
-        let b = packet.bindMemory(to: UInt8.self)
-        var i = 0
-        while i + 4 <= b.count, b[i] >> 6 == 2 {
-            let length = 4 * ((Int(b[i + 2]) << 8 | Int(b[i + 3])) + 1)
-            guard i + length <= b.count else { break }
-            switch b[i + 1] {
-            case 200 where length >= 28: // sender report
-                func word(_ o: Int) -> UInt32 { UInt32(b[i + o]) << 24 | UInt32(b[i + o + 1]) << 16 | UInt32(b[i + o + 2]) << 8 | UInt32(b[i + o + 3]) }
-                let seconds = Int64(word(8)) - 2_208_988_800 // NTP era 0 to the Unix epoch
-                let micros = seconds * 1_000_000 + Int64((UInt64(word(12)) * 1_000_000) >> 32)
-                if seconds > 0 { senderReport = (micros, word(16)) }
-            case 203: saidBye = true
+        for message in RTCPMessage.parse(packet.bindMemory(to: UInt8.self)) {
+            switch message {
+            case .senderReport(_, let micros, let rtpTime): senderReport = (micros, rtpTime)
+            case .bye: saidBye = true
             default: break
             }
-            i += length
         }
     }
 }
