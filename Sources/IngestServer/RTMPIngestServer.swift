@@ -3,10 +3,8 @@ public import Relay
 public import Logging
 import MediaCore
 import NIOCore
-import NIOPosix
 public import NIOSSL
 import Foundation
-import Synchronization
 
 /// The one-port RTMP ingest (`ingest.rtmp`): many publishers at once, each at
 /// `rtmp://host:port/APP/STREAM` (or OBS's server + stream key `STREAM?key=…`), checked against

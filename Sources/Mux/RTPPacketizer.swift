@@ -191,11 +191,10 @@ public final class RTPPacketizer: RTPPacketizing {
         try ffcheck(av_write_frame(ctx, scratch), "av_write_frame")
         let sink = sinks[track]
         defer { sink.packets.removeAll(keepingCapacity: true) }
+        // RTCP's packet types (RFC 5761: 192–223) sit where an RTP packet has its marker bit and
+        // payload type; the dynamic types used here (96–127, 224–255 with the marker) never reach them.
         return sink.packets.map { Datagram(track: track, bytes: $0, isRTCP: RTCPMessage.isRTCP($0)) }
     }
-
-    /// RTCP packet types 200–204 sit where an RTP packet has its marker bit and payload type;
-    /// dynamic payload types (96–127, 224–255 with the marker) and static ones never reach them.
 }
 
 @available(*, unavailable)

@@ -5,7 +5,6 @@ import Mux
 import MediaCore
 import NIOCore
 import Wire
-import NIOPosix
 import Foundation
 import Synchronization
 

@@ -12,23 +12,31 @@ import TestSupport
     /// Parsing lists a configuration's secrets and writes them nowhere: the program hands them
     /// to the Redactor (`serve` does before its first line).
     @Test func parsingListsItsSecretsAndRemembersNone() throws {
+        // Secrets of this run only: the Redactor is the process's, and remembers for good.
+        let run = String(UInt32.random(in: 100_000...999_999))
+        let expected = ["signing-secret-0123456789-abcdefgh-\(run)", "srt-passphrase-\(run)", "rtmp-fleet-key-\(run)", "cam-password-\(run)",
+                        "forward-key-\(run)", "phone-key-\(run)", "turn-credential-\(run)", "hook-secret-0123456789-\(run)", "push-password-\(run)"]
         let c = try Configuration.parse("""
         auth:
-          signed_urls: {secret: "signing-secret-0123456789-abcdefgh"}
+          signed_urls: {secret: "\(expected[0])"}
         ingest:
-          srt: {listen: "127.0.0.1:0", passphrase: "srt-passphrase-77"}
-          rtmp: {listen: "127.0.0.1:0", publish_key: "rtmp-fleet-key-88"}
+          srt: {listen: "127.0.0.1:0", passphrase: "\(expected[1])"}
+          rtmp: {listen: "127.0.0.1:0", publish_key: "\(expected[2])"}
+        server:
+          webrtc: {ice_servers: [{urls: "turn:turn.example:3478", username: u, credential: "\(expected[6])"}]}
+        hooks:
+          webhooks: [{url: "http://127.0.0.1:9/hook", secret: "\(expected[7])"}]
         streams:
-          cam: {source: "rtsp://viewer:cam-password-99@camera.local/s1", forward: ["rtmp://live.example/app/forward-key-66"]}
-          phone: {source: publish, publish_key: "phone-key-55"}
+          cam: {source: "rtsp://viewer:\(expected[3])@camera.local/s1", forward: ["rtmp://live.example/app/\(expected[4])"],
+                hls: {variant: lowLatency, push: "https://pusher:\(expected[8])@origin.example/live/cam/"}}
+          phone: {source: publish, publish_key: "\(expected[5])"}
         """, sources: TestSources.opener)
-        let expected = ["signing-secret-0123456789-abcdefgh", "srt-passphrase-77", "rtmp-fleet-key-88", "cam-password-99", "forward-key-66", "phone-key-55"]
         #expect(Set(c.secrets).isSuperset(of: expected), "\(c.secrets)")
         for secret in expected {
             #expect(Redactor.scrub("said \(secret)").hasSuffix(secret), "parsing remembered \(secret)")
         }
         Redactor.remember(secrets: c.secrets)
-        #expect(Redactor.scrub("said phone-key-55") == "said ***")
+        for secret in expected { #expect(Redactor.scrub("said \(secret)") == "said ***") }
     }
 
     @Test func parsesTheDocumentedShape() throws {

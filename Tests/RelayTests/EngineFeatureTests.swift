@@ -15,6 +15,7 @@ import TestSupport
         }
         func removed(_ stream: String) { said.withLock { $0.append("removed \(stream)") } }
         func start(engine: RelayEngine) { said.withLock { $0.append("start") } }
+        func stopping() { said.withLock { $0.append("stopping") } }
         func drain() async { said.withLock { $0.append("drain") } }
         func stop() async { said.withLock { $0.append("stop") } }
     }
@@ -35,7 +36,7 @@ import TestSupport
         try await engine.remove("gate")
         engine.start()
         await engine.stop()
-        #expect(witness.said.withLock { $0 } == ["attach cam", "attach gate", "removed gate", "start", "drain", "stop"])
+        #expect(witness.said.withLock { $0 } == ["attach cam", "attach gate", "removed gate", "start", "stopping", "drain", "stop"])
     }
 
     @Test func theStandardFeaturesMakeEachConfiguredOutput() throws {

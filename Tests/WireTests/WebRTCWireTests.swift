@@ -178,6 +178,8 @@ struct WebRTCWireTests {
         unset.replaceSubrange(8..<12, with: be(5))
         #expect(RTCPMessage.parse(unset + bye) == [.bye])
         #expect(RTCPMessage.parse([0x80, 200, 0, 1] + be(7)).isEmpty)
+        // 20 bytes: the clock and the RTP time, but not the counts a report must carry.
+        #expect(RTCPMessage.parse([0x80, 200, 0, 4] + be(7) + be(3_998_988_800) + be(0) + be(90_000)).isEmpty)
         // Read from a slice of a larger buffer as from an array.
         let framed = [0x24, 1, 0, 28] + sr
         #expect(RTCPMessage.parse(framed[4...]) == [.senderReport(ssrc: 7, unixMicros: 1_790_000_000_500_000, rtpTime: 90_000)])

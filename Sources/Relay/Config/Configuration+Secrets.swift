@@ -8,6 +8,7 @@ extension Configuration {
         var out = streams.flatMap(\.secrets) + (ingest.defaults?.secrets ?? [])
         out += [ingest.srt?.passphrase, ingest.rtmp?.publishKey, auth?.signedURLSecret].compactMap { $0 }
         out += (webrtc?.iceServers ?? []).flatMap { [$0.credential, $0.secret].compactMap { $0 } }
+        for hook in hooks.webhooks { out += Redactor.secrets(in: hook.url) + (hook.secret.map { [$0] } ?? []) }
         if let fleet {
             out += Redactor.secrets(in: fleet.postgres)
             if let p = fleet.pullCredentials, let colon = p.utf8.firstIndex(of: 0x3A) { out.append(String(p[p.index(after: colon)...])) }
@@ -17,10 +18,12 @@ extension Configuration {
 }
 
 extension Configuration.Stream {
-    /// This stream's secrets: its publish key, and those in its source and forward URLs.
+    /// This stream's secrets: its publish key, and those in its source, forward and HLS push
+    /// URLs.
     public var secrets: [String] {
         var out = publishKey.map { [$0] } ?? []
         out += Redactor.secrets(in: source)
+        if let push = hls?.push { out += Redactor.secrets(in: push) }
         for url in forward { out += Redactor.secrets(in: url, hideStreamKey: true) }
         return out
     }

@@ -13,7 +13,8 @@ public struct EngineContext: Sendable {
 /// outputs to the stream's hub (outputs register themselves with their hub) or the sources it
 /// opens to the stream's opener; it runs while the engine runs. The engine names no feature:
 /// `RelayEngine.standardFeatures` lists LiveRelay's (preview, HLS, recording, forwards,
-/// renditions, hooks), and an embedding program may pass its own list.
+/// renditions, hooks), and an embedding program may pass its own list. In order: `start`, then
+/// (while running) `removed` for each stream taken away, then `stopping`, `drain`, `stop`.
 public protocol EngineFeature: AnyObject, Sendable {
     /// URL schemes this feature opens, registered on the opener of each stream before its hub
     /// is made.
@@ -24,6 +25,8 @@ public protocol EngineFeature: AnyObject, Sendable {
     func removed(_ stream: String)
     /// The engine starts (before any output or ingest).
     func start(engine: RelayEngine)
+    /// The engine is stopping: nothing has stopped yet.
+    func stopping()
     /// Every ingest and output has stopped; the event bus still carries what this says.
     func drain() async
     /// The event bus has ended: the last thing the engine does.
@@ -35,6 +38,7 @@ extension EngineFeature {
     public func attach(to hub: StreamHub, stream: Configuration.Stream, engine: RelayEngine, logger: Logger) {}
     public func removed(_ stream: String) {}
     public func start(engine: RelayEngine) {}
+    public func stopping() {}
     public func drain() async {}
     public func stop() async {}
 }

@@ -105,7 +105,7 @@ public final class RelayEngine: Sendable {
     }
 
     /// `s` as this node runs it.
-    private func placed(_ s: Configuration.Stream) -> Configuration.Stream {
+    func placed(_ s: Configuration.Stream) -> Configuration.Stream {
         placementBox.withLock { $0 }?.place(s) ?? s
     }
 
@@ -113,8 +113,9 @@ public final class RelayEngine: Sendable {
     private func makeHub(_ configured: Configuration.Stream) -> StreamHub {
         let s = placed(configured)
         // Its URLs' and keys' secrets are masked in every line from here on (the file's, the
-        // API's and a reload's streams alike).
-        Redactor.remember(secrets: s.secrets)
+        // API's and a reload's streams alike; as configured: a fleet node that does not read
+        // the camera still holds its settings).
+        Redactor.remember(secrets: configured.secrets + s.secrets)
         // A publish stream opens by waiting for its publisher on the one-port ingest.
         var sources = sources
         let options = s.sourceOptions
@@ -275,6 +276,7 @@ public final class RelayEngine: Sendable {
     /// finish: every packet taken is segmented or recorded, playlists end. Suspends; blocks no
     /// thread.
     public func stop() async {
+        for f in features { f.stopping() }
         let hubs = live.withLock { l -> [String: StreamHub] in l.running = false; return l.hubs }
         await withTaskGroup(of: Void.self) { g in
             for h in hubs.values { g.addTask { await h.stop() } }

@@ -58,13 +58,12 @@ extension HookSettings {
                 let url = try r.string(u, "\(path).url")
                 guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["http", "https"].contains(scheme),
                       let host = parsed.host, !host.isEmpty else {
-                    throw ConfigError(file: r.file, path: "\(path).url", problem: "expected an http:// or https:// URL, got \"\(Redactor.redact(url).prefix(200))\"")
+                    throw ConfigError(file: r.file, path: "\(path).url", problem: "expected an http:// or https:// URL, got \"\(Redactor.masking(url).text.prefix(200))\"")
                 }
                 var hook = Webhook(url: url)
                 if let s = h["secret"] {
                     let secret = try r.string(s, "\(path).secret")
                     guard secret.utf8.count >= 16 else { throw ConfigError(file: r.file, path: "\(path).secret", problem: "at least 16 characters") }
-                    Redactor.remember(secret: secret)
                     hook.secret = secret
                 }
                 // Events leave the machine: a receiver beyond loopback must be able to tell them

@@ -32,13 +32,15 @@ public final class RecordingFeature: EngineFeature {
         let p = RetentionPruner(catalog: catalog, minFree: minFree, logger: logger) { [weak engine] in
             // As placed: in a fleet, a stream's recordings are kept by the node that reads it.
             guard let engine else { return [] }
-            return engine.streams.map { engine.placement?.place($0) ?? $0 }.compactMap { s in s.record.map { (s.name, $0) } }
+            return engine.streams.map { engine.placed($0) }.compactMap { s in s.record.map { (s.name, $0) } }
         }
         pruner.withLock { $0 = p }
     }
 
+    /// Retention stops first: no sweep while streams and the catalog wind down.
+    public func stopping() { pruner.withLock { $0 }?.stop() }
+
     public func drain() async {
-        pruner.withLock { $0 }?.stop()
         // The recorders' last files are written: into the catalog with them.
         await segmentWriter.drain()
     }

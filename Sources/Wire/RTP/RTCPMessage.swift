@@ -35,7 +35,7 @@ public enum RTCPMessage: Sendable, Equatable {
                 return UInt32(byte(at)) << 24 | UInt32(byte(at + 1)) << 16 | UInt32(byte(at + 2)) << 8 | UInt32(byte(at + 3))
             }
             switch (pt, fmt) {
-            case (200, _):
+            case (200, _) where end - i >= 28: // the header, the SSRC and the sender info
                 if let ssrc = u32(i + 4), let ntpSeconds = u32(i + 8), let fraction = u32(i + 12), let rtpTime = u32(i + 16) {
                     let seconds = Int64(ntpSeconds) - ntpToUnix
                     // A clock before 1970 (unset, or NTP's era 1 misread) says nothing.
