@@ -90,9 +90,8 @@ import TestSupport
             try await client.execute(uri: "/api/openapi.json", method: .get, headers: Self.basic("camuser", "cam-pw-1")) { r in
                 #expect(r.status == .ok)
                 // The document says what the route does: a PUT makes (201) or replaces (200).
-                let document = try JSONSerialization.jsonObject(with: Data(r.body.readableBytesView)) as? [String: Any]
-                let put = ((document?["paths"] as? [String: Any])?["/api/streams/{name}"] as? [String: Any])?["put"] as? [String: Any]
-                let statuses = Set(((put?["responses"] as? [String: Any]) ?? [:]).keys)
+                let document = try JSONDecoder().decode(OpenAPITests.OperationsDocument.self, from: Data(r.body.readableBytesView))
+                let statuses = Set((document.paths["/api/streams/{name}"]?["put"]?.responses ?? [:]).keys)
                 #expect(statuses.isSuperset(of: ["200", "201", "400"]), "\(statuses)")
             }
         }
