@@ -30,8 +30,10 @@ PACKAGES=(
   gstreamer1.0-nice gir1.2-gst-plugins-bad-1.0
   # a TURN server for the WebRTC relay test (coturn; not started as a service)
   coturn
-  # real RTMP server (and HTTP origin) for tests
-  nginx libnginx-mod-rtmp
+  # real RTMP server (and HTTP origin) for tests; stunnel in front of it is the RTMPS endpoint
+  nginx libnginx-mod-rtmp stunnel4
+  # an SRT reader that is neither FFmpeg nor GStreamer (srt-live-transmit)
+  srt-tools
   # the hostile JWKS endpoint signs its tokens (scripts/hostile/jwks_endpoint.py)
   python3-cryptography
   # real browser for the web pages (preview, HLS players): headless Chromium driven by Selenium

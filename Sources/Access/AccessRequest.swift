@@ -102,10 +102,15 @@ public struct AccessStreams: Sendable {
     /// The keys that open `stream` to publishers at `door` (RTMP: the global key and the
     /// stream's; SRT: the stream's passphrase, else the global one); empty: none needed.
     public var publishKeys: @Sendable (_ stream: String, _ door: AccessProtocol) -> [String]
+    /// The passphrase an SRT reader of `stream` must give in its handshake (`srt_read_passphrase`);
+    /// nil: none, and a user in the stream ID (or anonymous reading) decides.
+    public var readPassphrase: @Sendable (_ stream: String) -> String?
 
     public init(parent: @escaping @Sendable (String) -> String? = { _ in nil },
-                publishKeys: @escaping @Sendable (String, AccessProtocol) -> [String] = { _, _ in [] }) {
+                publishKeys: @escaping @Sendable (String, AccessProtocol) -> [String] = { _, _ in [] },
+                readPassphrase: @escaping @Sendable (String) -> String? = { _ in nil }) {
         self.parent = parent
         self.publishKeys = publishKeys
+        self.readPassphrase = readPassphrase
     }
 }

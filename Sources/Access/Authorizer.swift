@@ -143,16 +143,22 @@ public final class Authorizer: Sendable {
     /// Decides the passphrase for a caller (`request.credentials` is ignored) and, when one is
     /// needed, counts the caller (`attempt`: its address and port) as a wrong passphrase until
     /// `attemptSucceeded(attempt)` says it arrived.
+    ///
+    /// A reader (`request.action == .read`) needs its stream's read passphrase when it has one;
+    /// else it is open where anonymous reading is granted, and, with no `auth` section at all,
+    /// only to a client on loopback (nothing beyond loopback reads without `auth`).
     public func sharedSecret(_ request: AccessRequest, attempt: String) -> SharedSecret {
         guard let stream = request.stream else { return .refused }
-        let keys = streams.publishKeys(stream, request.door)
+        let reading = request.action == .read
+        let keys = reading ? streams.readPassphrase(stream).map { [$0] } ?? [] : streams.publishKeys(stream, request.door)
         if let phrase = keys.first {
             // Counted as a wrong passphrase now, taken back when the caller arrives: a flood of
             // handshakes meets the limit as it comes.
             let key = FailureLimiter.Key(client: Self.limited(client(of: request)), principal: AccessCredentials.keyPrincipal(keys))
             return limiter.expect(attempt, key, now: now()) ? .passphrase(phrase) : .limited
         }
-        if auth == nil || auth?.anonymous.contains(where: { $0.grants(.publish, stream: stream) }) == true { return .open }
+        if reading && auth == nil { return IPAddress(client(of: request))?.isLoopback == true ? .open : .refused }
+        if auth == nil || auth?.anonymous.contains(where: { $0.grants(request.action, stream: stream) }) == true { return .open }
         return .refused
     }
 

@@ -170,7 +170,8 @@ public final class SRTListener: @unchecked Sendable {
     }
 }
 
-/// An accepted SRT caller: its stream ID and address, and its messages read with a deadline.
+/// An accepted SRT caller: its stream ID and address, and its messages read (a publisher) or
+/// sent (a reader) with a deadline.
 public final class SRTConnection: @unchecked Sendable {
     // Safety: used by the one thread it was handed to; `close` may come from another, and
     // libsrt's close is thread-safe (a blocked receive returns).
@@ -178,6 +179,8 @@ public final class SRTConnection: @unchecked Sendable {
     private let closed = Atomic<Bool>(false)
     /// SRTO_RCVTIMEO as last set, in ms (0: not yet).
     private var receiveTimeout: Int32 = 0
+    /// SRTO_SNDTIMEO as last set, in ms (0: not yet).
+    private var sendTimeout: Int32 = 0
     public let peer: String
     /// The caller's `streamid` (SRTO_STREAMID), as it sent it.
     public let streamID: String
@@ -234,6 +237,37 @@ public final class SRTConnection: @unchecked Sendable {
         let code = srt_getlasterror(nil)
         if code == Int32(SRT_EASYNCRCV.rawValue) { return .timedOut }
         return .ended(n == 0 ? "the caller closed the connection" : String(cString: srt_getlasterror_str()))
+    }
+
+    public enum Sent: Equatable, Sendable {
+        case sent
+        /// libsrt's send buffer stayed full for the whole deadline: the reader is not keeping up.
+        case stalled
+        case ended(String)
+    }
+
+    /// Sends one message (at most 1316 bytes: seven TS packets) to a reader, waiting at most
+    /// `timeout` for room in libsrt's send buffer.
+    public func send(_ bytes: [UInt8], timeout: Duration) -> Sent {
+        guard !closed.load(ordering: .acquiring) else { return .ended("closed") }
+        var ms = max(1, SRTListener.milliseconds(timeout))
+        if ms != sendTimeout {
+            _ = srt_setsockflag(socket, SRTO_SNDTIMEO, &ms, Int32(MemoryLayout<Int32>.size))
+            sendTimeout = ms
+        }
+        let n = bytes.withUnsafeBytes { b in
+            srt_sendmsg2(socket, b.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(b.count), nil)
+        }
+        if n >= 0 { return .sent }
+        let code = srt_getlasterror(nil)
+        if code == Int32(SRT_EASYNCSND.rawValue) { return .stalled }
+        return .ended(String(cString: srt_getlasterror_str()))
+    }
+
+    /// The connection is still up (a reader that left is seen here even while nothing is sent).
+    public var isConnected: Bool {
+        guard !closed.load(ordering: .acquiring) else { return false }
+        return srt_getsockstate(socket) == SRTS_CONNECTED
     }
 
     /// Ends the connection (once).

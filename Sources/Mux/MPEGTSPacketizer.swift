@@ -12,7 +12,18 @@ import Wire
 /// until the next one fills a packet (a frame interval of delay). Here each media packet leaves
 /// at once, in packets of at most seven TS packets. Timestamps come in microseconds, already
 /// made continuous by the caller. Confined to one thread.
+///
+/// The same cut without RTP headers (`Framing.raw`) is what SRT readers and UDP forwards send:
+/// seven TS packets (1316 bytes) a message, the tail of each media packet at once.
 public final class MPEGTSPacketizer: RTPPacketizing {
+    /// What each datagram is.
+    public enum Framing: Sendable {
+        /// RTP (RFC 2250) around at most seven TS packets.
+        case rtp
+        /// At most seven TS packets, nothing around them (MPEG-TS over UDP or SRT).
+        case raw
+    }
+
     public static let payloadType: UInt8 = 33
     private static let tsPacket = 188
 
@@ -21,16 +32,20 @@ public final class MPEGTSPacketizer: RTPPacketizing {
     public let skipped: [String] = []
 
     private let muxer: FragmentMuxer
+    private let framing: Framing
     private let payloadSize: Int
     private var sequence = UInt16.random(in: 0...UInt16.max)
     private let ssrc = UInt32.random(in: 1...UInt32.max)
     private let timestampBase = UInt32.random(in: 0...UInt32.max)
     private var lastTimestamp: Int64 = .min
 
-    /// `maxPacketSize`: the largest RTP packet, headers included (seven TS packets fit 1400).
-    public init(streams: [StreamInfo], title: String, maxPacketSize: Int = 1400) throws(FFmpegError) {
+    /// `maxPacketSize`: the largest datagram, RTP header included (seven TS packets fit 1400),
+    /// never more than seven TS packets.
+    public init(streams: [StreamInfo], title: String, maxPacketSize: Int = 1400, framing: Framing = .rtp) throws(FFmpegError) {
         muxer = try FragmentMuxer(format: .mpegts, streams: streams)
-        payloadSize = max(1, (maxPacketSize - 12) / Self.tsPacket) * Self.tsPacket
+        self.framing = framing
+        let header = framing == .rtp ? 12 : 0
+        payloadSize = min(7, max(1, (maxPacketSize - header) / Self.tsPacket)) * Self.tsPacket
         tracks = [RTPPacketizer.Track(sourceIndex: -1, mediaType: .video, codecName: "mp2t", control: "streamid=0")]
         let name = title.isEmpty ? "LiveRelay" : String(title.unicodeScalars.filter { $0.value >= 0x20 && $0 != "\u{7F}" })
         var description = SessionDescription(sessionName: name)
@@ -52,7 +67,15 @@ public final class MPEGTSPacketizer: RTPPacketizing {
         let at = max(lastTimestamp, (dts ?? pts ?? 0) * 9 / 100)
         lastTimestamp = at
         let timestamp = timestampBase &+ UInt32(truncatingIfNeeded: at)
+        if framing == .raw {
+            return try muxer.drain { Self.chunks($0, size: payloadSize).map { RTPPacketizer.Datagram(track: 0, bytes: $0, isRTCP: false) } }
+        }
         return try muxer.drain { Self.cut($0, payloadSize: payloadSize, sequence: &sequence, timestamp: timestamp, ssrc: ssrc) }
+    }
+
+    /// `bytes` in pieces of at most `size` bytes.
+    static func chunks(_ bytes: UnsafeBufferPointer<UInt8>, size: Int) -> [[UInt8]] {
+        stride(from: 0, to: bytes.count, by: size).map { Array(UnsafeBufferPointer(rebasing: bytes[$0..<min(bytes.count, $0 + size)])) }
     }
 
     /// `bytes` (whole TS packets) in RTP packets of at most `payloadSize` bytes of payload.

@@ -162,7 +162,7 @@ public enum LiveRelayServer {
             metrics.watchIngest("rtmp") { ingest.refusals }
         }
         if let srt = configuration.ingest.srt {
-            let ingest = SRTIngestServer(settings: srt, engine: engine, logger: logger, authorizer: authorizer)
+            let ingest = SRTServer(settings: srt, engine: engine, logger: logger, authorizer: authorizer)
             services.append(.init(service: ListenerService(name: "SRT ingest", host: srt.host, start: { try ingest.start() },
                                                            url: { host, port in ("srt://\(host):\(port)", " (streamid=NAME)") },
                                                            stop: { ingest.stop() }, banner: banner ?? logger)))
@@ -226,7 +226,8 @@ extension LiveRelayServer {
                 case .http, .webrtc: return [own].compactMap { $0 }
                 case .websocket, .rtsp: return []
                 }
-            })
+            },
+            readPassphrase: { name in engine?.settings(name)?.srtReadPassphrase })
         return try await Authorizer(auth: configuration.auth, allowedHosts: configuration.effectiveAllowedHosts,
                                     trustedProxies: configuration.trustedProxies, streams: streams,
                                     fetchJWKS: { url in

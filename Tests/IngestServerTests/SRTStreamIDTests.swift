@@ -8,6 +8,8 @@ import Testing
         #expect(SRTStreamID("#!::r=cam1,m=publish") == SRTStreamID(name: "cam1", mode: .publish))
         #expect(SRTStreamID("#!::m=publish,r=live/cam1,u=ops,s=pw") == SRTStreamID(name: "cam1", mode: .publish, user: "ops", password: "pw"))
         #expect(SRTStreamID("#!::r=cam1")?.mode == .request)
+        // The `#` of a URI passed on undecoded (ffmpeg 5.1 sends `%23` as it was written).
+        #expect(SRTStreamID("%23!::r=cam1,m=request,u=ops,s=pw") == SRTStreamID(name: "cam1", mode: .request, user: "ops", password: "pw"))
         #expect(SRTStreamID("#!::r=cam1,m=bidirectional")?.mode == .other)
         #expect(SRTStreamID("publish:cam2") == SRTStreamID(name: "cam2", mode: .publish))
         #expect(SRTStreamID("publish:cam2:ops:pw") == SRTStreamID(name: "cam2", mode: .publish, user: "ops", password: "pw"))
@@ -26,5 +28,10 @@ import Testing
         #expect(!SRTStreamID.withoutSecret("#!::r=cam1,m=publish,u=ops,s=hunter22").contains("hunter22"))
         #expect(!SRTStreamID.withoutSecret("publish:cam1:ops:hunter22").contains("hunter22"))
         #expect(SRTStreamID.withoutSecret("bad\nline") == "bad?line")
+        // Nor from an ID that does not parse (an unknown mode, a name with a space, a stray field).
+        for raw in ["#!::r=a b,m=request,u=ops,s=hunter22", "%23!::r=cam1,s=hunter22,x", "read:a b:ops:hunter22", "play:cam1:ops:hunter22:x"] {
+            #expect(SRTStreamID(raw) == nil, "\(raw)")
+            #expect(!SRTStreamID.withoutSecret(raw).contains("hunter22"), "\(raw)")
+        }
     }
 }

@@ -37,9 +37,11 @@ import RelayAPI
     /// A hostile publisher script (`scripts/hostile/NAME`) against an ingest port, publishing to
     /// `stream`; expects serve to outlive it with the stream `good` live, and returns how many
     /// exchanges it made.
-    static func publishHostile(_ name: String, port: Int, stream: String, seed: Int, exchanges: Int, serve: ChildProcess, http: Int) throws -> Int {
+    static func publishHostile(_ name: String, port: Int, stream: String, seed: Int, exchanges: Int, serve: ChildProcess, http: Int,
+                               arguments: [String] = []) throws -> Int {
         let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/\(name)").path
-        let peer = try ChildProcess.run(Servers.python, [script, "--port", String(port), "--stream", stream, "--seed", String(seed), "--exchanges", String(exchanges)], timeout: 150)
+        let peer = try ChildProcess.run(Servers.python, [script, "--port", String(port), "--stream", stream, "--seed", String(seed), "--exchanges", String(exchanges)] + arguments,
+                                        timeout: 150)
         #expect(serve.exitStatus == nil, "seed \(seed): serve stopped; \(name) sent:\n\(peer.stdout.suffix(4000))\n\(serve.stderr.suffix(3000))\n\(peer.stderr.suffix(500))")
         #expect(states(http)["good"] == "live")
         return peer.stdout.split(separator: "\n").filter { $0.hasPrefix("exchange ") }.count
@@ -201,8 +203,10 @@ import RelayAPI
 }
 
 /// A hostile SRT caller (`scripts/hostile/srt_caller.py`: ffmpeg's libsrt caller sending raw,
-/// mutated MPEG-TS under stream IDs at their extremes) against the real serve's one-port SRT
-/// ingest. The process survives, the good stream stays live, a real caller still goes live.
+/// mutated MPEG-TS under stream IDs at their extremes, and readers of the good stream that stop
+/// reading, leave in the handshake or mangle their IDs) against the real serve's one SRT port.
+/// The process survives, the good stream stays live, a real caller still goes live and a real
+/// reader still reads every stamped picture.
 @Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct HostileSRTCallerTests {
     @Test func aMutatingCallerCannotStopServe() throws {
         let seed = HostileCameraTests.seed
@@ -215,8 +219,13 @@ import RelayAPI
           other: {source: publish, preview: false}
         """, listener: "SRT ingest")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
-        let exchanges = try HostileCameraTests.publishHostile("srt_caller.py", port: srt, stream: "cam", seed: seed, exchanges: 60, serve: serve, http: port)
+        let exchanges = try HostileCameraTests.publishHostile("srt_caller.py", port: srt, stream: "cam", seed: seed, exchanges: 60, serve: serve, http: port,
+                                                              arguments: ["--read-stream", "good"])
         #expect(exchanges == 60, "seed \(seed): \(exchanges) exchanges")
         try HostileCameraTests.expectARealPublisherGoesLive(format: "mpegts", url: "srt://127.0.0.1:\(srt)?streamid=other", http: port, seed: seed)
+        let file = dir.appendingPathComponent("read.ts")
+        _ = try SRTReadTests.ffmpegRead("srt://127.0.0.1:\(srt)?streamid=read:good", to: file, seconds: 5)
+        let read = try SRTReadTests.probeFile(file.path)
+        #expect(read.report?.stampsRead == 60, "seed \(seed): a real reader after the hostile ones: \(read)")
     }
 }

@@ -7,8 +7,8 @@ import RelayAPI
 
 /// The one-port SRT ingest with ffmpeg's SRT caller (libsrt, as encoders and bodycam relays
 /// use it): several publishers on one UDP port routed by `streamid`, each needing its stream's
-/// passphrase; wrong passphrases, unknown streams, readers and a second publisher refused in the
-/// handshake; and a caller that leaves frees its stream for the next.
+/// passphrase; wrong passphrases, unknown streams, a mode other than publish or request and a
+/// second publisher refused in the handshake; and a caller that leaves frees its stream for the next.
 @Suite(.ownThreads, .serialized) struct SRTIngestTests {
     static func publisher(_ url: String, seconds: Int, size: String = "160x96") throws -> ChildProcess {
         try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=15", "-t", String(seconds),
@@ -58,10 +58,10 @@ import RelayAPI
         #expect(try Self.status(port, "cam4")?.width == 160)
 
         // Refused in the handshake: a wrong passphrase, the fleet passphrase for a stream with its
-        // own, none at all, an unknown stream, a reader, a second publisher of a live stream.
+        // own, none at all, an unknown stream, an unknown mode, a second publisher of a live stream.
         for (url, stream) in [("\(base)&streamid=cam5&passphrase=wrong-secret-55", "cam5"), ("\(base)&streamid=cam5&passphrase=\(fleet)", "cam5"),
                               ("\(base)&streamid=cam5", "cam5"), ("\(base)&streamid=nosuch&passphrase=\(fleet)", "nosuch"),
-                              ("\(base)&streamid=#!::r=cam5,m=request&passphrase=own-secret-55", "cam5"),
+                              ("\(base)&streamid=#!::r=cam5,m=bidirectional&passphrase=own-secret-55", "cam5"),
                               ("\(base)&streamid=cam1&passphrase=\(fleet)", "cam1")] {
             let r = try ChildProcess.run("/usr/bin/timeout", ["-k", "1", "15", "/usr/bin/ffmpeg", "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=15",
                                                               "-t", "2", "-c:v", "libx264", "-f", "mpegts", url], timeout: 30)

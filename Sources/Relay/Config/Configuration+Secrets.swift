@@ -18,10 +18,10 @@ extension Configuration {
 }
 
 extension Configuration.Stream {
-    /// This stream's secrets: its publish key, and those in its source, forward and HLS push
+    /// This stream's secrets: its publish key and SRT read passphrase, and those in its source, forward and HLS push
     /// URLs.
     public var secrets: [String] {
-        var out = publishKey.map { [$0] } ?? []
+        var out = [publishKey, srtReadPassphrase].compactMap { $0 }
         out += Redactor.secrets(in: source)
         if let push = hls?.push { out += Redactor.secrets(in: push) }
         for url in forward { out += Redactor.secrets(in: url, hideStreamKey: true) }

@@ -24,6 +24,9 @@ public struct Configuration: Sendable {
         public var group: String?
         /// The key a publisher of this stream presents (`?key=`), on the one-port ingest.
         public var publishKey: String?
+        /// The passphrase an SRT reader of this stream gives (`srt_read_passphrase`, 10–79
+        /// characters); nil: users in the stream ID, or anonymous reading, decide.
+        public var srtReadPassphrase: String?
         /// `on_demand`: connect only while something consumes the stream; closed after
         /// `on_demand_idle` seconds (default 10) without.
         public var onDemandIdle: Double?

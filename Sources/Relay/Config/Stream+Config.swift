@@ -11,7 +11,7 @@ extension Configuration.Stream {
         let file = r.file
         let m = try r.mapping(node, path, allowed: ["source", "transport", "rtsp_client", "hwaccel", "device", "decode_threads", "title", "listen", "realtime", "loop",
                                                     "open_timeout", "read_timeout", "preview", "hls",
-                                                    "record", "forward", "description", "keywords", "measure", "publish_key",
+                                                    "record", "forward", "description", "keywords", "measure", "publish_key", "srt_read_passphrase",
                                                     "on_demand", "on_demand_idle", "group", "renditions"])
         guard let src = m["source"] else { throw ConfigError(file: file, path: "\(path).source", problem: "missing") }
         var s = Configuration.Stream(name: name, source: try r.string(src, "\(path).source"))
@@ -36,6 +36,13 @@ extension Configuration.Stream {
         if let k = m["publish_key"] {
             s.publishKey = try r.string(k, "\(path).publish_key")
             guard !s.publishKey!.isEmpty else { throw ConfigError(file: file, path: "\(path).publish_key", problem: "empty") }
+        }
+        if let k = m["srt_read_passphrase"] {
+            let phrase = try r.string(k, "\(path).srt_read_passphrase")
+            guard (10...79).contains(phrase.utf8.count) else {
+                throw ConfigError(file: file, path: "\(path).srt_read_passphrase", problem: "SRT passphrases are 10 to 79 characters")
+            }
+            s.srtReadPassphrase = phrase
         }
         if let t = m["title"] { s.title = try r.string(t, "\(path).title") }
         if let g = m["group"] {

@@ -17,9 +17,11 @@ public enum OutputKind: String, Sendable, Hashable, Codable, CaseIterable {
     case rtsp
     /// One WebRTC (WHEP) viewer's packets, cut into RTP and sent over SRTP.
     case webrtc
+    /// One SRT reader's packets, in MPEG-TS.
+    case srt
 
     /// One viewer's own output (joins and leaves are told as events).
-    public var isViewer: Bool { self == .viewer || self == .rtsp || self == .webrtc }
+    public var isViewer: Bool { self == .viewer || self == .rtsp || self == .webrtc || self == .srt }
 }
 
 /// Where an output stands.

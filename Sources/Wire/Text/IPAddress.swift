@@ -20,6 +20,13 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         return IPAddress(bytes: Array(bytes[12..<16]))
     }
 
+    /// 127.0.0.0/8 or ::1 (an IPv4-mapped loopback address too).
+    public var isLoopback: Bool {
+        let a = unmapped.bytes
+        if a.count == 4 { return a[0] == 127 }
+        return a.count == 16 && a[0..<15].allSatisfy { $0 == 0 } && a[15] == 1
+    }
+
     fileprivate init(bytes: [UInt8]) { self.bytes = bytes }
 
     public var description: String {

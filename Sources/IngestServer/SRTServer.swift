@@ -6,13 +6,14 @@ import MediaCore
 import Foundation
 import Synchronization
 
-/// The one-port SRT ingest (`ingest.srt`): many callers on one UDP port, each routed to its
-/// stream by its `streamid`, judged during the handshake (unknown stream, wrong mode, a stream
-/// that already has a publisher: refused with SRT's reject codes; the stream's passphrase
-/// required, so a wrong one fails the handshake). An accepted caller's MPEG-TS goes to its
-/// stream through `PublishPoints`, where libavformat demuxes it like any source. A caller that
-/// drops and returns resumes the same stream.
-public final class SRTIngestServer: Sendable {
+/// The one SRT port (`ingest.srt`): many callers on one UDP port, each routed to its stream by
+/// its `streamid`, publishers and readers alike, judged during the handshake (unknown stream,
+/// a stream that already has a publisher: refused with SRT's reject codes; the stream's
+/// passphrase required, so a wrong one fails the handshake).
+/// - A publisher's MPEG-TS goes to its stream through `PublishPoints`, where libavformat
+///   demuxes it like any source. A caller that drops and returns resumes the same stream.
+/// - A reader (`read:NAME`, `#!::r=NAME,m=request`) gets the stream in MPEG-TS (`SRTReader`).
+public final class SRTServer: Sendable {
     let settings: IngestSettings.SRTIngest
     let engine: RelayEngine
     var points: PublishPoints { engine.publishPoints }
@@ -22,8 +23,11 @@ public final class SRTIngestServer: Sendable {
     private let listener = Mutex<SRTListener?>(nil)
     /// Refusals (`bad_request`, `mode`, `unknown_stream`, `key`, `limited`, `busy`) and acceptances.
     private let publishers: PublisherEvents
-    /// Callers refused so far, by reason.
-    public var refusals: [String: Int] { publishers.refusals }
+    /// Callers refused so far, by reason (a reader's as `read_` and the reason).
+    public var refusals: [String: Int] { publishers.refusals.merging(readerRefusals.withLock { $0 }, uniquingKeysWith: +) }
+    private let readerRefusals = Mutex<[String: Int]>([:])
+    /// Readers served so far (each one's output is named after it).
+    private let readers = Atomic<Int>(0)
     /// A caller silent this long (connected, sending nothing) is dropped.
     static let silence: Duration = .seconds(10)
 
@@ -53,8 +57,13 @@ public final class SRTIngestServer: Sendable {
     }
 
     private func refused(_ reason: String, _ id: String, _ peer: String) {
-        publishers.refused(reason, stream: SRTStreamID(id)?.name ?? "", peer: peer)
-        logger.notice("srt ingest: caller refused", metadata: ["reason": "\(reason)", "streamid": "\(Redactor.scrub(SRTStreamID.withoutSecret(id)))", "peer": "\(peer)"])
+        let parsed = SRTStreamID(id)
+        if parsed?.mode == .request {
+            readerRefusals.withLock { $0["read_" + reason, default: 0] += 1 }
+        } else {
+            publishers.refused(reason, stream: parsed?.name ?? "", peer: peer)
+        }
+        logger.notice("srt: caller refused", metadata: ["reason": "\(reason)", "streamid": "\(Redactor.scrub(SRTStreamID.withoutSecret(id)))", "peer": "\(peer)"])
     }
 
     /// During the handshake (libsrt's thread, so nothing slow): whether and how to take a caller.
@@ -62,7 +71,11 @@ public final class SRTIngestServer: Sendable {
     /// does not arrive with it counts as a wrong passphrase of its address.
     func decide(_ raw: String, peer: String) -> SRTListener.Decision {
         guard let id = SRTStreamID(raw) else { refused("bad_request", raw, peer); return .reject(.badRequest) }
-        guard id.mode == .publish else { refused("mode", raw, peer); return .reject(.badMode) }
+        switch id.mode {
+        case .publish: break
+        case .request: return decideReader(id, raw: raw, peer: peer)
+        case .other: refused("mode", raw, peer); return .reject(.badMode)
+        }
         let exists = engine.settings(id.name) != nil
         guard exists ? points.streams.contains(id.name) : settings.autoCreate && RTMPIngestServer.isNewStreamName(id.name) else {
             refused("unknown_stream", raw, peer)
@@ -71,7 +84,19 @@ public final class SRTIngestServer: Sendable {
         if points.isLive(id.name) { refused("busy", raw, peer); return .reject(.conflict) }
         // A user in the stream ID is checked once connected, off libsrt's thread (bcrypt).
         if id.user != nil && id.password != nil && authorizer.isEnabled { return .accept(passphrase: nil) }
-        let request = AccessRequest(.none, .publish, stream: id.name, door: .srt, peer: Self.host(peer))
+        return shared(AccessRequest(.none, .publish, stream: id.name, door: .srt, peer: Self.host(peer)), raw: raw, peer: peer)
+    }
+
+    /// A reader: of a stream that exists (a rendition too), with its read passphrase, a user in
+    /// the stream ID, or as anyone where reading is open.
+    private func decideReader(_ id: SRTStreamID, raw: String, peer: String) -> SRTListener.Decision {
+        guard engine.hubs[id.name] != nil else { refused("unknown_stream", raw, peer); return .reject(.notFound) }
+        if id.user != nil && id.password != nil && authorizer.isEnabled { return .accept(passphrase: nil) }
+        return shared(AccessRequest(.none, .read, stream: id.name, door: .srt, peer: Self.host(peer)), raw: raw, peer: peer)
+    }
+
+    /// The passphrase the authorizer asks of a caller without a user, or its refusal.
+    private func shared(_ request: AccessRequest, raw: String, peer: String) -> SRTListener.Decision {
         switch authorizer.sharedSecret(request, attempt: peer) {
         case .passphrase(let phrase): return .accept(passphrase: phrase)
         case .open: return .accept(passphrase: nil)
@@ -113,7 +138,8 @@ public final class SRTIngestServer: Sendable {
         authorizer.attemptSucceeded(caller.peer)
         guard let id = SRTStreamID(caller.streamID) else { return }
         if let user = id.user, let password = id.password, authorizer.isEnabled {
-            let request = AccessRequest(.userPassword(user: user, password: password), .publish, stream: id.name, door: .srt, peer: Self.host(caller.peer))
+            let action: AccessAction = id.mode == .request ? .read : .publish
+            let request = AccessRequest(.userPassword(user: user, password: password), action, stream: id.name, door: .srt, peer: Self.host(caller.peer))
             let authorizer = self.authorizer
             switch wait({ await authorizer.authorize(request) }) {
             case .allowed: break
@@ -124,6 +150,10 @@ public final class SRTIngestServer: Sendable {
                 refused("key", caller.streamID, caller.peer)
                 return
             }
+        }
+        if id.mode == .request {
+            read(id.name, caller)
+            return
         }
         if engine.settings(id.name) == nil {
             guard settings.autoCreate else { return }
@@ -185,6 +215,18 @@ public final class SRTIngestServer: Sendable {
     }
 }
 
+extension SRTServer {
+    /// A reader, on its own thread: the stream in MPEG-TS until it leaves.
+    func read(_ stream: String, _ caller: SRTConnection) {
+        guard let hub = engine.hubs[stream] else { refused("unknown_stream", caller.streamID, caller.peer); return }
+        let n = readers.add(1, ordering: .relaxed).newValue
+        let reader = SRTReader(hub: hub, name: "srt-\(n)")
+        logger.info("srt: reader joined", metadata: ["stream": "\(stream)", "peer": "\(caller.peer)", "output": "\(reader.name)"])
+        let why = reader.serve(caller, hub: hub, running: { listener.withLock { $0 != nil } })
+        logger.info("srt: reader left", metadata: ["stream": "\(stream)", "peer": "\(caller.peer)", "why": "\(Redactor.scrub(why))"])
+    }
+}
+
 /// An SRT caller's `streamid`: SRT's access-control syntax `#!::r=NAME,m=publish[,u=USER,s=SECRET]`,
 /// MediaMTX's `publish:NAME[:USER:PASSWORD]`, or a plain `NAME` (a publish).
 public struct SRTStreamID: Equatable, Sendable {
@@ -203,9 +245,9 @@ public struct SRTStreamID: Equatable, Sendable {
 
     public init?(_ raw: String) {
         guard raw.utf8.count <= 512, !raw.contains(where: { $0.isNewline }) else { return nil }
-        if raw.hasPrefix("#!::") {
+        if let body = Self.accessControlBody(raw) {
             var fields: [String: String] = [:]
-            for pair in raw.dropFirst(4).split(separator: ",") {
+            for pair in body.split(separator: ",") {
                 let kv = pair.split(separator: "=", maxSplits: 1)
                 guard kv.count == 2 else { return nil }
                 fields[String(kv[0])] = String(kv[1])
@@ -240,11 +282,27 @@ public struct SRTStreamID: Equatable, Sendable {
     }
 
     /// The stream ID with any password removed, for logs.
+    /// One that does not parse is shown with whatever could be a password masked: every `s=`
+    /// value of SRT's syntax, and everything after the second `:` of MediaMTX's.
     public static func withoutSecret(_ raw: String) -> String {
-        guard let id = SRTStreamID(raw), id.password != nil else {
-            let shown = String(raw.prefix(80).map { $0.isASCII && !$0.isNewline && ($0.asciiValue ?? 0) >= 32 ? $0 : "?" })
-            return raw.count > 80 ? shown + "…" : shown
+        if let id = SRTStreamID(raw), id.password != nil { return "\(id.name) (user \(id.user ?? ""))" }
+        let masked: String
+        if let body = accessControlBody(raw) {
+            masked = "#!::" + body.split(separator: ",", omittingEmptySubsequences: false)
+                .map { $0.hasPrefix("s=") ? "s=***" : String($0) }.joined(separator: ",")
+        } else {
+            let parts = raw.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            masked = parts.count == 3 ? parts[0] + ":" + parts[1] + ":***" : raw
         }
-        return "\(id.name) (user \(id.user ?? ""))"
+        let shown = String(masked.prefix(80).map { $0.isASCII && !$0.isNewline && ($0.asciiValue ?? 0) >= 32 ? $0 : "?" })
+        return masked.count > 80 ? shown + "…" : shown
+    }
+
+    /// The fields of SRT's access-control syntax: after `#!::`, or `%23!::` (the `#` of a URI
+    /// some callers pass on without decoding it); nil for another syntax.
+    static func accessControlBody(_ raw: String) -> Substring? {
+        if raw.hasPrefix("#!::") { return raw.dropFirst(4) }
+        if raw.hasPrefix("%23!::") { return raw.dropFirst(6) }
+        return nil
     }
 }
