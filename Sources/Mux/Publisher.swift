@@ -31,7 +31,7 @@ public struct PublishError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Writes packets, without re-encoding, to a URL or file: RTMP (FLV), RTSP (ANNOUNCE/RECORD),
-/// SRT, UDP and TCP (MPEG-TS), or a file. Every blocking call has a deadline. Confined to
+/// SRT, UDP (unicast or multicast) and TCP (MPEG-TS), RTP (MPEG-TS in RTP, RFC 2250), or a file. Every blocking call has a deadline. Confined to
 /// one thread.
 public final class Publisher {
     public let url: String
@@ -49,6 +49,7 @@ public final class Publisher {
         if lower.hasPrefix("rtmp") { return "flv" }
         if lower.hasPrefix("rtsp://") { return "rtsp" }
         if lower.hasPrefix("srt://") || lower.hasPrefix("udp://") || lower.hasPrefix("tcp://") { return "mpegts" }
+        if lower.hasPrefix("rtp://") { return "rtp_mpegts" }
         return nil
     }
 
@@ -112,7 +113,10 @@ public final class Publisher {
             cb.opaque = ctx.pointee.interrupt_callback.opaque
             var ioDict: OpaquePointer? = nil
             defer { av_dict_free(&ioDict) }
+            // Seven TS packets a datagram (1316 bytes; RTP's 12-byte header on top), as receivers
+            // of MPEG-TS over UDP expect; a `pkt_size=` in the URL still decides.
             if url.lowercased().hasPrefix("udp://") { av_dict_set(&ioDict, "pkt_size", "1316", 0) }
+            if url.lowercased().hasPrefix("rtp://") { av_dict_set(&ioDict, "pkt_size", "1328", 0) }
             let o = avio_open2(&ctx.pointee.pb, url, AVIO_FLAG_WRITE, &cb, &ioDict)
             if o < 0 { throw failure(o, stage: "connecting") }
             ioOpened = true

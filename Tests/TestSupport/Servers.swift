@@ -132,12 +132,16 @@ extension Servers {
     /// when nil), on loopback port `listen` (0: the kernel picks one, read back from the banner;
     /// a fleet node advertises its configured port, so fleet tests name one); returns once it
     /// listens.
-    public static func serve(_ yaml: String, dir: URL? = nil, listen: Int = 0, arguments: [String] = []) throws -> (child: ChildProcess, port: Int, dir: URL) {
+    /// `namespace`: run inside that network namespace (`ip netns exec`).
+    public static func serve(_ yaml: String, dir: URL? = nil, listen: Int = 0, arguments: [String] = [],
+                             namespace: String? = nil) throws -> (child: ChildProcess, port: Int, dir: URL) {
         try FastRun.refuse("`liverelay serve`")
         let dir = dir ?? Paths.tempDirectory("serve")
         let file = dir.appendingPathComponent("config.yaml")
         try yaml.write(to: file, atomically: true, encoding: .utf8)
-        let child = try ChildProcess(Paths.liverelay, ["serve", "--config", file.path, "--listen", "127.0.0.1:\(listen)", "--state-dir", dir.path] + arguments)
+        let command = ["serve", "--config", file.path, "--listen", "127.0.0.1:\(listen)", "--state-dir", dir.path] + arguments
+        let child = try namespace.map { try ChildProcess("/usr/sbin/ip", ["netns", "exec", $0, Paths.liverelay] + command) }
+            ?? ChildProcess(Paths.liverelay, command)
         guard let port = child.listeningPort("LiveRelay listening on", timeout: 30) else {
             child.stop(); throw ServerError("serve did not start: \(child.stderr)")
         }

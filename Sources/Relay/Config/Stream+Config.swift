@@ -58,8 +58,8 @@ extension Configuration.Stream {
             s.forward = try r.strings(f, "\(path).forward")
             for (i, url) in s.forward.enumerated() {
                 let lower = url.lowercased()
-                guard ["rtmp://", "rtmps://", "srt://", "rtsp://", "udp://", "tcp://"].contains(where: { lower.hasPrefix($0) }) else {
-                    throw ConfigError(file: file, path: "\(path).forward[\(i)]", problem: "expected an rtmp://, srt://, rtsp://, udp:// or tcp:// URL, got \"\(Redactor.masking(url, hideStreamKey: true).text)\"")
+                guard ["rtmp://", "rtmps://", "srt://", "rtsp://", "udp://", "rtp://", "tcp://"].contains(where: { lower.hasPrefix($0) }) else {
+                    throw ConfigError(file: file, path: "\(path).forward[\(i)]", problem: "expected an rtmp://, rtmps://, srt://, rtsp://, udp://, rtp:// or tcp:// URL, got \"\(Redactor.masking(url, hideStreamKey: true).text)\"")
                 }
             }
         }

@@ -1,0 +1,145 @@
+import Testing
+import Foundation
+import TestSupport
+import Relay
+import RelayAPI
+
+/// Forwards of MPEG-TS over UDP and RTP (`udp://`, `rtp://`), unicast and multicast, for wall
+/// decoders and IPTV gear: whole TS packets, seven to a datagram, PCR on time, every stamped
+/// picture read back from what a receiver got; a forward with no receiver keeps sending; a
+/// multicast group (in a network namespace of its own, lo routed for 239/8) reaches two ffmpeg
+/// readers and VLC at once.
+@Suite(.ownThreads, .serialized) struct UDPForwardTests {
+    /// What one receiving socket got in `seconds`.
+    struct Received {
+        var datagrams: [[UInt8]] = []
+        /// The transport stream: the datagrams, RTP headers taken off.
+        var ts: [UInt8] = []
+        var problems: [String] = []
+    }
+
+    /// Datagrams arriving on `fds` for `seconds`, checked as MPEG-TS over UDP (`rtp[i]` false)
+    /// or over RTP (RFC 2250: payload type 33, sequence numbers one apart).
+    static func receive(_ fds: [Int32], rtp: [Bool], seconds: Double) -> [Received] {
+        var out = [Received](repeating: Received(), count: fds.count)
+        var lastSequence = [Int?](repeating: nil, count: fds.count)
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            var polls = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            guard poll(&polls, nfds_t(polls.count), 100) > 0 else { continue }
+            for (i, p) in polls.enumerated() where p.revents & Int16(POLLIN) != 0 {
+                let n = recv(fds[i], &buffer, buffer.count, 0)
+                guard n > 0 else { continue }
+                let d = Array(buffer[0..<n])
+                out[i].datagrams.append(d)
+                var payload = d[...]
+                if rtp[i] {
+                    guard d.count > 12, d[0] == 0x80, d[1] & 0x7F == 33 else { out[i].problems.append("not RTP/MP2T: \(d.prefix(2))"); continue }
+                    let sequence = Int(d[2]) << 8 | Int(d[3])
+                    if let last = lastSequence[i], sequence != (last + 1) & 0xFFFF { out[i].problems.append("sequence \(last) → \(sequence)") }
+                    lastSequence[i] = sequence
+                    payload = d[12...]
+                }
+                if payload.count % 188 != 0 || payload.count > 1316 { out[i].problems.append("a datagram of \(payload.count) bytes of TS") }
+                for start in stride(from: payload.startIndex, to: payload.endIndex, by: 188) where payload[start] != 0x47 {
+                    out[i].problems.append("no sync byte at \(start)")
+                }
+                out[i].ts += payload
+            }
+        }
+        return out
+    }
+
+    /// Every PCR in a transport stream, in 27 MHz ticks.
+    static func pcrs(_ ts: [UInt8]) -> [Int] {
+        var out: [Int] = []
+        for start in stride(from: 0, to: ts.count - 187, by: 188) {
+            let p = ts[start..<(start + 188)]
+            let b = p.startIndex
+            // An adaptation field, long enough, with its PCR flag.
+            guard p[b + 3] & 0x20 != 0, p[b + 4] >= 7, p[b + 5] & 0x10 != 0 else { continue }
+            let base = Int(p[b + 6]) << 25 | Int(p[b + 7]) << 17 | Int(p[b + 8]) << 9 | Int(p[b + 9]) << 1 | Int(p[b + 10]) >> 7
+            let ext = Int(p[b + 10] & 1) << 8 | Int(p[b + 11])
+            out.append(base * 300 + ext)
+        }
+        return out
+    }
+
+    @Test func unicastUDPAndRTPCarryWholeTSPacketsWithPCROnTimeAndNeedNoReceiver() throws {
+        let udp = FreePort.boundLoopbackSocket(type: Int32(SOCK_DGRAM.rawValue))
+        let rtp = FreePort.boundLoopbackSocket(type: Int32(SOCK_DGRAM.rawValue))
+        defer { close(udp.fd); close(rtp.fd) }
+        let nobody = FreePort.udp()
+        let (serve, port, dir) = try Servers.serve("""
+        streams:
+          cam:
+            source: "testsrc://?size=640x360&fps=30&gop=30"
+            preview: false
+            forward: ["udp://127.0.0.1:\(udp.port)", "rtp://127.0.0.1:\(rtp.port)", "udp://127.0.0.1:\(nobody)"]
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let got = Self.receive([udp.fd, rtp.fd], rtp: [false, true], seconds: 4)
+        for (name, r) in zip(["udp", "rtp"], got) {
+            #expect(r.problems.isEmpty, "\(name): \(r.problems.prefix(5))")
+            // Seven TS packets fill most datagrams (a picture's tail leaves at once, shorter).
+            #expect(r.datagrams.count > 100 && r.datagrams.filter { $0.count == (name == "rtp" ? 1328 : 1316) }.count > r.datagrams.count / 3,
+                    "\(name): \(r.datagrams.count) datagrams, sizes \(Set(r.datagrams.map(\.count)).sorted().prefix(10))")
+            // PCR: rising, at most 100 ms apart (ISO 13818-1), and on the same clock as the pictures.
+            let pcr = Self.pcrs(r.ts)
+            let steps = zip(pcr, pcr.dropFirst()).map { $1 - $0 }
+            #expect(pcr.count > 20 && steps.allSatisfy { $0 > 0 && $0 <= 2_700_000 }, "\(name): \(pcr.count) PCRs, steps \(steps.prefix(10))")
+            let file = dir.appendingPathComponent("\(name).ts")
+            try Data(r.ts).write(to: file)
+            let p = try SRTReadTests.probeFile(file.path)
+            #expect(p.report?.stampsRead == 60 && p.report?.width == 640, "\(name): \(p)")
+        }
+        // With no one at its port, the third forward keeps sending: no error, no reconnect.
+        let view = try Servers.api(StreamView.self, "http://127.0.0.1:\(port)/api/streams/cam")
+        let lonely = try #require(view.forwards.first { $0.destination.hasSuffix(":\(nobody)") }, "\(view.forwards)")
+        #expect(lonely.state == .running && lonely.reconnects == 0 && lonely.sent > 100 && lonely.lastError == nil, "\(lonely)")
+        #expect(view.forwards.allSatisfy { $0.connections == 1 }, "\(view.forwards)")
+    }
+
+    @Test func aMulticastGroupReachesTwoFFmpegReadersAndVLC() throws {
+        let ns = "lrmc\(getpid() % 100_000)"
+        let ip = "/usr/sbin/ip"
+        _ = try? ChildProcess.run(ip, ["netns", "del", ns], timeout: 10)
+        for args in [["netns", "add", ns], ["-n", ns, "link", "set", "lo", "up"], ["-n", ns, "route", "add", "239.0.0.0/8", "dev", "lo"]] {
+            let r = try ChildProcess.run(ip, args, timeout: 10)
+            try #require(r.status == 0, "ip \(args): \(r.output)")
+        }
+        defer { _ = try? ChildProcess.run(ip, ["netns", "del", ns], timeout: 10) }
+        // The namespace is this test's own: its group and port are no one else's.
+        let group = "udp://239.1.1.1:5000"
+        let (serve, _, dir) = try Servers.serve("""
+        streams:
+          cam:
+            source: "testsrc://?size=640x360&fps=30&gop=30"
+            preview: false
+            forward: ["\(group)?ttl=1"]
+        """, namespace: ns)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let vlcDir = dir.appendingPathComponent("vlc")
+        try FileManager.default.createDirectory(at: vlcDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+        chmod(dir.path, 0o755)
+        let vlcFile = vlcDir.appendingPathComponent("vlc.ts").path
+        // VLC refuses to run as root: as nobody, as a user would.
+        let vlc = try ChildProcess(ip, ["netns", "exec", ns, "/usr/bin/timeout", "-k", "1", "20", "/usr/sbin/runuser", "-u", "nobody", "--",
+                                        "/usr/bin/cvlc", "--play-and-exit", "--run-time=5", "udp://@239.1.1.1:5000",
+                                        "--sout", "#std{access=file,mux=ts,dst=\(vlcFile)}"])
+        defer { vlc.stop() }
+        let readers = try (1...2).map { i in
+            try ChildProcess(ip, ["netns", "exec", ns, "/usr/bin/timeout", "-k", "1", "20", "/usr/bin/ffmpeg", "-v", "error",
+                                  "-i", "\(group)?timeout=5000000", "-t", "4", "-c", "copy", "-f", "mpegts", dir.appendingPathComponent("r\(i).ts").path])
+        }
+        for (i, r) in readers.enumerated() {
+            #expect(r.wait(timeout: 25), "reader \(i + 1): \(r.stderr.suffix(300))")
+            let p = try SRTReadTests.probeFile(dir.appendingPathComponent("r\(i + 1).ts").path)
+            #expect(p.report?.stampsRead == 60 && p.report?.width == 640, "reader \(i + 1): \(p)")
+        }
+        #expect(vlc.wait(timeout: 25))
+        let v = try SRTReadTests.probeFile(vlcFile)
+        #expect(v.report?.stampsRead == 60 && v.report?.width == 640, "VLC: \(v); \((vlc.stdout + vlc.stderr).suffix(400))")
+    }
+}
