@@ -12,6 +12,11 @@ public struct PublishOptions: Sendable, Hashable {
     public var writeTimeout: Double = 3
     /// Container override (`flv`, `mpegts`, `rtsp`, `mp4` …); nil picks from the URL.
     public var format: String? = nil
+    /// RTMPS: the CA file the server's certificate must chain to; nil: the system's. The
+    /// certificate and its name are always checked (FFmpeg checks neither by default).
+    public var caFile: String? = nil
+    /// The system's CA bundle (Debian's ca-certificates).
+    public static let systemCAFile = "/etc/ssl/certs/ca-certificates.crt"
     public init() {}
 }
 
@@ -117,6 +122,11 @@ public final class Publisher {
             // of MPEG-TS over UDP expect; a `pkt_size=` in the URL still decides.
             if url.lowercased().hasPrefix("udp://") { av_dict_set(&ioDict, "pkt_size", "1316", 0) }
             if url.lowercased().hasPrefix("rtp://") { av_dict_set(&ioDict, "pkt_size", "1328", 0) }
+            // RTMPS: the TLS layer under RTMP takes these (libavformat passes them down).
+            if url.lowercased().hasPrefix("rtmps://") {
+                av_dict_set(&ioDict, "tls_verify", "1", 0)
+                av_dict_set(&ioDict, "ca_file", options.caFile ?? PublishOptions.systemCAFile, 0)
+            }
             let o = avio_open2(&ctx.pointee.pb, url, AVIO_FLAG_WRITE, &cb, &ioDict)
             if o < 0 { throw failure(o, stage: "connecting") }
             ioOpened = true

@@ -124,6 +124,15 @@ public final class RelayMetrics: Sendable {
                     gauge("liverelay_hls_directory_queue_bytes", l, Double(d.queuedBytes))
                 }
             }
+            // Each forward: up or away, its reconnects, what it sent and at what rate.
+            for f in outputs.compactMap({ $0 as? Forwarder }) {
+                let fs = f.currentStatus
+                let fl = l + [("sink", f.name)]
+                gauge("liverelay_forward_up", fl, fs.state == .running ? 1 : 0)
+                counter("liverelay_forward_reconnects_total", fl, total: fs.reconnects)
+                counter("liverelay_forward_bytes_total", fl, total: fs.bytesSent)
+                gauge("liverelay_forward_bits_per_second", fl, fs.bitrate)
+            }
             // Every output of the registry, whatever its kind: packets and frames alike.
             for o in outputs.map(\.status) {
                 let sl = l + [("sink", o.name), ("kind", o.kind.rawValue)]

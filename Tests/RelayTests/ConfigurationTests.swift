@@ -97,6 +97,12 @@ import TestSupport
         ("streams:\n  c:\n    source: testsrc://\n    hls:\n      push: ftp://x/", "streams.c.hls.push: expected an http:// or https:// URL"),
         ("streams:\n  c:\n    source: testsrc://\n    record: {}", "streams.c.record.path: missing"),
         ("streams:\n  c:\n    source: testsrc://\n    forward: [rtmp://a/b/KEY, 'ftp://x/y']", "streams.c.forward[1]: expected an rtmp://"),
+        ("streams:\n  c:\n    source: testsrc://\n    forward: [{url: 'ftp://x/y'}]", "streams.c.forward[0].url: expected an rtmp://"),
+        ("streams:\n  c:\n    source: testsrc://\n    forward: [{ca_file: /etc/hostname}]", "streams.c.forward[0].url: missing"),
+        ("streams:\n  c:\n    source: testsrc://\n    forward: [{url: 'rtmps://a/b/k', ca_file: /nonexistent/ca.pem}]", "streams.c.forward[0].ca_file: /nonexistent/ca.pem cannot be read"),
+        ("streams:\n  c:\n    source: testsrc://\n    forward: [{url: 'srt://a:1', ca_file: /etc/hostname}]", "streams.c.forward[0].ca_file: only an rtmps:// destination"),
+        ("streams:\n  c:\n    source: testsrc://\n    forward: [{url: 'rtmps://a/b/k', pin: x}]", "streams.c.forward[0].pin: unknown key"),
+        ("streams:\n  c:\n    source: testsrc://\n    srt_read_passphrase: short", "streams.c.srt_read_passphrase: SRT passphrases are 10 to 79 characters"),
         // Regression: an empty query item once indexed an empty split and killed serve.
         ("streams:\n  c:\n    source: \"testsrc://?=\"", "streams.c.source: a query item without a name"),
         ("streams:\n  c:\n    source: \"testsrc://?&=&\"", "streams.c.source: a query item without a name"),
@@ -191,7 +197,7 @@ import TestSupport
                 _ = try Configuration.parse("server:\n  webrtc:\n    ice_servers:\n      \(yaml)\n" + base, sources: TestSources.opener)
                 Issue.record("taken: \(yaml)")
             } catch {
-                let path = (error as? ConfigError)?.path
+                let path = error.path
                 #expect(path == key, "\(error)")
                 #expect(!"\(error)".contains("0123456789abcdefXYZ"))
             }

@@ -74,6 +74,43 @@ public enum Servers {
         }
     }
 
+    /// stunnel (Debian's stunnel4): TLS on `port` in front of a plain TCP server on `backend`,
+    /// with the certificate and key given (an RTMPS endpoint in front of nginx-rtmp, as
+    /// platforms terminate it).
+    public final class Stunnel: @unchecked Sendable {
+        // Safety: immutable after init.
+        public let port: Int
+        public let directory: URL
+        public let child: ChildProcess
+
+        public init(backend: Int, cert: String, key: String, port: Int? = nil) throws {
+            try FastRun.refuse("stunnel")
+            self.port = port ?? FreePort.tcp()
+            directory = Paths.tempDirectory("stunnel")
+            let conf = directory.appendingPathComponent("stunnel.conf")
+            try """
+            foreground = yes
+            pid =
+            output = \(directory.path)/stunnel.log
+            [tls]
+            accept = 127.0.0.1:\(self.port)
+            connect = 127.0.0.1:\(backend)
+            cert = \(cert)
+            key = \(key)
+            """.write(to: conf, atomically: true, encoding: .utf8)
+            child = try ChildProcess("/usr/bin/stunnel4", [conf.path])
+            guard FreePort.waitUntilListening(self.port, timeout: 10) else {
+                child.stop()
+                throw ServerError("stunnel did not start: \(child.stderr)")
+            }
+        }
+
+        deinit {
+            child.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
     /// nginx as an HTTP origin that takes PUT and DELETE (WebDAV), and serves what it got.
     public final class NginxOrigin: @unchecked Sendable {
         // Safety: immutable after init.

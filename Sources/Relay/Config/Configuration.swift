@@ -46,7 +46,7 @@ public struct Configuration: Sendable {
         /// nil: no recording.
         public var record: RecordSettings?
         /// Destinations the stream is pushed to, without re-encoding.
-        public var forward: [String] = []
+        public var forward: [ForwardTarget] = []
         public var description: String?
         public var keywords: [String] = []
         /// Read capture times from the pictures (a stamped test source): the preview's

@@ -54,15 +54,7 @@ extension Configuration.Stream {
         if let t = m["keywords"] { s.keywords = try r.strings(t, "\(path).keywords") }
         if let h = m["hls"] { s.hls = try HLSSettings(config: h, path: "\(path).hls", r) }
         if let rec = m["record"] { s.record = try RecordSettings(config: rec, path: "\(path).record", r) }
-        if let f = m["forward"] {
-            s.forward = try r.strings(f, "\(path).forward")
-            for (i, url) in s.forward.enumerated() {
-                let lower = url.lowercased()
-                guard ["rtmp://", "rtmps://", "srt://", "rtsp://", "udp://", "rtp://", "tcp://"].contains(where: { lower.hasPrefix($0) }) else {
-                    throw ConfigError(file: file, path: "\(path).forward[\(i)]", problem: "expected an rtmp://, rtmps://, srt://, rtsp://, udp://, rtp:// or tcp:// URL, got \"\(Redactor.masking(url, hideStreamKey: true).text)\"")
-                }
-            }
-        }
+        if let f = m["forward"] { s.forward = try ForwardTarget.list(f, path: "\(path).forward", r) }
         if let t = m["transport"] { s.sourceOptions.transport = try r.choice(t, "\(path).transport", SourceOptions.Transport.self) }
         if let t = m["rtsp_client"] { s.sourceOptions.rtspClient = try r.choice(t, "\(path).rtsp_client", SourceOptions.RTSPClient.self) }
         if let t = m["hwaccel"] { s.decoderOptions.hardware = try r.choice(t, "\(path).hwaccel", HardwareAcceleration.self) }

@@ -4,6 +4,6 @@ public import Logging
 public final class ForwardFeature: EngineFeature {
     public init() {}
     public func attach(to hub: StreamHub, stream: Configuration.Stream, engine: RelayEngine, logger: Logger) {
-        for (i, destination) in stream.forward.enumerated() { _ = Forwarder(hub: hub, index: i, destination: destination, logger: logger) }
+        for (i, target) in stream.forward.enumerated() { _ = Forwarder(hub: hub, index: i, target: target, logger: logger) }
     }
 }

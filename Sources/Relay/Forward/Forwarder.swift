@@ -5,16 +5,18 @@ public import Demux
 import Mux
 import Synchronization
 
-/// Pushes the stream, without re-encoding, to another server (RTMP, SRT, RTSP). Reconnects
-/// with backoff when the destination drops, resumes at a keyframe, counts what it dropped
-/// while away, and never slows another sink (its own queue, its own thread).
+/// Pushes the stream, without re-encoding, to another server (RTMP and RTMPS, SRT, RTSP, UDP,
+/// RTP, TCP). Reconnects with backoff when the destination drops, resumes at a keyframe, counts
+/// what it dropped while away and what it sent, and never slows another sink (its own queue,
+/// its own thread).
 public final class Forwarder: PacketOutput, Sendable {
     public let destination: String
     public let handle: OutputHandle
     private let forwardStatus: ForwardStatusBox
     private let worker: PacketWorker
 
-    public init(hub: StreamHub, index: Int, destination: String, backoff: Backoff = Backoff(), logger: Logger) {
+    public init(hub: StreamHub, index: Int, target: ForwardTarget, backoff: Backoff = Backoff(), logger: Logger) {
+        let destination = target.url
         self.destination = destination
         var l = logger
         l[metadataKey: "forward.destination"] = "\(Redactor.redact(destination, hideStreamKey: true))"
@@ -23,7 +25,9 @@ public final class Forwarder: PacketOutput, Sendable {
         let box = ForwardStatusBox()
         box.state.withLock { $0.destination = Redactor.redact(destination, hideStreamKey: true) }
         forwardStatus = box
-        worker = PacketWorker(handle: handle, work: Forwarding(destination: destination, handle: handle, backoff: backoff,
+        var options = PublishOptions()
+        options.caFile = target.caFile
+        worker = PacketWorker(handle: handle, work: Forwarding(destination: destination, options: options, handle: handle, backoff: backoff,
                                                                status: box, logger: l))
         hub.register(self)
     }
@@ -31,16 +35,23 @@ public final class Forwarder: PacketOutput, Sendable {
     public func start() { worker.start() }
     public func stop() async { await worker.stop() }
 
-    public var currentStatus: ForwardStatus { forwardStatus.state.withLock { $0 } }
+    public var currentStatus: ForwardStatus {
+        var s = forwardStatus.state.withLock { $0 }
+        s.bytesSent = forwardStatus.bytes.total
+        s.bitrate = forwardStatus.bytes.bitsPerSecond()
+        return s
+    }
 }
 
 private final class ForwardStatusBox: Sendable {
     let state = Mutex<ForwardStatus>(ForwardStatus())
+    let bytes = ByteRateMeter()
 }
 
 /// The forward's connection, confined to its thread.
 private final class Forwarding: PacketWork {
     private let destination: String
+    private let options: PublishOptions
     private let handle: OutputHandle
     private var queue: SinkQueue<RelayPacket> { handle.queue }
     private let backoff: Backoff
@@ -51,8 +62,9 @@ private final class Forwarding: PacketWork {
     private var attempt = 0
     private var nextAttempt = Date.distantPast
 
-    init(destination: String, handle: OutputHandle, backoff: Backoff, status: ForwardStatusBox, logger: Logger) {
+    init(destination: String, options: PublishOptions, handle: OutputHandle, backoff: Backoff, status: ForwardStatusBox, logger: Logger) {
         self.destination = destination
+        self.options = options
         self.handle = handle
         self.backoff = backoff
         self.status = status
@@ -79,6 +91,7 @@ private final class Forwarding: PacketWork {
         do {
             try publisher.write(at.packet, pts: at.pts, dts: at.dts, duration: at.duration)
             status.state.withLock { $0.sent += 1 }
+            status.bytes.add(at.packet.size)
         } catch {
             queue.dropTaken(.resync)
             disconnect(reason: error.description)
@@ -87,7 +100,7 @@ private final class Forwarding: PacketWork {
 
     private func connect(_ epoch: IngestEpoch) {
         do {
-            publisher = try Publisher(url: destination, streams: epoch.streams)
+            publisher = try Publisher(url: destination, streams: epoch.streams, options: options)
             timeline = PacketTimeline()
             attempt = 0
             // What waited while away is stale: dropped (counted), resume at a keyframe.
@@ -125,6 +138,10 @@ public struct ForwardStatus: Sendable, Codable {
     public var state = OutputState.idle
     public var connections = 0
     public var reconnects = 0
+    /// Packets and their bytes sent, over every connection.
     public var sent = 0
+    public var bytesSent = 0
+    /// Bits per second sent over the last two seconds.
+    public var bitrate = 0.0
     public var lastError: String?
 }
