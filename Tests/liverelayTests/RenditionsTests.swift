@@ -128,6 +128,84 @@ import Mux
         #expect(played.stdout.contains("640") && played.stdout.contains("426") && played.stdout.contains("320"), "\(played.output.prefix(300))")
     }
 
+    /// A playlist's complete segments by media sequence number (their URIs), and its init
+    /// segment's URI (fMP4).
+    static func segmentsBySequence(_ playlist: String) -> (segments: [Int: String], initURI: String?) {
+        var sequence = 0, initURI: String?
+        var out: [Int: String] = [:]
+        for line in playlist.split(separator: "\n").map(String.init) {
+            if line.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") { sequence = Int(line.dropFirst("#EXT-X-MEDIA-SEQUENCE:".count)) ?? 0 }
+            if line.hasPrefix("#EXT-X-MAP:URI=\""), let uri = line.dropFirst("#EXT-X-MAP:URI=\"".count).split(separator: "\"").first { initURI = String(uri) }
+            guard !line.hasPrefix("#"), !line.isEmpty else { continue }
+            out[sequence] = line
+            sequence += 1
+        }
+        return (out, initURI)
+    }
+
+    /// The presentation time of a segment's first video packet (an fMP4 one read after its
+    /// init segment).
+    static func firstPresentationTime(_ urls: [String], dir: URL) throws -> Double? {
+        let file = dir.appendingPathComponent(UUID().uuidString).path
+        _ = try ChildProcess.run("/bin/sh", ["-c", "for u in \(urls.map { "'\($0)'" }.joined(separator: " ")); do curl -s -m 10 \"$u\"; done > \(file)"], timeout: 25)
+        let r = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=pts_time",
+                                                         "-read_intervals", "%+#1", "-of", "csv=p=0", file], timeout: 30)
+        return r.stdout.split(separator: "\n").first.flatMap { Double($0.split(separator: ",").first ?? "") }
+    }
+
+    /// Two cameras, one in classic HLS and one in LL-HLS, each with two renditions started at
+    /// different times, segments of 2 s over keyframes 1 s apart: a segment of a given media
+    /// sequence number starts at the same presentation time in every variant (RFC 8216
+    /// §6.2.4), which players and packagers switch by.
+    @Test func variantsShareSequenceNumbersAndTimes() throws {
+        let ladder = "renditions: [{name: r1, height: 120, bitrate: 150k}, {name: r2, height: 90, bitrate: 100k}]"
+        let (serve, port, dir) = try Servers.serve("""
+        streams:
+          ts:
+            source: "testsrc://?size=320x180&fps=30&gop=30"
+            preview: false
+            hls: {variant: mpegts, segment_duration: 2s}
+            \(ladder)
+          ll:
+            source: "testsrc://?size=320x180&fps=30&gop=30"
+            preview: false
+            hls: {variant: lowLatency, segment_duration: 2s, part_duration: 200ms}
+            \(ladder)
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let base = "http://127.0.0.1:\(port)/streams"
+        // The sources run from the start; a player asks for each first rendition 2 s later and
+        // each second one 2.5 s after that (a rendition starts encoding when first asked for).
+        Thread.sleep(forTimeInterval: 2)
+        for cam in ["ts", "ll"] { _ = try Self.get("\(base)/\(cam)_r1/hls/index.m3u8") }
+        Thread.sleep(forTimeInterval: 2.5)
+        for cam in ["ts", "ll"] { _ = try Self.get("\(base)/\(cam)_r2/hls/index.m3u8") }
+        // The playlists, until each camera's three list three sequence numbers in common.
+        var lists: [String: (segments: [Int: String], initURI: String?)] = [:]
+        func common(_ cam: String) -> [Int] {
+            let sets = [cam, "\(cam)_r1", "\(cam)_r2"].map { Set(lists[$0]?.segments.keys ?? [:].keys) }
+            return sets.dropFirst().reduce(sets[0]) { $0.intersection($1) }.sorted()
+        }
+        let by = Date().addingTimeInterval(25)
+        repeat {
+            Thread.sleep(forTimeInterval: 1)
+            for v in ["ts", "ts_r1", "ts_r2", "ll", "ll_r1", "ll_r2"] {
+                lists[v] = Self.segmentsBySequence(try Self.get("\(base)/\(v)/hls/index.m3u8"))
+            }
+        } while Date() < by && (common("ts").count < 3 || common("ll").count < 3)
+        for cam in ["ts", "ll"] {
+            #expect(common(cam).count >= 3, "\(cam): sequence numbers in every variant: \(lists.filter { $0.key.hasPrefix(cam) }.mapValues { $0.segments.keys.sorted() })")
+            for n in common(cam).suffix(3) {
+                let times = try [cam, "\(cam)_r1", "\(cam)_r2"].compactMap { v -> Double? in
+                    guard let list = lists[v], let uri = list.segments[n] else { return nil }
+                    let prefix = "\(base)/\(v)/hls/"
+                    return try Self.firstPresentationTime((list.initURI.map { [prefix + $0] } ?? []) + [prefix + uri], dir: dir)
+                }
+                #expect(times.count == 3 && (times.max()! - times.min()!) < 0.002, "\(cam): segment \(n) starts at \(times)")
+            }
+        }
+    }
+
     /// A camera with AAC sound (gst-rtsp-server's, as IP cameras send it): its rendition carries
     /// the sound as it is, interleaved with the re-encoded pictures, and the multivariant
     /// playlist says so for every variant (hls.js switches only between variants alike).

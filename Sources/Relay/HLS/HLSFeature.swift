@@ -5,12 +5,13 @@ public final class HLSFeature: EngineFeature {
     public init() {}
     public func attach(to hub: StreamHub, stream: Configuration.Stream, engine: RelayEngine, logger: Logger) {
         guard let h = stream.hls else { return }
-        // A rendition's segments follow its parent's times (the same picture, the same time).
-        var anchor: (@Sendable () -> Int64?)?
+        // A rendition's segments follow its parent's: the same picture at the same time, in the
+        // segment of the same media sequence number.
+        var leader: (@Sendable () -> HLSSegmenter?)?
         if let parent = stream.renditionOf {
-            anchor = { [weak engine] () -> Int64? in engine?.hls(parent)?.timelineOffset }
+            leader = { [weak engine] () -> HLSSegmenter? in engine?.hls(parent) }
         }
-        _ = HLSSegmenter(hub: hub, settings: h, anchor: anchor, logger: logger)
+        _ = HLSSegmenter(hub: hub, settings: h, leader: leader, logger: logger)
     }
 }
 

@@ -20,13 +20,17 @@ public final class HLSSegmenter: PacketOutput, Sendable {
     public let directoryWriter: HLSDirectoryWriter?
     private let worker: PacketWorker
     private let offset = Mutex<Int64?>(nil)
+    /// Where its recent segments start, for renditions that follow it.
+    let boundaries = HLSBoundaries()
 
     /// The offset its timeline adds to the source's times (µs) now; nil before the first packet.
     public var timelineOffset: Int64? { offset.withLock { $0 } }
 
-    /// - Parameter anchor: another segmenter whose times this one follows (a rendition's, its
-    ///   parent's), so that a picture has the same presentation time in both.
-    public init(hub: StreamHub, settings: HLSSettings, anchor: (@Sendable () -> Int64?)? = nil, logger: Logger) {
+    /// - Parameter leader: the segmenter this one follows (a rendition's, its parent's): a
+    ///   picture has the same presentation time in both, and a segment starts where the
+    ///   leader's does, with the same media sequence number (RFC 8216 §6.2.4: variants'
+    ///   matching content has matching timestamps, and players switch by sequence number).
+    public init(hub: StreamHub, settings: HLSSettings, leader: (@Sendable () -> HLSSegmenter?)? = nil, logger: Logger) {
         let store = HLSStore(settings: settings)
         self.store = store
         var writer: HLSDirectoryWriter?
@@ -54,7 +58,11 @@ public final class HLSSegmenter: PacketOutput, Sendable {
         // let network jitter hold parts back by up to 98 ms, p99 43 ms, on an impaired link).
         handle = hub.attachOutput(Self.outputName, kind: .hls, policy: policy, taking: .blocking(batching: settings.variant != .lowLatency))
         let work = Work(settings: settings, store: store, queue: handle.queue, logger: logger)
-        work.timeline.anchor = anchor
+        if let leader {
+            work.timeline.anchor = { leader()?.timelineOffset }
+            work.leader = { leader()?.boundaries }
+        }
+        work.boundaries = boundaries
         work.askKeyframe = { [weak hub] in hub?.requestKeyframe() ?? false }
         worker = PacketWorker(handle: handle, work: work)
         hub.register(self)
@@ -95,6 +103,15 @@ private final class Work: PacketWork {
     /// its encoder's time.
     static let askAhead: Int64 = 200_000
     var placedOffset: Int64?
+    /// Told every segment this one begins (read by renditions' segmenters).
+    var boundaries: HLSBoundaries?
+    /// The leader's boundaries, when this segmenter follows one.
+    var leader: (@Sendable () -> HLSBoundaries?)?
+    /// Keyframes passed while following, since the last segment began (a leader that cuts
+    /// nowhere these fall is not followed for ever).
+    var unmatchedKeyframes = 0
+    /// When a follower began waiting for its leader's next segment (µs).
+    var waitingSince: Int64?
     var muxer: FragmentMuxer?
     var initURI: String?
     var initCount = 0
@@ -116,6 +133,12 @@ private final class Work: PacketWork {
     }
 
     var segmentTarget: Int64 { Int64(saturating: settings.segmentDuration * 1e6) }
+    /// Keyframes a follower lets pass without a leader's segment starting there before it cuts
+    /// by its own rule (a leader on another keyframe cadence).
+    static let followLimit = 32
+    /// How long a follower waits for its leader to reach a keyframe's time (the leader is
+    /// woken by the same keyframe; the follower's came through a decoder and an encoder).
+    static let leaderWait: Duration = .milliseconds(150)
     /// Microseconds a segment may last and still round to the fixed target duration.
     lazy var maxSegment: Int64 = Int64(saturating: store.snapshot.maxSegmentDuration * 1e6)
     /// Segments cut at a frame that was not a keyframe.
@@ -150,7 +173,9 @@ private final class Work: PacketWork {
         if muxer == nil {
             do {
                 let format: FragmentFormat = settings.variant == .mpegts ? .mpegts : .fmp4
-                let m = try FragmentMuxer(format: format, streams: at.epoch.streams)
+                // fMP4's decode times are the timeline's, not rebased to zero for each muxer: a
+                // rendition's match its parent's, and a reconnect continues them.
+                let m = try FragmentMuxer(format: format, streams: at.epoch.streams, keepsTimes: format == .fmp4)
                 muxer = m
                 if format == .fmp4 {
                     let uri = "init\(initCount).mp4"
@@ -165,8 +190,42 @@ private final class Work: PacketWork {
             }
         }
         guard let muxer, muxer.carries(streamIndex: at.packet.streamIndex) else { return }
+        // A follower starts its segments where its leader's start, numbered as they are.
+        var leaderSequence: Int?
+        if at.timing, at.keyframe, let boundaries = leader?() {
+            switch boundaries.segment(startingAt: at.dts, waiting: Self.leaderWait) {
+            case .segment(let n):
+                leaderSequence = n
+                unmatchedKeyframes = 0
+            case .none, .unknown:
+                // A leader cutting elsewhere, or none running: after a while, this one's own cuts.
+                unmatchedKeyframes += 1
+            }
+        }
+        var following = leader != nil && unmatchedKeyframes < Self.followLimit
+        if following && segmentStart == nil && leaderSequence == nil && at.timing {
+            // Waiting for the leader's next segment: what comes before it is in none, for at
+            // most two segments' time (then this one cuts by its own rule).
+            let since = waitingSince ?? at.dts
+            waitingSince = since
+            if at.dts - since <= 2 * maxSegment {
+                queue.dropTaken(.resync)
+                return
+            }
+            unmatchedKeyframes = Self.followLimit
+            following = false
+        }
+        if segmentStart == nil && !at.timing && following && leaderSequence == nil { return }
+        if at.timing { waitingSince = nil }
         if at.timing {
-            if let start = segmentStart {
+            if following, let start = segmentStart, at.keyframe {
+                if let n = leaderSequence {
+                    closeSegment()
+                    nextSequence = max(nextSequence, n)
+                } else if at.dts + at.duration - start > maxSegment {
+                    closeSegment()
+                }
+            } else if let start = segmentStart {
                 // A segment cut without a keyframe ends at the next one, however short: the
                 // segments line up with keyframes again at once.
                 // The keyframe asked of a publisher ends the segment when it comes, a little early.
@@ -181,7 +240,10 @@ private final class Work: PacketWork {
                     cutsWithoutKeyframe += 1
                 }
             }
-            if segmentStart == nil { openSegment(at: at.dts, arrivalNanos: at.packet.arrivalNanos, independent: at.keyframe) }
+            if segmentStart == nil {
+                if let n = leaderSequence { nextSequence = max(nextSequence, n) }
+                openSegment(at: at.dts, arrivalNanos: at.packet.arrivalNanos, independent: at.keyframe)
+            }
             if let start = segmentStart, !keyframeAsked, at.dts - start >= segmentTarget - Self.askAhead {
                 keyframeAsked = true
                 keyframeComing = askKeyframe?() ?? false
@@ -201,6 +263,7 @@ private final class Work: PacketWork {
             return
         }
         if at.timing {
+            boundaries?.reached(at.dts)
             writtenEnd = at.dts + at.duration
             writtenArrival = at.packet.arrivalNanos
         }
@@ -250,6 +313,7 @@ private final class Work: PacketWork {
         let wall = Date().addingTimeInterval(-max(0, age))
         let sequence = nextSequence
         nextSequence += 1
+        boundaries?.began(sequence: sequence, at: dts)
         store.beginSegment(sequence: sequence, uri: "seg\(sequence).\(settings.fileExtension)", programDateTime: wall,
                            discontinuity: pendingDiscontinuity, initURI: settings.variant == .mpegts ? nil : initURI, independent: independent)
         pendingDiscontinuity = false
@@ -288,5 +352,52 @@ private final class Work: PacketWork {
     func finish() {
         closeSegment()
         store.end()
+    }
+}
+
+/// Where a segmenter's recent segments start on its timeline (µs), with their media sequence
+/// numbers: a rendition's segmenter starts its own at the same times, with the same numbers.
+final class HLSBoundaries: Sendable {
+    enum Answer: Equatable {
+        /// A segment starts there: its media sequence number.
+        case segment(Int)
+        /// None does (within the times still remembered).
+        case none
+        /// Nothing is known yet.
+        case unknown
+    }
+
+    private struct State {
+        var starts: [(sequence: Int, at: Int64)] = []
+        /// The latest time written.
+        var reached: Int64 = .min
+    }
+    private let state = Mutex(State())
+    /// A keyframe this close to a segment's start is that start (timestamps rounded in muxing).
+    static let tolerance: Int64 = 2_000
+
+    func began(sequence: Int, at: Int64) {
+        state.withLock { s in
+            s.starts.append((sequence, at))
+            if s.starts.count > 64 { s.starts.removeFirst(s.starts.count - 64) }
+        }
+    }
+
+    func reached(_ t: Int64) {
+        state.withLock { $0.reached = max($0.reached, t) }
+    }
+
+    /// Whether a segment starts at `t`, once the segmenter has reached `t` (waiting at most
+    /// `waiting` for it).
+    func segment(startingAt t: Int64, waiting: Duration) -> Answer {
+        let end = ContinuousClock.now + waiting
+        while true {
+            let (answer, behind) = state.withLock { s -> (Answer, Bool) in
+                if let hit = s.starts.last(where: { abs($0.at &- t) <= Self.tolerance }) { return (.segment(hit.sequence), false) }
+                return (s.starts.isEmpty ? .unknown : .none, s.reached < t &- Self.tolerance)
+            }
+            guard behind, ContinuousClock.now < end else { return answer }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
     }
 }

@@ -92,10 +92,12 @@ public final class HLSStore: Sendable {
             // segment, as on a first start.
             // (Whether or not the segmenter saw a gap in the timestamps: a rendition's restart
             // keeps the parent's clock.)
+            // So does a segment numbered past the next (a rendition that follows its parent's
+            // numbers after a pause): a playlist's segments are numbered one after another.
             var discontinuity = discontinuity
-            if settings.playlist == .sliding, let last = s.lastMedia, !s.playlist.segments.isEmpty {
+            if settings.playlist == .sliding, let last = s.lastMedia, let previous = s.playlist.segments.last {
                 let window = s.playlist.segments.reduce(0.0) { $0 + ($1.complete ? $1.duration : 0) }
-                if Double(now &- last) / 1e9 > window {
+                if Double(now &- last) / 1e9 > window || sequence != previous.sequence + 1 {
                     discontinuity = true
                     while let gone = s.playlist.segments.first {
                         s.playlist.segments.removeFirst()
