@@ -77,6 +77,11 @@ import TestSupport
             // As `serve` checks them: the ones bound beyond loopback carry an auth section.
             try Configuration.load(file: dir.appendingPathComponent(name).path, sources: TestSources.opener).validateExposure(file: name)
         }
+        // The package's default configuration and the compose fleet's nodes.
+        let dist = dir.deletingLastPathComponent().appendingPathComponent("dist")
+        for name in ["liverelay.yaml", "fleet/node1.yaml", "fleet/node2.yaml"] {
+            try Configuration.load(file: dist.appendingPathComponent(name).path, sources: TestSources.opener).validateExposure(file: name)
+        }
         let republish = try Configuration.load(file: dir.appendingPathComponent("hls-republish.yaml").path, sources: TestSources.opener)
         let event = try #require(republish.streams.first { $0.name == "event" })
         #expect(event.hls?.variant == .lowLatency && event.hls?.partDuration == 0.2 && event.record?.segmentDuration == 3600)
