@@ -95,6 +95,7 @@ final class LatencyRun {
         var serveHeader = ""
         var ingestPort: Int?
         var rtspOut: Int?
+        var udpForward: Int?
         var scenarios: [Scenario] = []
         let servePort = Self.freePort()
         let relay = "http://127.0.0.1:\(servePort)/streams"
@@ -109,7 +110,12 @@ final class LatencyRun {
                           ready: "ready", atSource: true)
             _ = try start("camera-source", me, ["publish", "udp://127.0.0.1:\(udp)", "--source", testsrc, "--duration", "100000"], atSource: true)
             let cam = "rtsp://\(sourceHost):\(camPort)/cam"
-            serveStreams += "  cam_udp:\n    source: \(cam)\n    transport: udp\n    measure: true\n    \(preview)\n" + wallRenditionLine
+            // The camera is also forwarded as MPEG-TS over UDP (a wall decoder's feed), read back below.
+            udpForward = Self.freePort(udp: true)
+            serveStreams += "  cam_udp:\n    source: \(cam)\n    transport: udp\n    measure: true\n    \(preview)\n"
+                + "    forward: [\"udp://127.0.0.1:\(udpForward!)\"]\n" + wallRenditionLine
+            scenarios.append(Scenario(name: "liverelay-udp-forward", path: "camera → LiveRelay (RTSP/UDP) → MPEG-TS over UDP forward → ffmpeg (nobuffer)",
+                                      input: nobuffer + ["-i", "udp://127.0.0.1:\(udpForward!)?timeout=5000000"], relay: "serve", warmup: 3))
             scenarios.append(Scenario(name: "floor-rtsp-udp", path: "camera → ffmpeg (RTSP/UDP, nobuffer)", input: nobuffer + ["-rtsp_transport", "udp", "-i", cam], relay: nil, warmup: 3))
             scenarios.append(Scenario(name: "liverelay-preview-rtsp-udp", path: "camera → LiveRelay (RTSP/UDP) → MJPEG → ffmpeg", input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/cam_udp/preview.mjpg"], relay: "serve", warmup: 3))
             if lab != nil {
@@ -267,6 +273,11 @@ final class LatencyRun {
                                   input: nobuffer + ["-i", "srt://127.0.0.1:\(srtFloorPort)?mode=caller&\(srtLatency)"], relay: nil, warmup: 3))
         scenarios.append(Scenario(name: "liverelay-srt-ingest-preview", path: "publisher → LiveRelay one-port SRT ingest → MJPEG → ffmpeg",
                                   input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/pushed_srt/preview.mjpg"], relay: "serve", warmup: 3))
+        if haveRTSP {
+            // The camera read from LiveRelay over SRT (another ops centre's pull), next to RTSP out.
+            scenarios.append(Scenario(name: "liverelay-srt-read", path: "camera → LiveRelay (RTSP/UDP) → LiveRelay SRT reader → ffmpeg (SRT caller, nobuffer)",
+                                      input: nobuffer + ["-i", "srt://127.0.0.1:\(srtIngestPort)?streamid=read:cam_udp&\(srtLatency)"], relay: "serve", warmup: 3))
+        }
         if let only { scenarios = scenarios.filter { only.contains($0.name) } }
         guard !scenarios.isEmpty else { throw BenchError("no scenario to run") }
 

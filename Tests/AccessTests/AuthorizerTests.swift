@@ -162,6 +162,29 @@ import HummingbirdBcrypt
         #expect(open.sharedSecret(other, attempt: "192.0.2.2:3") == .open)
     }
 
+    /// An SRT reader: its stream's read passphrase when it has one (never the publish one);
+    /// else open where anonymous reading is granted; with no `auth` at all, to loopback only.
+    @Test func anSRTReaderNeedsTheReadPassphraseOrOpenReading() async throws {
+        let streams = AccessStreams(publishKeys: { _, _ in ["publish-phrase"] }, readPassphrase: { $0 == "ops" ? "read-phrase-1" : nil })
+        let ops = AccessRequest(.none, .read, stream: "ops", door: .srt, peer: "192.0.2.1")
+        var lobby = ops
+        lobby.stream = "lobby"
+        let users = try await Authorizer(auth: AuthSettings(), allowedHosts: nil, streams: streams)
+        #expect(users.sharedSecret(ops, attempt: "192.0.2.1:1") == .passphrase("read-phrase-1"))
+        #expect(users.sharedSecret(lobby, attempt: "192.0.2.1:2") == .refused)
+        var anonymous = AuthSettings()
+        anonymous.anonymous = [AccessPermission(action: .read, streams: "lob*")]
+        let open = try await Authorizer(auth: anonymous, allowedHosts: nil, streams: streams)
+        #expect(open.sharedSecret(lobby, attempt: "192.0.2.1:3") == .open)
+        let none = try await Authorizer(auth: nil, allowedHosts: nil, streams: streams)
+        #expect(none.sharedSecret(lobby, attempt: "192.0.2.1:4") == .refused)
+        for loopback in ["127.0.0.1", "::1", "::ffff:127.0.0.5"] {
+            var local = lobby
+            local.peer = loopback
+            #expect(none.sharedSecret(local, attempt: "\(loopback):5") == .open, "\(loopback)")
+        }
+    }
+
     /// The global key opens every stream: it is one secret, whichever stream's name a guess
     /// comes with (new names included, as `auto_create` takes them).
     @Test func theGlobalKeyIsOneSecretAcrossStreams() async throws {
