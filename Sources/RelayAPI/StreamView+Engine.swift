@@ -24,7 +24,7 @@ extension StreamView {
         meta = StreamMeta(engine: engine, name: hub.name)
         let outputs = hub.outputs
         sinks = outputs.map(\.status)
-        forwards = outputs.compactMap { ($0 as? Forwarder)?.currentStatus }
+        forwards = outputs.compactMap { ($0 as? any ForwardReporting)?.currentStatus }
         recordings = outputs.compactMap { ($0 as? Recorder)?.recordedFiles }.flatMap { $0 }
         hls = outputs.lazy.compactMap { $0 as? HLSSegmenter }.first.map { h in
             let p = h.store.snapshot

@@ -125,7 +125,7 @@ public final class RelayMetrics: Sendable {
                 }
             }
             // Each forward: up or away, its reconnects, what it sent and at what rate.
-            for f in outputs.compactMap({ $0 as? Forwarder }) {
+            for f in outputs.compactMap({ $0 as? any ForwardReporting }) {
                 let fs = f.currentStatus
                 let fl = l + [("sink", f.name)]
                 gauge("liverelay_forward_up", fl, fs.state == .running ? 1 : 0)

@@ -98,7 +98,8 @@ public enum LiveRelayServer {
             }
             await recover(own, catalog: catalog, logger: logger)
         }
-        let engine = RelayEngine(configuration: configuration, sources: sources, captureAge: captureAge, catalog: catalog, logger: logger)
+        let engine = RelayEngine(configuration: configuration, sources: sources, captureAge: captureAge, catalog: catalog,
+                                 features: RelayEngine.standardFeatures + [{ _ in WHIPPushFeature() }], logger: logger)
         let authorizer = try await authorizer(configuration, engine: engine, logger: logger)
         let metrics = RelayMetrics(authorizer: authorizer)
         let limits = configuration.limits

@@ -70,19 +70,12 @@ package final class LoadViewer: @unchecked Sendable {
         }
         let fingerprint = sdp.fingerprint(media) ?? "", host = candidate.address, port = candidate.port
         let serverUfrag = server.ufrag, serverPwd = server.pwd
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        guard fd >= 0 else { tally.error = "socket: \(errno)"; return tally }
+        let fd: Int32
+        switch ConnectedUDP.open(host: host, port: port, receiveTimeoutMicros: 100_000, receiveBuffer: 1 << 20) {
+        case .success(let f): fd = f
+        case .failure(let e): tally.error = e.description; return tally
+        }
         defer { close(fd) }
-        var to = sockaddr_in()
-        to.sin_family = sa_family_t(AF_INET)
-        to.sin_port = in_port_t(UInt16(port).bigEndian)
-        guard inet_pton(AF_INET, host, &to.sin_addr) == 1 else { tally.error = "candidate address \(host)"; return tally }
-        let connected = withUnsafePointer(to: &to) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard connected == 0 else { tally.error = "connect: \(errno)"; return tally }
-        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var size: Int32 = 1 << 20
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         func send(_ b: [UInt8]) { _ = b.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) } }
         let key = SymmetricKey(data: Array(serverPwd.utf8))
         func check() {

@@ -9,7 +9,7 @@ import Synchronization
 /// RTP, TCP). Reconnects with backoff when the destination drops, resumes at a keyframe, counts
 /// what it dropped while away and what it sent, and never slows another sink (its own queue,
 /// its own thread).
-public final class Forwarder: PacketOutput, Sendable {
+public final class Forwarder: PacketOutput, ForwardReporting, Sendable {
     public let destination: String
     public let handle: OutputHandle
     private let forwardStatus: ForwardStatusBox
@@ -133,6 +133,12 @@ private final class Forwarding: PacketWork {
     }
 }
 
+/// A forward of any kind (FFmpeg's muxers here, WebRTC's WHIP in its module): what the API and
+/// `/metrics` list under `forwards`.
+public protocol ForwardReporting: StreamOutput {
+    var currentStatus: ForwardStatus { get }
+}
+
 public struct ForwardStatus: Sendable, Codable {
     public var destination = ""
     public var state = OutputState.idle
@@ -144,4 +150,6 @@ public struct ForwardStatus: Sendable, Codable {
     /// Bits per second sent over the last two seconds.
     public var bitrate = 0.0
     public var lastError: String?
+
+    public init() {}
 }

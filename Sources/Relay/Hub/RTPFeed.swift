@@ -58,7 +58,7 @@ public final class RTPFeed: PacketOutput, @unchecked Sendable {
     }
 
     /// Audio codecs WebRTC carries as they are; any other audio track is made Opus when asked.
-    static let webRTCAudio: Set<String> = ["opus", "pcm_mulaw", "pcm_alaw"]
+    package static let webRTCAudio: Set<String> = ["opus", "pcm_mulaw", "pcm_alaw"]
 
     /// A feed of `hub` for one client, registered as output `name`; its description is that of
     /// the stream's latest connection. Nil before the stream's first connection.
@@ -117,7 +117,7 @@ public final class RTPFeed: PacketOutput, @unchecked Sendable {
     }
 
     /// What must stay the same for the session's tracks to carry a new connection.
-    static func layout(_ epoch: IngestEpoch) -> [String] {
+    package static func layout(_ epoch: IngestEpoch) -> [String] {
         epoch.streams.map { "\($0.index):\($0.codecName)" }
     }
 

@@ -17,6 +17,18 @@ public enum BoundedHTTP {
     public struct Answer: Sendable {
         public let status: Int
         public let body: [UInt8]
+        public var headers: [(String, String)] = []
+
+        public init(status: Int, body: [UInt8], headers: [(String, String)] = []) {
+            self.status = status
+            self.body = body
+            self.headers = headers
+        }
+
+        /// The first header of this name (any case).
+        public func header(_ name: String) -> String? {
+            headers.first { $0.0.lowercased() == name.lowercased() }?.1
+        }
     }
 
     public enum Failure: Error, Sendable, CustomStringConvertible {
@@ -45,7 +57,8 @@ public enum BoundedHTTP {
             let response = try await HTTPClient.shared.execute(request, timeout: .milliseconds(Int64(saturating: timeout * 1000)))
             do {
                 let bytes = try await response.body.collect(upTo: maxBody)
-                return .success(Answer(status: Int(response.status.code), body: Array(bytes.readableBytesView)))
+                return .success(Answer(status: Int(response.status.code), body: Array(bytes.readableBytesView),
+                                       headers: response.headers.map { ($0.name, $0.value) }))
             } catch is NIOTooManyBytesError {
                 return .failure(.tooLarge(limit: maxBody))
             }

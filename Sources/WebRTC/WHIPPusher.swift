@@ -1,0 +1,430 @@
+import Foundation
+import Crypto
+import Wire
+public import Relay
+import MediaCore
+import Mux
+public import Demux
+public import Logging
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `forward` entries that are WHIP endpoints (`whip://`, `whip+http://`, `https://`): each a
+/// `WHIPPusher` on the stream.
+public final class WHIPPushFeature: EngineFeature {
+    public init() {}
+    public func attach(to hub: StreamHub, stream: Configuration.Stream, engine: RelayEngine, logger: Logger) {
+        for (i, target) in stream.forward.enumerated() where target.isWHIP {
+            _ = WHIPPusher(hub: hub, index: i, target: target, logger: logger)
+        }
+    }
+}
+
+/// Pushes a stream to a WHIP endpoint (RFC 9725: another relay, a cloud service) as a WebRTC
+/// publisher: it POSTs an SDP offer (send-only H.264 and Opus, audio in another codec made Opus
+/// as for WHEP viewers) with its bearer token, checks the answer's ICE candidate (ICE-lite
+/// servers: one nominating check, then one every 2 s for consent), does the DTLS handshake in
+/// the role the answer gives it, and sends SRTP. The server's PLI or FIR asks the source for a
+/// keyframe. A session that cannot be made, or whose consent lapses (10 s without an answer to a
+/// check), is ended (DELETE) and made again with backoff, resuming at a keyframe, like every
+/// forward; its state, reconnects, bytes and last error are the API's `forwards`.
+/// Its own queue and thread: it never slows the stream or another output.
+public final class WHIPPusher: PacketOutput, ForwardReporting, @unchecked Sendable {
+    // Safety: `work` is confined to the worker's thread; the status box is locked.
+    public let handle: OutputHandle
+    private let worker: PacketWorker
+    private let box: StatusBox
+
+    final class StatusBox: Sendable {
+        let state = Mutex<ForwardStatus>(ForwardStatus())
+        let bytes = ByteMeter()
+    }
+
+    /// Bytes sent, and their rate over the last two seconds.
+    final class ByteMeter: Sendable {
+        private let state = Mutex<(total: Int, window: [(at: UInt64, bytes: Int)])>((0, []))
+        func add(_ n: Int) {
+            let now = MonotonicClock.nanoseconds()
+            state.withLock { s in
+                s.total &+= n
+                s.window.append((now, n))
+                if let first = s.window.first, now &- first.at > 3_000_000_000 { s.window.removeAll { now &- $0.at > 2_000_000_000 } }
+            }
+        }
+        var total: Int { state.withLock { $0.total } }
+        var bitsPerSecond: Double {
+            let now = MonotonicClock.nanoseconds()
+            return state.withLock { s in Double(s.window.filter { now &- $0.at <= 2_000_000_000 }.reduce(0) { $0 + $1.bytes }) * 8 / 2 }
+        }
+    }
+
+    public init(hub: StreamHub, index: Int, target: ForwardTarget, backoff: Backoff = Backoff(), logger: Logger) {
+        var l = logger
+        let shown = Redactor.redact(target.url, hideStreamKey: true)
+        l[metadataKey: "forward.destination"] = "\(shown)"
+        handle = hub.attachOutput("forward\(index)", kind: .forward, policy: SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 2000)),
+                                  taking: .blocking(batching: false))
+        let box = StatusBox()
+        box.state.withLock { $0.destination = shown }
+        self.box = box
+        worker = PacketWorker(handle: handle, work: WHIPWork(target: target, hub: hub, handle: handle, backoff: backoff, status: box, logger: l))
+        hub.register(self)
+    }
+
+    public func start() { worker.start() }
+    public func stop() async { await worker.stop() }
+
+    public var currentStatus: ForwardStatus {
+        var s = box.state.withLock { $0 }
+        s.bytesSent = box.bytes.total
+        s.bitrate = box.bytes.bitsPerSecond
+        return s
+    }
+}
+
+/// The pusher's connection, confined to its worker thread.
+private final class WHIPWork: PacketWork {
+    let target: ForwardTarget
+    weak var hub: StreamHub?
+    let handle: OutputHandle
+    var queue: SinkQueue<RelayPacket> { handle.queue }
+    let backoff: Backoff
+    let status: WHIPPusher.StatusBox
+    let logger: Logger
+    var session: WHIPSession?
+    var cut: (packetizer: RTPPacketizer, transcoders: [Int: OpusTranscoder], layout: [String])?
+    var timeline = PacketTimeline()
+    var attempt = 0
+    var nextAttempt = ContinuousClock.now
+
+    init(target: ForwardTarget, hub: StreamHub, handle: OutputHandle, backoff: Backoff, status: WHIPPusher.StatusBox, logger: Logger) {
+        self.target = target
+        self.hub = hub
+        self.handle = handle
+        self.backoff = backoff
+        self.status = status
+        self.logger = logger
+    }
+
+    var wakeWithin: Double? { session == nil ? nil : 1 }
+
+    func process(_ item: RelayPacket) {
+        if session == nil {
+            guard ContinuousClock.now >= nextAttempt, item.isKeyframe else { queue.dropTaken(.resync); return }
+            connect(item.epoch)
+            guard session != nil else { queue.dropTaken(.resync); return }
+        }
+        guard let session, let cut else { return }
+        if queue.takeDiscontinuity() { timeline.restart() }
+        guard let at = timeline.place(item) else { return }
+        if at.newEpoch && RTPFeed.layout(at.epoch) != cut.layout {
+            // The source came back with other tracks: a new offer for them.
+            disconnect(reason: nil)
+            connect(at.epoch)
+            return
+        }
+        do {
+            var out: [RTPPacketizer.Datagram] = []
+            if let t = cut.transcoders[at.packet.streamIndex] {
+                for o in t.transcode(at.packet, pts: at.pts) { out += try cut.packetizer.packetize(o.packet, pts: o.pts, dts: o.pts) }
+            } else {
+                out = try cut.packetizer.packetize(at.packet, pts: at.pts, dts: at.dts)
+            }
+            let sent = session.send(out.filter { !$0.isRTCP })
+            status.bytes.add(sent)
+            status.state.withLock { $0.sent += 1 }
+        } catch {
+            handle.countError()
+            timeline.restart()
+        }
+        check(session)
+    }
+
+    func idle() {
+        if let session { check(session) }
+    }
+
+    /// Consent: a check every 2 s; none answered for 10 s ends the session.
+    func check(_ session: WHIPSession) {
+        if let why = session.keepAlive() {
+            queue.dropTaken(.resync)
+            disconnect(reason: why)
+        }
+    }
+
+    func connect(_ epoch: IngestEpoch) {
+        do throws(WebRTCError) {
+            var streams = epoch.streams
+            var transcoders: [Int: OpusTranscoder] = [:]
+            for (i, s) in streams.enumerated() where s.mediaType == .audio && !RTPFeed.webRTCAudio.contains(s.codecName) {
+                guard let t = try? OpusTranscoder(source: s) else { continue }
+                transcoders[s.index] = t
+                streams[i] = t.streamInfo
+            }
+            let packetizer: RTPPacketizer
+            do { packetizer = try RTPPacketizer(streams: streams, title: hub?.name ?? "LiveRelay", maxPacketSize: 1200) } catch {
+                throw WebRTCError("the stream's tracks cannot be sent in RTP: \(error)")
+            }
+            let s = try WHIPSession(target: target, tracks: packetizer.tracks, requestKeyframe: { [weak hub] in _ = hub?.requestKeyframe() })
+            session = s
+            cut = (packetizer, transcoders, RTPFeed.layout(epoch))
+            timeline = PacketTimeline()
+            attempt = 0
+            queue.discardAll(.resync)
+            status.state.withLock { $0.state = .running; $0.connections += 1; $0.lastError = nil }
+            handle.setState(.running)
+            handle.report(problem: nil)
+            logger.info("forward: WHIP session up", metadata: ["tracks": "\(s.sentTracks)"])
+        } catch {
+            disconnect(reason: error.description)
+        }
+    }
+
+    func disconnect(reason: String?) {
+        session?.close()
+        session = nil
+        cut = nil
+        guard let reason else { return }
+        attempt += 1
+        let delay = backoff.delay(attempt: attempt, unit: Double.random(in: 0...1))
+        nextAttempt = ContinuousClock.now + .milliseconds(Int64(delay * 1000))
+        let said = Redactor.scrub(reason)
+        status.state.withLock { $0.state = .reconnecting; $0.lastError = said; $0.reconnects += 1 }
+        handle.report(problem: said)
+        handle.setState(.reconnecting)
+        logger.warning("forward: WHIP endpoint down; retrying", metadata: ["error": "\(said)", "retry_s": "\(delay)"])
+    }
+
+    func finish() {
+        session?.close()
+        session = nil
+        status.state.withLock { $0.state = .stopped }
+    }
+}
+
+/// One WHIP session, from the offer to the DELETE: its UDP path to the server's candidate, DTLS
+/// and SRTP, and the server's RTCP on a thread of its own.
+final class WHIPSession: @unchecked Sendable {
+    // Safety: `send`, `keepAlive` and `close` come from the pusher's thread; the reader thread
+    // touches only `lastAnswered` (atomic) and the inbound SRTP context, which is its own.
+    private let fd: Int32
+    private let resource: String?
+    private let headers: [(String, String)]
+    private let outbound: SRTPSession
+    private let payloadTypes: [Int: UInt8]
+    private let serverUfrag: String, serverPwd: String, ufrag: String
+    /// What the reader thread and the pusher share.
+    private final class Shared: Sendable {
+        /// When a consent check was last answered (monotonic nanoseconds).
+        let lastAnswered = Atomic<UInt64>(MonotonicClock.nanoseconds())
+        let stopped = Atomic<Bool>(false)
+    }
+    private let shared = Shared()
+    private var lastCheck: UInt64 = 0
+    private let reader: Thread
+    /// The tracks the server took, for the log.
+    let sentTracks: [String]
+    static let consentTimeout: UInt64 = 10_000_000_000
+
+    init(target: ForwardTarget, tracks: [RTPPacketizer.Track], requestKeyframe: @escaping @Sendable () -> Void) throws(WebRTCError) {
+        let identity = try DTLSIdentity()
+        let myUfrag = LoadViewer.token(8)
+        ufrag = myUfrag
+        let pwd = LoadViewer.token(24)
+        // The offer: a send-only section per track, all on one transport.
+        var d = SessionDescription(origin: .init(sessionID: UInt64.random(in: 1...UInt64(Int64.max)), sessionVersion: 1))
+        var sections: [(track: Int, pt: Int)] = []
+        for (i, t) in tracks.enumerated() {
+            let format: SessionDescription.Format
+            switch (t.mediaType, t.codecName) {
+            case (.video, "h264"):
+                format = .init(payloadType: 102, codec: "H264", clockRate: 90000,
+                               parameters: ["level-asymmetry-allowed": "1", "packetization-mode": "1", "profile-level-id": "42e01f"], feedback: ["nack", "nack pli", "ccm fir"])
+            case (.audio, "opus"): format = .init(payloadType: 111, codec: "opus", clockRate: 48000, channels: 2, parameters: ["minptime": "10", "useinbandfec": "1"])
+            case (.audio, "pcm_mulaw"): format = .init(payloadType: 0, codec: "PCMU", clockRate: 8000)
+            case (.audio, "pcm_alaw"): format = .init(payloadType: 8, codec: "PCMA", clockRate: 8000)
+            default: continue
+            }
+            var m = SessionDescription.Media(kind: t.mediaType == .video ? "video" : "audio", port: 9, proto: "UDP/TLS/RTP/SAVPF", formats: [format])
+            m.connection = "IN IP4 0.0.0.0"
+            m.mid = String(sections.count)
+            m.iceUfrag = ufrag
+            m.icePwd = pwd
+            m.fingerprint = identity.fingerprint
+            m.setup = "actpass"
+            m.rtcpMux = true
+            m.direction = "sendonly"
+            d.media.append(m)
+            sections.append((i, format.payloadType))
+        }
+        guard !sections.isEmpty else { throw WebRTCError("no track WHIP can carry (H.264, Opus, PCMU, PCMA)") }
+        d.bundle = sections.indices.map(String.init)
+        var headers: [(String, String)] = [("Content-Type", "application/sdp")]
+        if let token = target.bearerToken { headers.append(("Authorization", "Bearer \(token)")) }
+        self.headers = headers
+        let endpoint = target.whipEndpoint
+        let answer: BoundedHTTP.Answer
+        switch BoundedHTTP.sendWaiting(method: "POST", url: endpoint, headers: headers, body: Array(d.text.utf8), timeout: 10, maxBody: 64 * 1024) {
+        case .success(let a): answer = a
+        case .failure(let f): throw WebRTCError("the offer: \(f.description)")
+        }
+        guard answer.status == 201 else {
+            let said = String(decoding: answer.body.prefix(200), as: UTF8.self).filter { !$0.isNewline }
+            throw WebRTCError("the endpoint answered \(answer.status) \(said)")
+        }
+        resource = answer.header("Location").map { Self.resolve($0, against: endpoint) }
+        guard let sdp = SessionDescription(parsing: String(decoding: answer.body, as: UTF8.self)), let first = sdp.media.first,
+              let server = sdp.credentials(first), let fingerprint = sdp.fingerprint(first),
+              let candidate = sdp.media.flatMap(\.candidates).filter({ $0.transport.lowercased() == "udp" && $0.component == 1 })
+                .max(by: { $0.priority < $1.priority }) else {
+            throw WebRTCError("the answer has no ICE credentials, fingerprint or UDP candidate")
+        }
+        serverUfrag = server.ufrag
+        serverPwd = server.pwd
+        // Each track the server took: its payload type in the answer.
+        var pts: [Int: UInt8] = [:]
+        var names: [String] = []
+        for (k, section) in sections.enumerated() {
+            guard let m = sdp.media.first(where: { $0.mid == String(k) }) ?? (k < sdp.media.count ? sdp.media[k] : nil), m.isActive,
+                  let f = m.formats.first(where: { $0.payloadType == section.pt }) ?? m.formats.first else { continue }
+            pts[section.track] = UInt8(clamping: f.payloadType)
+            names.append(tracks[section.track].codecName)
+        }
+        guard !pts.isEmpty else { throw WebRTCError("the endpoint took none of the offered tracks") }
+        payloadTypes = pts
+        sentTracks = names
+        // The path: a UDP socket connected to the server's candidate.
+        switch ConnectedUDP.open(host: candidate.address, port: candidate.port, receiveTimeoutMicros: 50_000) {
+        case .success(let f): fd = f
+        case .failure(let e): throw e
+        }
+        // ICE, then DTLS in the role the answer gives (a passive server: this side starts).
+        let weStart = (sdp.media.first?.setup ?? sdp.setup) != "active"
+        let keys: SRTPKeys
+        do {
+            keys = try Self.handshake(fd: fd, identity: identity, fingerprint: fingerprint, client: weStart,
+                                      check: { Self.bindingRequest(serverUfrag: server.ufrag, serverPwd: server.pwd, ufrag: myUfrag) })
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+        do {
+            outbound = try SRTPSession(key: keys.local, outbound: true, profile: keys.profile)
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
+        let inbound = try? SRTPSession(key: keys.remote, outbound: false, profile: keys.profile)
+        let fd = self.fd, shared = self.shared
+        reader = Thread {
+            var buffer = [UInt8](repeating: 0, count: 2048)
+            while !shared.stopped.load(ordering: .relaxed) {
+                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                guard n > 0 else { continue }
+                let b = Array(buffer[0..<n])
+                if b[0] <= 3 {
+                    if STUNMessage(parsing: b)?.type == STUNMessage.bindingSuccess { shared.lastAnswered.store(MonotonicClock.nanoseconds(), ordering: .relaxed) }
+                } else if (128...191).contains(b[0]), RTCPMessage.isRTCP(b), let plain = inbound?.unprotectRTCP(b) {
+                    for m in RTCPMessage.parse(plain) {
+                        switch m {
+                        case .pli, .fir: requestKeyframe()
+                        default: break
+                        }
+                    }
+                }
+            }
+        }
+        reader.name = "whip-push"
+        reader.start()
+    }
+
+    /// Sends RTP packets with the answer's payload types; the bytes sent.
+    func send(_ datagrams: [RTPPacketizer.Datagram]) -> Int {
+        var total = 0
+        for d in datagrams where d.bytes.count >= 12 {
+            guard let pt = payloadTypes[d.track] else { continue }
+            var p = d.bytes
+            p[1] = (p[1] & 0x80) | (pt & 0x7F)
+            guard let protected = outbound.protect(p) else { continue }
+            let n = protected.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 { total += n }
+        }
+        return total
+    }
+
+    /// A consent check when one is due; why the session is over, if it is.
+    func keepAlive() -> String? {
+        let now = MonotonicClock.nanoseconds()
+        if now &- shared.lastAnswered.load(ordering: .relaxed) > Self.consentTimeout { return "the endpoint stopped answering consent checks" }
+        if now &- lastCheck >= 2_000_000_000 {
+            lastCheck = now
+            let m = Self.bindingRequest(serverUfrag: serverUfrag, serverPwd: serverPwd, ufrag: ufrag)
+            _ = m.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }
+        }
+        return nil
+    }
+
+    /// Ends the session: the reader stops, the socket closes, the resource is deleted (bounded).
+    func close() {
+        guard !shared.stopped.exchange(true, ordering: .relaxed) else { return }
+        while !reader.isFinished && reader.isExecuting { usleep(10_000) }
+        Glibc.close(fd)
+        if let resource {
+            _ = BoundedHTTP.sendWaiting(method: "DELETE", url: resource, headers: headers.filter { $0.0 == "Authorization" }, timeout: 3, maxBody: 4096)
+        }
+    }
+
+    /// A nominating binding request to the server (ICE-lite: the client controls).
+    static func bindingRequest(serverUfrag: String, serverPwd: String, ufrag: String) -> [UInt8] {
+        let tid = (0..<12).map { _ in UInt8.random(in: 0...255) }
+        let m = STUNMessage(type: STUNMessage.bindingRequest, transactionID: tid, attributes: [
+            (STUNMessage.Attribute.username, Array("\(serverUfrag):\(ufrag)".utf8)),
+            (STUNMessage.Attribute.priority, [0x6E, 0x7F, 0x1E, 0xFF]),
+            (STUNMessage.Attribute.iceControlling, (0..<8).map { _ in UInt8.random(in: 0...255) }),
+            (STUNMessage.Attribute.useCandidate, []),
+        ])
+        let key = SymmetricKey(data: Array(serverPwd.utf8))
+        return m.serialized(integrity: { Array(HMAC<Insecure.SHA1>.authenticationCode(for: $0, using: key)) })
+    }
+
+    /// ICE checks until one is answered, then the DTLS handshake; at most 10 s in all.
+    static func handshake(fd: Int32, identity: DTLSIdentity, fingerprint: String, client: Bool, check: () -> [UInt8]) throws(WebRTCError) -> SRTPKeys {
+        let dtls = try DTLSTransport(identity: identity, peerFingerprint: fingerprint, client: client)
+        func send(_ b: [UInt8]) { _ = b.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) } }
+        let end = ContinuousClock.now + .seconds(10)
+        var lastCheck = ContinuousClock.now - .seconds(1), iceUp = false
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        while ContinuousClock.now < end {
+            if !iceUp && ContinuousClock.now - lastCheck > .milliseconds(200) {
+                send(check())
+                lastCheck = ContinuousClock.now
+            }
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 {
+                if iceUp { let out = dtls.tick(); if !out.isEmpty { send(out) } }
+                continue
+            }
+            let b = Array(buffer[0..<n])
+            if b[0] <= 3 {
+                if !iceUp, STUNMessage(parsing: b)?.type == STUNMessage.bindingSuccess {
+                    iceUp = true
+                    if client { send(dtls.start()) }
+                }
+            } else if (20...63).contains(b[0]) {
+                let r = try dtls.receive(b)
+                if !r.send.isEmpty { send(r.send) }
+                if let keys = r.keys { return keys }
+            }
+        }
+        throw WebRTCError(iceUp ? "the DTLS handshake did not complete within 10 s" : "no answer to ICE checks within 10 s (UDP blocked?)")
+    }
+
+    /// A `Location` header made absolute against the endpoint it came from.
+    static func resolve(_ location: String, against endpoint: String) -> String {
+        if location.lowercased().hasPrefix("http://") || location.lowercased().hasPrefix("https://") { return location }
+        guard let base = URL(string: endpoint), let url = URL(string: location, relativeTo: base) else { return location }
+        return url.absoluteString
+    }
+}
