@@ -3,7 +3,8 @@ import Foundation
 import TestSupport
 
 /// Peers LiveRelay calls as a client, made hostile: an HLS push origin
-/// (`scripts/hostile/push_origin.py`) and a JWKS endpoint (`scripts/hostile/jwks_endpoint.py`),
+/// (`scripts/hostile/push_origin.py`), a WHIP endpoint (`scripts/hostile/whip_endpoint.py`) and
+/// a JWKS endpoint (`scripts/hostile/jwks_endpoint.py`),
 /// each answering with mutated HTTP and documents over real sockets. The process survives, the
 /// good stream stays live, and once the peer behaves again, so does LiveRelay's use of it.
 @Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct HostileOriginTests {
@@ -48,6 +49,25 @@ import TestSupport
         _ = plain.wait(timeout: 40)
         let paths = Set(Self.lines(plain.stdout).compactMap { $0.split(separator: " ").dropFirst(5).first?.split(separator: "/").dropFirst(1).first })
         #expect(Self.lines(plain.stdout).count == 300 && paths == ["cam0", "cam1", "cam2", "cam3"], "seed \(seed): \(paths) in \(plain.stdout.suffix(2000))")
+    }
+
+    /// A WHIP endpoint that WHIP push forwards offer to: mutated HTTP answers, SDP answers that
+    /// lie, a UDP candidate that answers noise. Every session fails and is retried (backoff);
+    /// the process and the good stream outlive it.
+    @Test func aMutatingWHIPEndpointCannotStopServe() throws {
+        let seed = HostileCameraTests.seed
+        let endpoint = FreePort.tcp()
+        let script = Paths.packageRoot.appendingPathComponent("scripts/hostile/whip_endpoint.py").path
+        let hostile = try ChildProcess(Servers.python, [script, "--port", String(endpoint), "--seed", String(seed), "--exchanges", "40"])
+        defer { hostile.stop() }
+        #expect(FreePort.waitUntilListening(endpoint))
+        var streams = "  good: {source: \"testsrc://?size=320x240&fps=15\", preview: false}\n"
+        for i in 0..<8 {
+            streams += "  cam\(i): {source: \"testsrc://?size=160x120&fps=15&gop=15\", preview: false, forward: [{url: \"whip+http://127.0.0.1:\(endpoint)/whip/cam\(i)\", bearer_token: \"t\(i)\"}]}\n"
+        }
+        let (serve, port, dir) = try Servers.serve("streams:\n" + streams)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        Self.expectOutlived(hostile, exchanges: 40, serve: serve, port: port, seed: seed, timeout: 100)
     }
 
     /// A webhook receiver is a peer LiveRelay calls too: mutated answers to every event's POST

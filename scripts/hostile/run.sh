@@ -2,7 +2,7 @@
 # Runs one hostile peer long against the real `liverelay serve` (debug build: the same overflow
 # and bounds traps as release, and assertions besides) and says whether
 # the process survived and a good stream beside stayed live:
-#   scripts/hostile/run.sh camera|rtsp_player|http_client|rtmp_publisher|srt_caller|push_origin|jwks_endpoint|webhook_receiver|webrtc_peer EXCHANGES [SEED]
+#   scripts/hostile/run.sh camera|rtsp_player|http_client|rtmp_publisher|srt_caller|push_origin|whip_endpoint|jwks_endpoint|webhook_receiver|webrtc_peer EXCHANGES [SEED]
 # The peer prints what it sent per exchange into .build-hostile/FACE-SEED.log, so a crash replays
 # with the same seed. Exit 0 when serve is still running and the good stream is live.
 set -euo pipefail
@@ -49,6 +49,14 @@ case "$face" in
       done; } > "$conf"
     /usr/bin/python3 scripts/hostile/push_origin.py --port "$peer" --seed "$seed" --exchanges "$exchanges" > "$log" &
     ;;
+  whip_endpoint)
+    # Eight WHIP push forwards offer to the one hostile endpoint (and its noisy UDP candidate).
+    { echo "streams:"; echo "  good: {source: \"testsrc://?size=320x240&fps=15\", preview: false}"
+      for i in $(seq 0 7); do
+        echo "  cam$i: {source: \"testsrc://?size=160x120&fps=15&gop=15\", preview: false, forward: [{url: \"whip+http://127.0.0.1:$peer/whip/cam$i\", bearer_token: t$i}]}"
+      done; } > "$conf"
+    /usr/bin/python3 scripts/hostile/whip_endpoint.py --port "$peer" --seed "$seed" --exchanges "$exchanges" > "$log" &
+    ;;
   jwks_endpoint)
     printf 'auth:\n  anonymous: [read]\n  jwt: {jwks: "http://127.0.0.1:%s/jwks.json", refresh: 0.1s}\nstreams:\n  good: {source: "testsrc://?size=320x240&fps=15", preview: false}\n' "$peer" > "$conf"
     /usr/bin/python3 scripts/hostile/jwks_endpoint.py --port "$peer" --relay "$http" --seed "$seed" --exchanges "$exchanges" > "$log" &
@@ -68,7 +76,7 @@ case "$face" in
     # ICE-TCP frames, against one session of its own (EXCHANGES datagrams and as many frames).
     printf 'server:\n  limits: {per_client: {viewers: 8}}\nstreams:\n  good: {source: "testsrc://?size=320x240&fps=15", preview: false}\n  cam: {source: "testsrc://?size=320x240&fps=15&gop=15", preview: false}\n' > "$conf"
     ;;
-  *) echo "faces: camera rtsp_player http_client rtmp_publisher srt_caller push_origin jwks_endpoint webhook_receiver webrtc_peer" >&2; exit 2 ;;
+  *) echo "faces: camera rtsp_player http_client rtmp_publisher srt_caller push_origin whip_endpoint jwks_endpoint webhook_receiver webrtc_peer" >&2; exit 2 ;;
 esac
 peerpid=${!:-}
 "$bin" serve --config "$conf" --listen "127.0.0.1:$http" --state-dir "$out/$face-$seed.state" > "$out/$face-$seed.serve.log" 2>&1 &
@@ -81,7 +89,7 @@ if [ "$face" = rtsp_player ]; then
 elif [ "$face" = rtmp_publisher ]; then
   /usr/bin/python3 scripts/hostile/rtmp_publisher.py --port "$peer" --stream phone --seed "$seed" --exchanges "$exchanges" > "$log"
 elif [ "$face" = srt_caller ]; then
-  /usr/bin/python3 scripts/hostile/srt_caller.py --port "$peer" --stream cam --seed "$seed" --exchanges "$exchanges" > "$log"
+  /usr/bin/python3 scripts/hostile/srt_caller.py --port "$peer" --stream cam --read-stream good --seed "$seed" --exchanges "$exchanges" > "$log"
 elif [ "$face" = webrtc_peer ]; then
   /usr/bin/python3 scripts/hostile/webrtc_peer.py --whep "http://127.0.0.1:$http/streams/cam/whep" --offers "http://127.0.0.1:$http/streams/cam/whep" \
     --offer-count $(( exchanges / 10 )) --count "$exchanges" --seed "$seed" --log-exchanges > "$log" \
