@@ -1,8 +1,6 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import MediaCore
+import Relay
 import Synchronization
 
 /// Watches an HLS media playlist from outside, the way a client would, and measures when each
@@ -54,16 +52,11 @@ final class SegmentWatcher: Sendable {
     private func load(_ location: String) -> Data? {
         if isHTTP {
             // Bounded: a server that stops answering costs the watch two seconds, not a minute.
-            guard let url = URL(string: location) else { return nil }
-            let got = Mutex<Data?>(nil)
-            let done = DispatchSemaphore(value: 0)
-            let task = URLSession.shared.dataTask(with: URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 2)) { data, response, _ in
-                if let data, (response as? HTTPURLResponse)?.statusCode == 200 { got.withLock { $0 = data } }
-                done.signal()
-            }
-            task.resume()
-            if done.wait(timeout: .now() + 2.5) == .timedOut { task.cancel(); return nil }
-            return got.withLock { $0 }
+            // (AsyncHTTPClient, as every request LiveRelay makes: no FoundationNetworking, whose
+            // static link would need libcurl.)
+            guard case .success(let a) = BoundedHTTP.sendWaiting(method: "GET", url: location, headers: [("Cache-Control", "no-cache")],
+                                                                 timeout: 2, maxBody: 8 << 20), a.status == 200 else { return nil }
+            return Data(a.body)
         }
         return FileManager.default.contents(atPath: location)
     }
