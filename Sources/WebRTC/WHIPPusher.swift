@@ -35,53 +35,23 @@ public final class WHIPPusher: PacketOutput, ForwardReporting, @unchecked Sendab
     // Safety: `work` is confined to the worker's thread; the status box is locked.
     public let handle: OutputHandle
     private let worker: PacketWorker
-    private let box: StatusBox
-
-    final class StatusBox: Sendable {
-        let state = Mutex<ForwardStatus>(ForwardStatus())
-        let bytes = ByteMeter()
-    }
-
-    /// Bytes sent, and their rate over the last two seconds.
-    final class ByteMeter: Sendable {
-        private let state = Mutex<(total: Int, window: [(at: UInt64, bytes: Int)])>((0, []))
-        func add(_ n: Int) {
-            let now = MonotonicClock.nanoseconds()
-            state.withLock { s in
-                s.total &+= n
-                s.window.append((now, n))
-                if let first = s.window.first, now &- first.at > 3_000_000_000 { s.window.removeAll { now &- $0.at > 2_000_000_000 } }
-            }
-        }
-        var total: Int { state.withLock { $0.total } }
-        var bitsPerSecond: Double {
-            let now = MonotonicClock.nanoseconds()
-            return state.withLock { s in Double(s.window.filter { now &- $0.at <= 2_000_000_000 }.reduce(0) { $0 + $1.bytes }) * 8 / 2 }
-        }
-    }
+    private let ledger: ForwardLedger
 
     public init(hub: StreamHub, index: Int, target: ForwardTarget, backoff: Backoff = Backoff(), logger: Logger) {
         var l = logger
-        let shown = Redactor.redact(target.url, hideStreamKey: true)
-        l[metadataKey: "forward.destination"] = "\(shown)"
+        l[metadataKey: "forward.destination"] = "\(Redactor.redact(target.url, hideStreamKey: true))"
         handle = hub.attachOutput("forward\(index)", kind: .forward, policy: SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 2000)),
                                   taking: .blocking(batching: false))
-        let box = StatusBox()
-        box.state.withLock { $0.destination = shown }
-        self.box = box
-        worker = PacketWorker(handle: handle, work: WHIPWork(target: target, hub: hub, handle: handle, backoff: backoff, status: box, logger: l))
+        let ledger = ForwardLedger(destination: target.url)
+        self.ledger = ledger
+        worker = PacketWorker(handle: handle, work: WHIPWork(target: target, hub: hub, handle: handle, backoff: backoff, status: ledger, logger: l))
         hub.register(self)
     }
 
     public func start() { worker.start() }
     public func stop() async { await worker.stop() }
 
-    public var currentStatus: ForwardStatus {
-        var s = box.state.withLock { $0 }
-        s.bytesSent = box.bytes.total
-        s.bitrate = box.bytes.bitsPerSecond
-        return s
-    }
+    public var currentStatus: ForwardStatus { ledger.status }
 }
 
 /// The pusher's connection, confined to its worker thread.
@@ -91,7 +61,7 @@ private final class WHIPWork: PacketWork {
     let handle: OutputHandle
     var queue: SinkQueue<RelayPacket> { handle.queue }
     let backoff: Backoff
-    let status: WHIPPusher.StatusBox
+    let status: ForwardLedger
     let logger: Logger
     var session: WHIPSession?
     var cut: (packetizer: RTPPacketizer, transcoders: [Int: OpusTranscoder], layout: [String])?
@@ -99,7 +69,7 @@ private final class WHIPWork: PacketWork {
     var attempt = 0
     var nextAttempt = ContinuousClock.now
 
-    init(target: ForwardTarget, hub: StreamHub, handle: OutputHandle, backoff: Backoff, status: WHIPPusher.StatusBox, logger: Logger) {
+    init(target: ForwardTarget, hub: StreamHub, handle: OutputHandle, backoff: Backoff, status: ForwardLedger, logger: Logger) {
         self.target = target
         self.hub = hub
         self.handle = handle
@@ -132,9 +102,7 @@ private final class WHIPWork: PacketWork {
             } else {
                 out = try cut.packetizer.packetize(at.packet, pts: at.pts, dts: at.dts)
             }
-            let sent = session.send(out.filter { !$0.isRTCP })
-            status.bytes.add(sent)
-            status.state.withLock { $0.sent += 1 }
+            status.sent(session.send(out.filter { !$0.isRTCP }))
         } catch {
             handle.countError()
             timeline.restart()
@@ -173,7 +141,7 @@ private final class WHIPWork: PacketWork {
             timeline = PacketTimeline()
             attempt = 0
             queue.discardAll(.resync)
-            status.state.withLock { $0.state = .running; $0.connections += 1; $0.lastError = nil }
+            status.connected()
             handle.setState(.running)
             handle.report(problem: nil)
             logger.info("forward: WHIP session up", metadata: ["tracks": "\(s.sentTracks)"])
@@ -191,7 +159,7 @@ private final class WHIPWork: PacketWork {
         let delay = backoff.delay(attempt: attempt, unit: Double.random(in: 0...1))
         nextAttempt = ContinuousClock.now + .milliseconds(Int64(delay * 1000))
         let said = Redactor.scrub(reason)
-        status.state.withLock { $0.state = .reconnecting; $0.lastError = said; $0.reconnects += 1 }
+        status.failed(said)
         handle.report(problem: said)
         handle.setState(.reconnecting)
         logger.warning("forward: WHIP endpoint down; retrying", metadata: ["error": "\(said)", "retry_s": "\(delay)"])
@@ -200,7 +168,7 @@ private final class WHIPWork: PacketWork {
     func finish() {
         session?.close()
         session = nil
-        status.state.withLock { $0.state = .stopped }
+        status.stopped()
     }
 }
 

@@ -12,7 +12,7 @@ import Synchronization
 public final class Forwarder: PacketOutput, ForwardReporting, Sendable {
     public let destination: String
     public let handle: OutputHandle
-    private let forwardStatus: ForwardStatusBox
+    private let ledger: ForwardLedger
     private let worker: PacketWorker
 
     public init(hub: StreamHub, index: Int, target: ForwardTarget, backoff: Backoff = Backoff(), logger: Logger) {
@@ -22,30 +22,49 @@ public final class Forwarder: PacketOutput, ForwardReporting, Sendable {
         l[metadataKey: "forward.destination"] = "\(Redactor.redact(destination, hideStreamKey: true))"
         handle = hub.attachOutput("forward\(index)", kind: .forward, policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 300)),
                                   taking: .blocking(batching: false))
-        let box = ForwardStatusBox()
-        box.state.withLock { $0.destination = Redactor.redact(destination, hideStreamKey: true) }
-        forwardStatus = box
+        let ledger = ForwardLedger(destination: destination)
+        self.ledger = ledger
         var options = PublishOptions()
         options.caFile = target.caFile
         worker = PacketWorker(handle: handle, work: Forwarding(destination: destination, options: options, handle: handle, backoff: backoff,
-                                                               status: box, logger: l))
+                                                               status: ledger, logger: l))
         hub.register(self)
     }
 
     public func start() { worker.start() }
     public func stop() async { await worker.stop() }
 
-    public var currentStatus: ForwardStatus {
-        var s = forwardStatus.state.withLock { $0 }
-        s.bytesSent = forwardStatus.bytes.total
-        s.bitrate = forwardStatus.bytes.bitsPerSecond()
-        return s
-    }
+    public var currentStatus: ForwardStatus { ledger.status }
 }
 
-private final class ForwardStatusBox: Sendable {
-    let state = Mutex<ForwardStatus>(ForwardStatus())
-    let bytes = ByteRateMeter()
+/// What a forward tells of itself, whatever carries it: its state, connections, reconnects,
+/// packets and bytes sent (and their rate), its last error. Written by its thread, read by the
+/// API and `/metrics`.
+public final class ForwardLedger: Sendable {
+    private let state = Mutex<ForwardStatus>(ForwardStatus())
+    private let bytes = ByteRateMeter()
+
+    /// `destination` as it may be shown (its credentials masked here).
+    public init(destination: String) {
+        state.withLock { $0.destination = Redactor.redact(destination, hideStreamKey: true) }
+    }
+
+    public var status: ForwardStatus {
+        var s = state.withLock { $0 }
+        s.bytesSent = bytes.total
+        s.bitrate = bytes.bitsPerSecond()
+        return s
+    }
+
+    public func connected() { state.withLock { $0.state = .running; $0.connections += 1; $0.lastError = nil } }
+    /// One packet sent, in `count` bytes.
+    public func sent(_ count: Int) {
+        state.withLock { $0.sent += 1 }
+        bytes.add(count)
+    }
+    /// The destination dropped or refused (`reason`, already without credentials): retrying.
+    public func failed(_ reason: String) { state.withLock { $0.state = .reconnecting; $0.lastError = reason; $0.reconnects += 1 } }
+    public func stopped() { state.withLock { $0.state = .stopped } }
 }
 
 /// The forward's connection, confined to its thread.
@@ -55,14 +74,14 @@ private final class Forwarding: PacketWork {
     private let handle: OutputHandle
     private var queue: SinkQueue<RelayPacket> { handle.queue }
     private let backoff: Backoff
-    private let status: ForwardStatusBox
+    private let status: ForwardLedger
     private let logger: Logger
     private var publisher: Publisher?
     private var timeline = PacketTimeline()
     private var attempt = 0
     private var nextAttempt = Date.distantPast
 
-    init(destination: String, options: PublishOptions, handle: OutputHandle, backoff: Backoff, status: ForwardStatusBox, logger: Logger) {
+    init(destination: String, options: PublishOptions, handle: OutputHandle, backoff: Backoff, status: ForwardLedger, logger: Logger) {
         self.destination = destination
         self.options = options
         self.handle = handle
@@ -90,8 +109,7 @@ private final class Forwarding: PacketWork {
         guard let publisher else { return }
         do {
             try publisher.write(at.packet, pts: at.pts, dts: at.dts, duration: at.duration)
-            status.state.withLock { $0.sent += 1 }
-            status.bytes.add(at.packet.size)
+            status.sent(at.packet.size)
         } catch {
             queue.dropTaken(.resync)
             disconnect(reason: error.description)
@@ -105,7 +123,7 @@ private final class Forwarding: PacketWork {
             attempt = 0
             // What waited while away is stale: dropped (counted), resume at a keyframe.
             queue.discardAll(.resync)
-            status.state.withLock { $0.state = .running; $0.connections += 1 }
+            status.connected()
             handle.setState(.running)
             logger.info("forward: connected")
         } catch {
@@ -120,7 +138,7 @@ private final class Forwarding: PacketWork {
         attempt += 1
         let delay = backoff.delay(attempt: attempt, unit: Double.random(in: 0...1))
         nextAttempt = Date().addingTimeInterval(delay)
-        status.state.withLock { $0.state = .reconnecting; $0.lastError = Redactor.scrub(reason); $0.reconnects += 1 }
+        status.failed(Redactor.scrub(reason))
         handle.report(problem: Redactor.scrub(reason))
         handle.setState(.reconnecting)
         logger.warning("forward: destination down; retrying", metadata: ["error": "\(Redactor.scrub(reason))", "retry_s": "\(delay)"])
@@ -129,7 +147,7 @@ private final class Forwarding: PacketWork {
     func finish() {
         publisher?.finish()
         publisher = nil
-        status.state.withLock { $0.state = .stopped }
+        status.stopped()
     }
 }
 
