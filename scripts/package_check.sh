@@ -22,7 +22,7 @@ step() { echo "package_check: $*"; }
 stamp() { date +%s.%N; }
 since() { python3 -c "print(f'{$(stamp) - $1:.1f} s')"; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-root=$work/root
+base=$work/base root=$work/root
 pids=() mounted=0 container=""
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -35,20 +35,30 @@ trap cleanup EXIT
 read_test_source() {
   local http=$1 rtsp=$2 what=$3
   for i in $(seq 1 60); do curl -s -o /dev/null "http://127.0.0.1:$http/healthz" && break; sleep 0.5; done
-  local r h
-  r=$(timeout 20 ffprobe -v error -rtsp_transport tcp -select_streams v -show_entries stream=codec_name,width,height -of csv=p=0 "rtsp://127.0.0.1:$rtsp/test")
+  local r="" h=""
+  # The stream's first picture comes a moment after the server listens: tried for 30 s.
+  for i in $(seq 1 30); do
+    r=$(timeout 20 ffprobe -v error -rtsp_transport tcp -select_streams v -show_entries stream=codec_name,width,height -of csv=p=0 "rtsp://127.0.0.1:$rtsp/test" 2>/dev/null || true)
+    [ -n "$r" ] && break; sleep 1
+  done
   h=$(timeout 30 ffprobe -v error -select_streams v -show_entries stream=codec_name,width,height -of csv=p=0 "http://127.0.0.1:$http/streams/test/hls/index.m3u8" | head -1)
   step "$what: RTSP read $r; LL-HLS read $h"
   [ "$r" = "h264,1280,720" ] && [ "$h" = "h264,1280,720" ]
 }
 
+# 1. The clean root (made once per WORKDIR, kept as base.tgz), and an image of it.
 t=$(stamp)
-if [ ! -x "$root/usr/bin/apt-get" ]; then debootstrap --variant=minbase bookworm "$root" "$mirror" >"$work/debootstrap.log"; fi
+if [ ! -s "$work/base.tgz" ]; then
+  rm -rf "$base"
+  debootstrap --variant=minbase bookworm "$base" "$mirror" >"$work/debootstrap.log"
+  tar -C "$base" -c . | gzip -1 > "$work/base.tgz"
+  rm -rf "$base"
+fi
+rm -rf "$root"; mkdir -p "$root"; tar -C "$root" -xzf "$work/base.tgz"
 step "a clean Debian $(cat "$root/etc/debian_version") root in $(since "$t") ($(du -sh "$root" | cut -f1))"
 if [ -e "$root/usr/bin/swift" ] || [ -e "$root/opt/swift" ]; then step "the root has a Swift toolchain"; exit 1; fi
 t=$(stamp)
-tar -C "$root" -c . | gzip -1 > "$work/root.tgz"
-podman import "$work/root.tgz" localhost/liverelay-check-base:latest >/dev/null
+podman import "$work/base.tgz" localhost/liverelay-check-base:latest >/dev/null
 step "the clean root imported as an image in $(since "$t")"
 
 # 2. The package in the root.
@@ -58,12 +68,13 @@ t=$(stamp)
 chroot "$root" apt-get update -qq
 chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "/tmp/$(basename "$deb")" >"$work/install.log"
 step "apt install ./$(basename "$deb") in $(since "$t") (with its libraries)"
-step "version: $(chroot "$root" liverelay --version)"
+# (Swift's runtime reads the command line from /proc: a chroot without it is no real system.)
+mount -t proc proc "$root/proc"; mounted=1
+step "version: $(chroot "$root" liverelay --version | head -1)"
 chroot "$root" getent passwd liverelay >/dev/null
-[ "$(stat -c %U "$root/var/lib/liverelay")" = liverelay ]
+[ "$(chroot "$root" stat -c %U /var/lib/liverelay)" = liverelay ] || { step "/var/lib/liverelay is not the liverelay user's"; exit 1; }
 http=$(free_port) rtsp=$(free_port)
 sed -e "s/127.0.0.1:8080/127.0.0.1:$http/" -e "s/127.0.0.1:8554/127.0.0.1:$rtsp/" "$root/etc/liverelay/liverelay.yaml" > "$root/etc/liverelay/check.yaml"
-mount -t proc proc "$root/proc"; mounted=1
 t=$(stamp)
 chroot "$root" runuser -u liverelay -- liverelay serve --config /etc/liverelay/check.yaml --state-dir /var/lib/liverelay >"$work/serve.log" 2>&1 &
 pids+=($!)

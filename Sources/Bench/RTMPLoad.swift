@@ -58,7 +58,7 @@ final class RTMPLoad: Sendable {
             guard parts.count == 2 else { throw BenchError("expected rtmp://host:port/app/stream, got \(url)") }
             let session = RTMPLoadSession(clip: clip, app: parts[0], stream: parts[1], tcURL: "rtmp://\(host):\(port)/\(parts[0])")
             let ch = try ClientBootstrap(group: group)
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { ch in ch.eventLoop.makeCompletedFuture { try ch.pipeline.syncOperations.addHandler(session) } }
                 .connect(host: host, port: port).wait()
             channels.withLock { $0.append(ch) }

@@ -111,7 +111,7 @@ final class ICETCPConnections: Sendable {
         func bootstrap() -> ServerBootstrap {
             ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .childChannelOption(.writeBufferWaterMark, value: .init(low: 128 << 10, high: 512 << 10))
                 .childChannelInitializer { ch in
                     ch.eventLoop.makeCompletedFuture {

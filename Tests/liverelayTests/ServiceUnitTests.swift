@@ -3,6 +3,8 @@ import Foundation
 import Glibc
 import TestSupport
 import Bench
+import Relay
+import RelayAPI
 
 /// The systemd unit in dist/ and the readiness protocol it relies on (Type=notify).
 @Suite(.ownThreads, .serialized) struct ServiceUnitTests {
@@ -75,5 +77,50 @@ import Bench
         let stopping = receive(within: 10)
         #expect(stopping.contains { $0.contains("STOPPING=1") }, "\(stopping)")
         #expect(serve.wait(timeout: 15))
+    }
+
+    /// The unit runs serve as its own unprivileged user, and so does this test (`nobody`): every
+    /// TCP door takes connections. (Each connection's TCP_NODELAY was asked as a socket-level
+    /// option, which is SO_DEBUG: root may set it, anyone else is refused, and every RTSP, RTMP
+    /// and ICE-TCP connection was closed as it came. The tests run as root and never saw it; the
+    /// package's check did.)
+    @Test func serveAsAnUnprivilegedUserTakesConnectionsAtEveryDoor() throws {
+        let dir = Paths.tempDirectory("unprivileged")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        chmod(dir.path, 0o777)
+        let config = dir.appendingPathComponent("config.yaml")
+        try """
+        server:
+          rtsp: {listen: "127.0.0.1:0"}
+        ingest:
+          rtmp: {listen: "127.0.0.1:0"}
+        streams:
+          cam: {source: "testsrc://?size=320x180&fps=15&gop=15", preview: false}
+          pushed: {source: publish, preview: false}
+        """.write(to: config, atomically: true, encoding: .utf8)
+        chmod(config.path, 0o644)
+        let serve = try ChildProcess("/usr/sbin/runuser", ["-u", "nobody", "--", Paths.liverelay, "serve", "--config", config.path,
+                                                            "--listen", "127.0.0.1:0", "--state-dir", dir.path])
+        defer { serve.stop() }
+        let http = try #require(serve.listeningPort("LiveRelay listening on", timeout: 30), "\(serve.stderr.suffix(500))")
+        let rtsp = try #require(serve.listeningPort("RTSP server listening on", timeout: 10), "\(serve.stderr.suffix(500))")
+        let rtmp = try #require(serve.listeningPort("RTMP ingest listening on", timeout: 10), "\(serve.stderr.suffix(500))")
+        var read = ""
+        for _ in 0..<20 where read.isEmpty {
+            read = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-rtsp_transport", "tcp", "-show_entries", "stream=codec_name,width",
+                                                            "-of", "csv=p=0", "rtsp://127.0.0.1:\(rtsp)/cam"], timeout: 20).stdout
+            if read.isEmpty { usleep(300_000) }
+        }
+        #expect(read.hasPrefix("h264,320"), "RTSP out as nobody: \(read)")
+        let publisher = try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=160x96:rate=15", "-t", "8",
+                                                             "-c:v", "libx264", "-preset", "ultrafast", "-g", "15", "-f", "flv", "rtmp://127.0.0.1:\(rtmp)/live/pushed"])
+        defer { publisher.stop() }
+        var state: StreamState?
+        let end = Date().addingTimeInterval(12)
+        while Date() < end && state != .live {
+            usleep(300_000)
+            state = Servers.apiIfAny(StreamView.self, "http://127.0.0.1:\(http)/api/streams/pushed")?.stream.state
+        }
+        #expect(state == .live, "RTMP ingest as nobody: \(String(describing: state)); \(publisher.stderr.suffix(300))")
     }
 }
