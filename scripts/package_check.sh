@@ -33,7 +33,7 @@ trap cleanup EXIT
 
 # What a client outside reads: the test source's codec and size over RTSP, and LL-HLS's.
 read_test_source() {
-  local http=$1 rtsp=$2 what=$3
+  local http=$1 rtsp=$2 what=$3 started=$4
   for i in $(seq 1 60); do curl -s -o /dev/null "http://127.0.0.1:$http/healthz" && break; sleep 0.5; done
   local r="" h=""
   # The stream's first picture comes a moment after the server listens: tried for 30 s.
@@ -42,7 +42,7 @@ read_test_source() {
     [ -n "$r" ] && break; sleep 1
   done
   h=$(timeout 30 ffprobe -v error -select_streams v -show_entries stream=codec_name,width,height -of csv=p=0 "http://127.0.0.1:$http/streams/test/hls/index.m3u8" | head -1)
-  step "$what: RTSP read $r; LL-HLS read $h"
+  step "$what: RTSP read $r ($(since "$started") after the start); LL-HLS read $h"
   [ "$r" = "h264,1280,720" ] && [ "$h" = "h264,1280,720" ]
 }
 
@@ -78,7 +78,7 @@ sed -e "s/127.0.0.1:8080/127.0.0.1:$http/" -e "s/127.0.0.1:8554/127.0.0.1:$rtsp/
 t=$(stamp)
 chroot "$root" runuser -u liverelay -- liverelay serve --config /etc/liverelay/check.yaml --state-dir /var/lib/liverelay >"$work/serve.log" 2>&1 &
 pids+=($!)
-read_test_source "$http" "$rtsp" "the package in the root (first picture read $(since "$t") after start)"
+read_test_source "$http" "$rtsp" "the package in the root" "$t"
 kill "${pids[-1]}"; wait "${pids[-1]}" 2>/dev/null || true
 umount "$root/proc"; mounted=0
 
@@ -94,5 +94,5 @@ sed -e "s/127.0.0.1:8080/127.0.0.1:$http/" -e "s/127.0.0.1:8554/127.0.0.1:$rtsp/
 t=$(stamp)
 podman --runtime runc run -d --name "$container" --network host --ulimit nofile=20000:20000 --ulimit nproc=4096:4096 \
   -v "$work/check.yaml:/etc/liverelay/liverelay.yaml:ro" localhost/liverelay-check:latest >/dev/null
-read_test_source "$http" "$rtsp" "the image (first picture read $(since "$t") after start)"
+read_test_source "$http" "$rtsp" "the image" "$t"
 step "passed"

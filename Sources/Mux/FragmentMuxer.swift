@@ -94,6 +94,9 @@ public final class FragmentMuxer {
         case .mpegts:
             av_dict_set(&dict, "muxdelay", "0", 0)
             av_dict_set(&dict, "muxpreload", "0", 0)
+            // A video PES says its length (when under 64 KiB): a demuxer hands the picture on
+            // when its last byte comes, not when the next picture's PES starts (a frame later).
+            av_dict_set(&dict, "omit_video_pes_length", "0", 0)
         case .fmp4:
             // Fragments only when told (each cut), init segment written at once, no index or trailer.
             av_dict_set(&dict, "movflags", "+frag_custom+empty_moov+default_base_moof+skip_sidx+skip_trailer" + (keepsTimes ? "+frag_discont" : ""), 0)

@@ -108,7 +108,12 @@ public final class Publisher {
         let fmtName = String(cString: ctx.pointee.oformat.pointee.name)
         if fmtName == "rtsp" { av_dict_set(&dict, "rtsp_transport", options.transport == .udp ? "udp" : "tcp", 0) }
         if fmtName == "flv" { av_dict_set(&dict, "flvflags", "no_duration_filesize", 0) }
-        if fmtName == "mpegts" { av_dict_set(&dict, "muxdelay", "0", 0); av_dict_set(&dict, "muxpreload", "0", 0) }
+        if fmtName == "mpegts" {
+            av_dict_set(&dict, "muxdelay", "0", 0)
+            av_dict_set(&dict, "muxpreload", "0", 0)
+            // Video PES lengths written: a receiver's demuxer hands each picture on at once.
+            av_dict_set(&dict, "omit_video_pes_length", "0", 0)
+        }
 
         handle.arm(seconds: options.connectTimeout)
         defer { handle.disarm() }

@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""LiveRelay's CPU per reader of one stream, SRT readers against RTSP-out readers, in one run:
+`liverelay serve` (the binary given) with a 640x360 30 fps test source, its CPU idle, then with N
+srt-live-transmit readers (libsrt's own tool, writing to /dev/null), then with N RTSP readers
+over TCP (one asyncio client here: DESCRIBE, SETUP interleaved, PLAY, read and drop), each
+measured over the same seconds from /proc. Prints one JSON line.
+
+    scripts/readers_cpu.py .build/release/liverelay [--readers 100] [--seconds 10]
+"""
+import argparse, asyncio, json, os, re, subprocess, sys, tempfile, time
+
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+def measure(pid, seconds):
+    a = cpu_seconds(pid); time.sleep(seconds); return (cpu_seconds(pid) - a) / seconds
+
+async def rtsp_reader(port, stop):
+    try:
+        r, w = await asyncio.open_connection("127.0.0.1", port)
+        url = f"rtsp://127.0.0.1:{port}/cam"
+        async def ask(req):
+            w.write(req.encode()); await w.drain()
+            head = await r.readuntil(b"\r\n\r\n")
+            n = int(re.search(rb"Content-Length: *(\d+)", head, re.I).group(1)) if re.search(rb"Content-Length", head, re.I) else 0
+            body = await r.readexactly(n) if n else b""
+            return head, body
+        _, sdp = await ask(f"DESCRIBE {url} RTSP/1.0\r\nCSeq: 1\r\nAccept: application/sdp\r\n\r\n")
+        controls = re.findall(rb"a=control:(\S+)", sdp)
+        track = controls[-1].decode() if controls else "streamid=0"
+        setup = track if track.startswith("rtsp://") else f"{url}/{track}"
+        head, _ = await ask(f"SETUP {setup} RTSP/1.0\r\nCSeq: 2\r\nTransport: RTP/AVP/TCP;unicast;interleaved=0-1\r\n\r\n")
+        session = re.search(rb"Session: *([^;\r]+)", head).group(1).decode()
+        w.write(f"PLAY {url} RTSP/1.0\r\nCSeq: 3\r\nSession: {session}\r\n\r\n".encode()); await w.drain()
+        while not stop.is_set():
+            if not await r.read(65536): break
+        w.close()
+    except Exception as e:
+        print(f"rtsp reader: {e}", file=sys.stderr)
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("binary"); p.add_argument("--readers", type=int, default=100); p.add_argument("--seconds", type=float, default=10)
+    a = p.parse_args()
+    d = tempfile.mkdtemp(prefix="readers-cpu")
+    conf = os.path.join(d, "c.yaml")
+    open(conf, "w").write('server:\n  rtsp: {listen: "127.0.0.1:0"}\ningest:\n  srt: {listen: "127.0.0.1:0"}\n'
+                          'streams:\n  cam: {source: "testsrc://?size=640x360&fps=30&gop=30", preview: false}\n')
+    serve = subprocess.Popen([a.binary, "serve", "--config", conf, "--listen", "127.0.0.1:0", "--state-dir", d], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    ports = {}
+    while len(ports) < 2:
+        line = serve.stdout.readline()
+        for name, pat in (("rtsp", r"RTSP server listening on rtsp://127.0.0.1:(\d+)"), ("srt", r"SRT ingest listening on srt://127.0.0.1:(\d+)")):
+            m = re.search(pat, line)
+            if m: ports[name] = int(m.group(1))
+    time.sleep(3)
+    out = {"readers": a.readers, "seconds": a.seconds, "idle": measure(serve.pid, a.seconds)}
+    srt = [subprocess.Popen(["srt-live-transmit", "-q", "-a:no", f"srt://127.0.0.1:{ports['srt']}?streamid=read:cam", "file:///dev/null"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(a.readers)]
+    time.sleep(4)
+    out["srt"] = measure(serve.pid, a.seconds)
+    for s in srt: s.terminate()
+    for s in srt: s.wait()
+    time.sleep(3)
+    async def rtsp_phase():
+        stop = asyncio.Event()
+        tasks = [asyncio.create_task(rtsp_reader(ports["rtsp"], stop)) for _ in range(a.readers)]
+        await asyncio.sleep(4)
+        out["rtsp"] = await asyncio.to_thread(measure, serve.pid, a.seconds)
+        stop.set()
+        for t in tasks: t.cancel()
+    asyncio.run(rtsp_phase())
+    serve.terminate(); serve.wait()
+    for k in ("srt", "rtsp"):
+        out[f"{k}_per_reader_percent"] = round((out[k] - out["idle"]) * 100 / a.readers, 3)
+    print(json.dumps(out))
+
+if __name__ == "__main__":
+    main()
