@@ -275,8 +275,12 @@ final class LatencyRun {
                                   input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/pushed_srt/preview.mjpg"], relay: "serve", warmup: 3))
         if haveRTSP {
             // The camera read from LiveRelay over SRT (another ops centre's pull), next to RTSP out.
-            scenarios.append(Scenario(name: "liverelay-srt-read", path: "camera → LiveRelay (RTSP/UDP) → LiveRelay SRT reader → ffmpeg (SRT caller, nobuffer)",
+            // Twice: with SRT's 20 ms buffer, as the publishing rows ask, and with 5 ms (a reader
+            // on a clean link asks for what it needs; this side asks nothing of it).
+            scenarios.append(Scenario(name: "liverelay-srt-read", path: "camera → LiveRelay (RTSP/UDP) → LiveRelay SRT reader → ffmpeg (SRT caller, latency 20 ms, nobuffer)",
                                       input: nobuffer + ["-i", "srt://127.0.0.1:\(srtIngestPort)?streamid=read:cam_udp&\(srtLatency)"], relay: "serve", warmup: 3))
+            scenarios.append(Scenario(name: "liverelay-srt-read-5ms", path: "camera → LiveRelay (RTSP/UDP) → LiveRelay SRT reader → ffmpeg (SRT caller, latency 5 ms, nobuffer)",
+                                      input: nobuffer + ["-i", "srt://127.0.0.1:\(srtIngestPort)?streamid=read:cam_udp&latency=5000"], relay: "serve", warmup: 3))
         }
         if let only { scenarios = scenarios.filter { only.contains($0.name) } }
         guard !scenarios.isEmpty else { throw BenchError("no scenario to run") }

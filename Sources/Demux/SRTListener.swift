@@ -59,6 +59,10 @@ public final class SRTListener: @unchecked Sendable {
         guard s != SRT_INVALID_SOCK else { throw fail("creating the SRT socket") }
         var ms = Self.milliseconds(latency)
         _ = srt_setsockflag(s, SRTO_LATENCY, &ms, Int32(MemoryLayout<Int32>.size))
+        // What this side asks of a reader's buffer: nothing. A reader's own `latency=` decides
+        // (SRT takes the larger of the two), so one on a clean link need not wait 20 ms.
+        var none: Int32 = 0
+        _ = srt_setsockflag(s, SRTO_PEERLATENCY, &none, Int32(MemoryLayout<Int32>.size))
         guard let bound = Self.bind(s, host: host, port: port) else {
             var probe = in6_addr()
             let isAddress = inet_pton(AF_INET, host, &probe) == 1 || inet_pton(AF_INET6, host, &probe) == 1
