@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """LiveRelay's CPU per reader of one stream, SRT readers against RTSP-out readers, in one run:
 `liverelay serve` (the binary given) with a 640x360 30 fps test source, its CPU idle, then with N
-srt-live-transmit readers (libsrt's own tool, writing to /dev/null), then with N RTSP readers
+srt-live-transmit readers (libsrt's own tool, its output to /dev/null), then with N RTSP readers
 over TCP (one asyncio client here: DESCRIBE, SETUP interleaved, PLAY, read and drop), each
 measured over the same seconds from /proc. Prints one JSON line.
 
@@ -56,7 +56,7 @@ def main():
             if m: ports[name] = int(m.group(1))
     time.sleep(3)
     out = {"readers": a.readers, "seconds": a.seconds, "idle": measure(serve.pid, a.seconds)}
-    srt = [subprocess.Popen(["srt-live-transmit", "-q", "-a:no", f"srt://127.0.0.1:{ports['srt']}?streamid=read:cam", "file:///dev/null"],
+    srt = [subprocess.Popen(["srt-live-transmit", "-q", "-a:no", f"srt://127.0.0.1:{ports['srt']}?streamid=read:cam", "file://con"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(a.readers)]
     time.sleep(4)
     out["srt"] = measure(serve.pid, a.seconds)
