@@ -1,5 +1,6 @@
 public import Foundation
 import RelayAPI
+import Relay
 
 /// What a finished command printed and returned.
 public struct CommandResult: Sendable {
@@ -226,6 +227,14 @@ extension ChildProcess {
     /// The answer of `url` (curl with `extra` arguments: headers, credentials; `maxTime`
     /// seconds) as a `T`, read with RelayAPI's decoder; nil when nothing answers or the answer
     /// is not a `T` (a refusal's `APIError`, say).
+    /// The body of a 200 answer to a GET of `url` (the bench's own servers), else nil. Through
+    /// BoundedHTTP (AsyncHTTPClient): Foundation's `Data(contentsOf:)` needs FoundationNetworking
+    /// for http URLs, which the binary does not link.
+    public static func httpBody(_ url: String, timeout: Double = 3) -> Data? {
+        guard case .success(let a) = BoundedHTTP.sendWaiting(method: "GET", url: url, timeout: timeout, maxBody: 64 << 20), a.status == 200 else { return nil }
+        return Data(a.body)
+    }
+
     public static func decode<T: Decodable>(_ type: T.Type, from url: String, curl extra: [String] = [], maxTime: Int = 3) -> T? {
         guard let r = try? ChildProcess.run("/usr/bin/curl", ["-s", "-m", "\(maxTime)"] + extra + [url], timeout: Double(maxTime) + 2), r.status == 0 else { return nil }
         return try? RelayAPI.decoder.decode(type, from: Data(r.stdout.utf8))

@@ -161,7 +161,7 @@ public struct IngestBenchmark {
 
     /// Streams whose state is `live` in the API.
     static func liveStreams(port: Int) -> Int {
-        guard let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(port)/api/streams")!),
+        guard let data = ChildProcess.httpBody("http://127.0.0.1:\(port)/api/streams"),
               let streams = try? RelayAPI.decode([StreamView].self, from: data) else { return 0 }
         return streams.filter { $0.stream.state == .live }.count
     }

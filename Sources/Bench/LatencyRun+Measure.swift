@@ -157,7 +157,7 @@ extension LatencyRun {
     /// LiveRelay's own histograms: capture → preview sink, and last frame → HLS part/segment listed.
     func inProcessRows(servePort: Int, previews: [String], hls: [String]) -> [ScenarioResult] {
         func api(_ stream: String) -> StreamView? {
-            guard let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(servePort)/api/streams/\(stream)")!) else { return nil }
+            guard let data = ChildProcess.httpBody("http://127.0.0.1:\(servePort)/api/streams/\(stream)") else { return nil }
             return try? RelayAPI.decode(StreamView.self, from: data)
         }
         func fixed(_ s: LatencySummary) -> [Double: Double] {

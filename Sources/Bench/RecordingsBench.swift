@@ -188,7 +188,7 @@ public struct RecordingsBenchmark {
 
     /// Over every stream's record output: packets taken, dropped, and how many are recording.
     static func recordCounts(port: Int) -> (received: Int, dropped: Int, recording: Int) {
-        guard let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(port)/api/streams")!),
+        guard let data = ChildProcess.httpBody("http://127.0.0.1:\(port)/api/streams"),
               let list = try? RelayAPI.decode([StreamView].self, from: data) else { return (0, 0, 0) }
         var received = 0, dropped = 0, recording = 0
         for s in list {

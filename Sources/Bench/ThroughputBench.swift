@@ -147,7 +147,7 @@ public struct ThroughputBenchmark {
 
     /// Per stream: packets the HLS sink and frames the preview sink received so far.
     func sinkCounts(port: Int) -> (hls: Int, preview: Int, drops: Int, previewDrops: Int) {
-        guard let data = try? Data(contentsOf: URL(string: "http://127.0.0.1:\(port)/api/streams")!),
+        guard let data = ChildProcess.httpBody("http://127.0.0.1:\(port)/api/streams"),
               let list = try? RelayAPI.decode([StreamView].self, from: data) else { return (0, 0, 0, 0) }
         var hls = 0, preview = 0, drops = 0, previewDrops = 0
         for s in list {

@@ -42,9 +42,9 @@ public final class WHIPPusher: PacketOutput, ForwardReporting, @unchecked Sendab
         l[metadataKey: "forward.destination"] = "\(Redactor.redact(target.url, hideStreamKey: true))"
         handle = hub.attachOutput("forward\(index)", kind: .forward, policy: SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 2000)),
                                   taking: .blocking(batching: false))
-        let ledger = ForwardLedger(destination: target.url)
+        let ledger = ForwardLedger(destination: target.url, backoff: backoff)
         self.ledger = ledger
-        worker = PacketWorker(handle: handle, work: WHIPWork(target: target, hub: hub, handle: handle, backoff: backoff, status: ledger, logger: l))
+        worker = PacketWorker(handle: handle, work: WHIPWork(target: target, hub: hub, handle: handle, status: ledger, logger: l))
         hub.register(self)
     }
 
@@ -60,20 +60,16 @@ private final class WHIPWork: PacketWork {
     weak var hub: StreamHub?
     let handle: OutputHandle
     var queue: SinkQueue<RelayPacket> { handle.queue }
-    let backoff: Backoff
     let status: ForwardLedger
     let logger: Logger
     var session: WHIPSession?
     var cut: (packetizer: RTPPacketizer, transcoders: [Int: OpusTranscoder], layout: [String])?
     var timeline = PacketTimeline()
-    var attempt = 0
-    var nextAttempt = ContinuousClock.now
 
-    init(target: ForwardTarget, hub: StreamHub, handle: OutputHandle, backoff: Backoff, status: ForwardLedger, logger: Logger) {
+    init(target: ForwardTarget, hub: StreamHub, handle: OutputHandle, status: ForwardLedger, logger: Logger) {
         self.target = target
         self.hub = hub
         self.handle = handle
-        self.backoff = backoff
         self.status = status
         self.logger = logger
     }
@@ -82,7 +78,7 @@ private final class WHIPWork: PacketWork {
 
     func process(_ item: RelayPacket) {
         if session == nil {
-            guard ContinuousClock.now >= nextAttempt, item.isKeyframe else { queue.dropTaken(.resync); return }
+            guard status.mayConnect, item.isKeyframe else { queue.dropTaken(.resync); return }
             connect(item.epoch)
             guard session != nil else { queue.dropTaken(.resync); return }
         }
@@ -139,11 +135,8 @@ private final class WHIPWork: PacketWork {
             session = s
             cut = (packetizer, transcoders, RTPFeed.layout(epoch))
             timeline = PacketTimeline()
-            attempt = 0
             queue.discardAll(.resync)
-            status.connected()
-            handle.setState(.running)
-            handle.report(problem: nil)
+            status.connected(handle)
             logger.info("forward: WHIP session up", metadata: ["tracks": "\(s.sentTracks)"])
         } catch {
             disconnect(reason: error.description)
@@ -155,13 +148,7 @@ private final class WHIPWork: PacketWork {
         session = nil
         cut = nil
         guard let reason else { return }
-        attempt += 1
-        let delay = backoff.delay(attempt: attempt, unit: Double.random(in: 0...1))
-        nextAttempt = ContinuousClock.now + .milliseconds(Int64(delay * 1000))
-        let said = Redactor.scrub(reason)
-        status.failed(said)
-        handle.report(problem: said)
-        handle.setState(.reconnecting)
+        let (delay, said) = status.failed(reason, handle)
         logger.warning("forward: WHIP endpoint down; retrying", metadata: ["error": "\(said)", "retry_s": "\(delay)"])
     }
 

@@ -22,12 +22,11 @@ public final class Forwarder: PacketOutput, ForwardReporting, Sendable {
         l[metadataKey: "forward.destination"] = "\(Redactor.redact(destination, hideStreamKey: true))"
         handle = hub.attachOutput("forward\(index)", kind: .forward, policy: SinkPolicy(ordering: .arrival, freshness: .lossless(capacity: 300)),
                                   taking: .blocking(batching: false))
-        let ledger = ForwardLedger(destination: destination)
+        let ledger = ForwardLedger(destination: destination, backoff: backoff)
         self.ledger = ledger
         var options = PublishOptions()
         options.caFile = target.caFile
-        worker = PacketWorker(handle: handle, work: Forwarding(destination: destination, options: options, handle: handle, backoff: backoff,
-                                                               status: ledger, logger: l))
+        worker = PacketWorker(handle: handle, work: Forwarding(destination: destination, options: options, handle: handle, status: ledger, logger: l))
         hub.register(self)
     }
 
@@ -37,62 +36,28 @@ public final class Forwarder: PacketOutput, ForwardReporting, Sendable {
     public var currentStatus: ForwardStatus { ledger.status }
 }
 
-/// What a forward tells of itself, whatever carries it: its state, connections, reconnects,
-/// packets and bytes sent (and their rate), its last error. Written by its thread, read by the
-/// API and `/metrics`.
-public final class ForwardLedger: Sendable {
-    private let state = Mutex<ForwardStatus>(ForwardStatus())
-    private let bytes = ByteRateMeter()
-
-    /// `destination` as it may be shown (its credentials masked here).
-    public init(destination: String) {
-        state.withLock { $0.destination = Redactor.redact(destination, hideStreamKey: true) }
-    }
-
-    public var status: ForwardStatus {
-        var s = state.withLock { $0 }
-        s.bytesSent = bytes.total
-        s.bitrate = bytes.bitsPerSecond()
-        return s
-    }
-
-    public func connected() { state.withLock { $0.state = .running; $0.connections += 1; $0.lastError = nil } }
-    /// One packet sent, in `count` bytes.
-    public func sent(_ count: Int) {
-        state.withLock { $0.sent += 1 }
-        bytes.add(count)
-    }
-    /// The destination dropped or refused (`reason`, already without credentials): retrying.
-    public func failed(_ reason: String) { state.withLock { $0.state = .reconnecting; $0.lastError = reason; $0.reconnects += 1 } }
-    public func stopped() { state.withLock { $0.state = .stopped } }
-}
-
 /// The forward's connection, confined to its thread.
 private final class Forwarding: PacketWork {
     private let destination: String
     private let options: PublishOptions
     private let handle: OutputHandle
     private var queue: SinkQueue<RelayPacket> { handle.queue }
-    private let backoff: Backoff
     private let status: ForwardLedger
     private let logger: Logger
     private var publisher: Publisher?
     private var timeline = PacketTimeline()
-    private var attempt = 0
-    private var nextAttempt = Date.distantPast
 
-    init(destination: String, options: PublishOptions, handle: OutputHandle, backoff: Backoff, status: ForwardLedger, logger: Logger) {
+    init(destination: String, options: PublishOptions, handle: OutputHandle, status: ForwardLedger, logger: Logger) {
         self.destination = destination
         self.options = options
         self.handle = handle
-        self.backoff = backoff
         self.status = status
         self.logger = logger
     }
 
     func process(_ item: RelayPacket) {
         if publisher == nil {
-            guard Date() >= nextAttempt, item.isKeyframe else {
+            guard status.mayConnect, item.isKeyframe else {
                 queue.dropTaken(.resync) // away: this packet cannot be sent
                 return
             }
@@ -120,11 +85,9 @@ private final class Forwarding: PacketWork {
         do {
             publisher = try Publisher(url: destination, streams: epoch.streams, options: options)
             timeline = PacketTimeline()
-            attempt = 0
             // What waited while away is stale: dropped (counted), resume at a keyframe.
             queue.discardAll(.resync)
-            status.connected()
-            handle.setState(.running)
+            status.connected(handle)
             logger.info("forward: connected")
         } catch {
             disconnect(reason: error.description)
@@ -135,13 +98,8 @@ private final class Forwarding: PacketWork {
         publisher?.finish()
         publisher = nil
         guard let reason else { return }
-        attempt += 1
-        let delay = backoff.delay(attempt: attempt, unit: Double.random(in: 0...1))
-        nextAttempt = Date().addingTimeInterval(delay)
-        status.failed(Redactor.scrub(reason))
-        handle.report(problem: Redactor.scrub(reason))
-        handle.setState(.reconnecting)
-        logger.warning("forward: destination down; retrying", metadata: ["error": "\(Redactor.scrub(reason))", "retry_s": "\(delay)"])
+        let (delay, said) = status.failed(reason, handle)
+        logger.warning("forward: destination down; retrying", metadata: ["error": "\(said)", "retry_s": "\(delay)"])
     }
 
     func finish() {
