@@ -18,6 +18,10 @@ public struct HLSSettings: Sendable, Hashable {
     public var segmentDuration: Double = 2
     /// LL-HLS part target in seconds.
     public var partDuration: Double = 0.2
+    /// LL-HLS: how far behind the live edge a player should play, in parts (PART-HOLD-BACK).
+    /// RFC 8216bis: at least 2, and 3 recommended (Apple's validator warns below 3); hls.js in
+    /// low-latency mode plays exactly this far back.
+    public var partHoldBack: Double = 3
     public var segmentCount = 7
     public var playlist: PlaylistType = .sliding
     /// Also write the playlist and segments here (for an existing web server).
@@ -134,7 +138,7 @@ public struct HLSPlaylist: Sendable {
         if isLowLatency {
             let part = Self.seconds3(settings.partDuration)
             let live = forStaticServer ? "" : "CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=\(Self.seconds3(skipBoundary)),"
-            out += "#EXT-X-SERVER-CONTROL:\(live)PART-HOLD-BACK=\(Self.seconds3(settings.partDuration * 3))\n"
+            out += "#EXT-X-SERVER-CONTROL:\(live)PART-HOLD-BACK=\(Self.seconds3(settings.partDuration * settings.partHoldBack))\n"
             out += "#EXT-X-PART-INF:PART-TARGET=\(part)\n"
         }
         out += "#EXT-X-MEDIA-SEQUENCE:\(mediaSequence)\n"

@@ -4,10 +4,11 @@ import Yams
 extension HLSSettings {
     /// The `hls` section of a stream (`path` names it in errors).
     init(config node: Node, path: String, _ r: Configuration.Reader) throws(ConfigError) {
-        let m = try r.mapping(node, path, allowed: ["variant", "segment_duration", "part_duration", "segment_count", "playlist", "directory", "push"])
+        let m = try r.mapping(node, path, allowed: ["variant", "segment_duration", "part_duration", "part_hold_back", "segment_count", "playlist", "directory", "push"])
         var h = Self(variant: try m["variant"].map { n throws(ConfigError) in try r.choice(n, "\(path).variant", HLSSettings.Variant.self) } ?? .mpegts)
         if let d = m["segment_duration"] { h.segmentDuration = try r.duration(d, "\(path).segment_duration", 0.1...60) }
         if let d = m["part_duration"] { h.partDuration = try r.duration(d, "\(path).part_duration", 0.05...5) }
+        if let b = m["part_hold_back"] { h.partHoldBack = try r.number(b, "\(path).part_hold_back", 2...10) }
         if h.variant == .lowLatency && h.partDuration > h.segmentDuration {
             throw ConfigError(file: r.file, path: "\(path).part_duration", problem: "must not be longer than segment_duration")
         }
