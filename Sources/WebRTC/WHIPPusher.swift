@@ -229,11 +229,15 @@ final class WHIPSession: @unchecked Sendable {
             let said = String(decoding: answer.body.prefix(200), as: UTF8.self).filter { !$0.isNewline }
             throw WebRTCError("the endpoint answered \(answer.status) \(said)")
         }
-        resource = answer.header("Location").map { Self.resolve($0, against: endpoint) }
+        let location = answer.header("Location").map { Self.resolve($0, against: endpoint) }
+        resource = location
+        // A session the endpoint made but this side cannot use is deleted there at once.
+        let abandon = { Self.delete(location, headers: headers) }
         guard let sdp = SessionDescription(parsing: String(decoding: answer.body, as: UTF8.self)), let first = sdp.media.first,
               let server = sdp.credentials(first), let fingerprint = sdp.fingerprint(first),
               let candidate = sdp.media.flatMap(\.candidates).filter({ $0.transport.lowercased() == "udp" && $0.component == 1 })
                 .max(by: { $0.priority < $1.priority }) else {
+            abandon()
             throw WebRTCError("the answer has no ICE credentials, fingerprint or UDP candidate")
         }
         serverUfrag = server.ufrag
@@ -247,13 +251,13 @@ final class WHIPSession: @unchecked Sendable {
             pts[section.track] = UInt8(clamping: f.payloadType)
             names.append(tracks[section.track].codecName)
         }
-        guard !pts.isEmpty else { throw WebRTCError("the endpoint took none of the offered tracks") }
+        guard !pts.isEmpty else { abandon(); throw WebRTCError("the endpoint took none of the offered tracks") }
         payloadTypes = pts
         sentTracks = names
         // The path: a UDP socket connected to the server's candidate.
         switch ConnectedUDP.open(host: candidate.address, port: candidate.port, receiveTimeoutMicros: 50_000) {
         case .success(let f): fd = f
-        case .failure(let e): throw e
+        case .failure(let e): abandon(); throw e
         }
         // ICE, then DTLS in the role the answer gives (a passive server: this side starts).
         let weStart = (sdp.media.first?.setup ?? sdp.setup) != "active"
@@ -263,12 +267,14 @@ final class WHIPSession: @unchecked Sendable {
                                       check: { Self.bindingRequest(serverUfrag: server.ufrag, serverPwd: server.pwd, ufrag: myUfrag) })
         } catch {
             Glibc.close(fd)
+            abandon()
             throw error
         }
         do {
             outbound = try SRTPSession(key: keys.local, outbound: true, profile: keys.profile)
         } catch {
             Glibc.close(fd)
+            abandon()
             throw error
         }
         let inbound = try? SRTPSession(key: keys.remote, outbound: false, profile: keys.profile)
@@ -326,9 +332,13 @@ final class WHIPSession: @unchecked Sendable {
         guard !shared.stopped.exchange(true, ordering: .relaxed) else { return }
         while !reader.isFinished && reader.isExecuting { usleep(10_000) }
         Glibc.close(fd)
-        if let resource {
-            _ = BoundedHTTP.sendWaiting(method: "DELETE", url: resource, headers: headers.filter { $0.0 == "Authorization" }, timeout: 3, maxBody: 4096)
-        }
+        Self.delete(resource, headers: headers)
+    }
+
+    /// DELETEs a session's resource (bounded; whatever the endpoint answers).
+    static func delete(_ resource: String?, headers: [(String, String)]) {
+        guard let resource else { return }
+        _ = BoundedHTTP.sendWaiting(method: "DELETE", url: resource, headers: headers.filter { $0.0 == "Authorization" }, timeout: 3, maxBody: 4096)
     }
 
     /// A nominating binding request to the server (ICE-lite: the client controls).
