@@ -47,16 +47,15 @@ final class SRTReader: PacketOutput, Sendable {
             }
             if handle.queue.takeDiscontinuity() { timeline.restart() }
             guard let at = timeline.place(item) else { continue }
-            let tracks = at.epoch.streams.map { "\($0.index):\($0.codecName)" }
-            if layout == nil || packetizer == nil {
+            if packetizer == nil {
                 do {
                     packetizer = try MPEGTSPacketizer(streams: at.epoch.streams, title: hub.name, framing: .raw)
-                    layout = tracks
+                    layout = RTPFeed.layout(at.epoch)
                 } catch {
                     handle.report(problem: error.description)
                     return "its packets could not be muxed: \(error.description)"
                 }
-            } else if at.newEpoch && tracks != layout {
+            } else if at.newEpoch && RTPFeed.layout(at.epoch) != layout {
                 return "the source came back with other tracks"
             }
             let messages: [RTPPacketizer.Datagram]

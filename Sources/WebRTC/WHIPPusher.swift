@@ -63,7 +63,7 @@ private final class WHIPWork: PacketWork {
     let status: ForwardLedger
     let logger: Logger
     var session: WHIPSession?
-    var cut: (packetizer: RTPPacketizer, transcoders: [Int: OpusTranscoder], layout: [String])?
+    var cut: (packetizer: WebRTCPacketizer, layout: [String])?
     var timeline = PacketTimeline()
 
     init(target: ForwardTarget, hub: StreamHub, handle: OutputHandle, status: ForwardLedger, logger: Logger) {
@@ -92,12 +92,7 @@ private final class WHIPWork: PacketWork {
             return
         }
         do {
-            var out: [RTPPacketizer.Datagram] = []
-            if let t = cut.transcoders[at.packet.streamIndex] {
-                for o in t.transcode(at.packet, pts: at.pts) { out += try cut.packetizer.packetize(o.packet, pts: o.pts, dts: o.pts) }
-            } else {
-                out = try cut.packetizer.packetize(at.packet, pts: at.pts, dts: at.dts)
-            }
+            let out = try cut.packetizer.packetize(at.packet, pts: at.pts, dts: at.dts)
             status.sent(session.send(out.filter { !$0.isRTCP }))
         } catch {
             handle.countError()
@@ -120,20 +115,13 @@ private final class WHIPWork: PacketWork {
 
     func connect(_ epoch: IngestEpoch) {
         do throws(WebRTCError) {
-            var streams = epoch.streams
-            var transcoders: [Int: OpusTranscoder] = [:]
-            for (i, s) in streams.enumerated() where s.mediaType == .audio && !RTPFeed.webRTCAudio.contains(s.codecName) {
-                guard let t = try? OpusTranscoder(source: s) else { continue }
-                transcoders[s.index] = t
-                streams[i] = t.streamInfo
-            }
-            let packetizer: RTPPacketizer
-            do { packetizer = try RTPPacketizer(streams: streams, title: hub?.name ?? "LiveRelay", maxPacketSize: 1200) } catch {
+            let packetizer: WebRTCPacketizer
+            do { packetizer = try WebRTCPacketizer(streams: epoch.streams, title: hub?.name ?? "LiveRelay", maxPacketSize: 1200) } catch {
                 throw WebRTCError("the stream's tracks cannot be sent in RTP: \(error)")
             }
-            let s = try WHIPSession(target: target, tracks: packetizer.tracks, requestKeyframe: { [weak hub] in _ = hub?.requestKeyframe() })
+            let s = try WHIPSession(target: target, tracks: packetizer.packetizer.tracks, requestKeyframe: { [weak hub] in _ = hub?.requestKeyframe() })
             session = s
-            cut = (packetizer, transcoders, RTPFeed.layout(epoch))
+            cut = (packetizer, RTPFeed.layout(epoch))
             timeline = PacketTimeline()
             queue.discardAll(.resync)
             status.connected(handle)

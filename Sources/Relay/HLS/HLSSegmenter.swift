@@ -365,26 +365,25 @@ final class HLSBoundaries: Sendable {
         case none
         /// Nothing is known yet.
         case unknown
+
+        var isMiss: Bool { if case .segment = self { false } else { true } }
     }
 
-    private struct State {
-        var starts: [(sequence: Int, at: Int64)] = []
-        /// The latest time written.
-        var reached: Int64 = .min
-    }
-    private let state = Mutex(State())
+    private let starts = Mutex<[(sequence: Int, at: Int64)]>([])
+    /// The latest time written (every packet of every segmenter sets it: no lock).
+    private let latest = Atomic<Int64>(.min)
     /// A keyframe this close to a segment's start is that start (timestamps rounded in muxing).
     static let tolerance: Int64 = 2_000
 
     func began(sequence: Int, at: Int64) {
-        state.withLock { s in
-            s.starts.append((sequence, at))
-            if s.starts.count > 64 { s.starts.removeFirst(s.starts.count - 64) }
+        starts.withLock { s in
+            s.append((sequence, at))
+            if s.count > 64 { s.removeFirst(s.count - 64) }
         }
     }
 
     func reached(_ t: Int64) {
-        state.withLock { $0.reached = max($0.reached, t) }
+        latest.max(t, ordering: .relaxed)
     }
 
     /// Whether a segment starts at `t`, once the segmenter has reached `t` (waiting at most
@@ -392,10 +391,11 @@ final class HLSBoundaries: Sendable {
     func segment(startingAt t: Int64, waiting: Duration) -> Answer {
         let end = ContinuousClock.now + waiting
         while true {
-            let (answer, behind) = state.withLock { s -> (Answer, Bool) in
-                if let hit = s.starts.last(where: { abs($0.at &- t) <= Self.tolerance }) { return (.segment(hit.sequence), false) }
-                return (s.starts.isEmpty ? .unknown : .none, s.reached < t &- Self.tolerance)
+            let answer = starts.withLock { s -> Answer in
+                if let hit = s.last(where: { abs($0.at &- t) <= Self.tolerance }) { return .segment(hit.sequence) }
+                return s.isEmpty ? .unknown : .none
             }
+            let behind = answer.isMiss && latest.load(ordering: .relaxed) < t &- Self.tolerance
             guard behind, ContinuousClock.now < end else { return answer }
             Thread.sleep(forTimeInterval: 0.005)
         }

@@ -47,8 +47,7 @@ public final class RTPCut: @unchecked Sendable {
     private let queueName: String
     private let queue: SinkQueue<RelayPacket>
     private let lock = NSLock()
-    private let packetizer: any RTPPacketizing
-    private let transcoders: [Int: OpusTranscoder]
+    private let packetizer: WebRTCPacketizer
     private let timeline = PacketTimeline()
     private var ring: [(packet: Packet, piece: Piece)?] = Array(repeating: nil, count: RTPCut.keep)
     private var next = 0
@@ -99,20 +98,11 @@ public final class RTPCut: @unchecked Sendable {
     private func retire() { hub.removeOutput(queueName) }
 
     private init(hub: StreamHub, epoch: IngestEpoch, key: String, maxPacketSize: Int, audioToOpus: Bool) throws(FFmpegError) {
-        var streams = epoch.streams
-        var transcoders: [Int: OpusTranscoder] = [:]
-        if audioToOpus {
-            for (i, s) in streams.enumerated() where s.mediaType == .audio && !RTPFeed.webRTCAudio.contains(s.codecName) {
-                guard let t = try? OpusTranscoder(source: s) else { continue }
-                transcoders[s.index] = t
-                streams[i] = t.streamInfo
-            }
-        }
-        let p = try RTPPacketizer(streams: streams, title: hub.title ?? hub.name, maxPacketSize: maxPacketSize)
+        let w = try WebRTCPacketizer(streams: epoch.streams, title: hub.title ?? hub.name, maxPacketSize: maxPacketSize, audioToOpus: audioToOpus)
+        let p = w.packetizer
         self.hub = hub
         self.key = key
-        packetizer = p
-        self.transcoders = transcoders
+        packetizer = w
         layout = RTPFeed.layout(epoch)
         description = RTSPDescription(format: .perTrack, sdp: p.sdp, tracks: p.tracks, skipped: p.skipped)
         queueName = "rtp-cut-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
@@ -161,12 +151,7 @@ public final class RTPCut: @unchecked Sendable {
         }
         let wall = at.packet.senderWallMicros ?? Self.wallMicros(atMonotonic: at.packet.arrivalNanos)
         do {
-            var out: [RTPPacketizer.Datagram] = []
-            if let t = transcoders[at.packet.streamIndex] {
-                for o in t.transcode(at.packet, pts: at.pts) { out += try packetizer.packetize(o.packet, pts: o.pts, dts: o.pts) }
-            } else {
-                out = try packetizer.packetize(at.packet, pts: at.pts, dts: at.dts)
-            }
+            let out = try packetizer.packetize(at.packet, pts: at.pts, dts: at.dts)
             cut.add(1, ordering: .relaxed)
             // Each viewer sends sender reports of its own (its counts, the capture time).
             return Piece(datagrams: out.filter { !$0.isRTCP }, captureWallMicros: wall)
