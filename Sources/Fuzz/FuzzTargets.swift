@@ -63,7 +63,8 @@ enum FuzzTargets {
 
     /// What a WebRTC peer sends: the WHEP/WHIP offer (SDP text), STUN checks and RTCP on the
     /// shared UDP port, and a WHIP publisher's RTP, rebuilt into packets by the same
-    /// `RTPPushSource` the ingest reads (H.264 and Opus; datagrams framed by 2-byte lengths).
+    /// `RTPPushSource` the ingest reads (H.264 or H.265, by the first byte's low bit, and Opus;
+    /// datagrams framed by 2-byte lengths).
     static func webrtc(_ bytes: [UInt8]) {
         if let m = STUNMessage(parsing: bytes) {
             _ = m.fingerprintMatches(bytes)
@@ -78,12 +79,18 @@ enum FuzzTargets {
         // A camera's answer, parsed as the RTSP client parses it, and parameter sets as they come
         // (extradata, sprop, in band).
         if let camera = SessionDescription(parsing: String(decoding: bytes, as: UTF8.self), limits: .camera) {
-            for m in camera.media { _ = ParameterSets(sprop: m.formats.first?.parameters["sprop-parameter-sets"] ?? "").annexB }
+            for m in camera.media {
+                for syntax in [ParameterSets.Syntax.h264, .h265] { _ = ParameterSets(fmtp: m.formats.first?.parameters ?? [:], syntax: syntax).annexB }
+            }
         }
-        var sets = ParameterSets(extradata: bytes)
-        sets.note(bytes)
-        _ = (sets.codecString, sets.profileIDC)
-        let sections = [SessionDescription.Media(kind: "video", formats: [.init(payloadType: 102, codec: "h264", clockRate: 90000)]),
+        for syntax in [ParameterSets.Syntax.h264, .h265] {
+            var sets = ParameterSets(extradata: bytes, syntax: syntax)
+            sets.note(bytes)
+            _ = (sets.codecString, sets.profileIDC, sets.annexB)
+        }
+        let hevc = (bytes.first ?? 0) & 1 == 1
+        let sections = [SessionDescription.Media(kind: "video", formats: [.init(payloadType: 102, codec: hevc ? "h265" : "h264", clockRate: 90000,
+                                                                                  parameters: hevc && (bytes.first ?? 0) & 2 != 0 ? ["sprop-max-don-diff": "2"] : [:])]),
                         SessionDescription.Media(kind: "audio", formats: [.init(payloadType: 111, codec: "opus", clockRate: 48000, channels: 2)])]
         guard let source = try? RTPPushSource(sections: sections, url: "whip://fuzz", readTimeout: 0, interruptHandle: InterruptHandle()) else { return }
         var i = 0, arrival: UInt64 = 1_000_000_000

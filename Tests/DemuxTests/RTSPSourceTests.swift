@@ -92,6 +92,37 @@ import Logging
         }
     }
 
+    /// An H.265 camera (RFC 7798), its parameter sets in band with every keyframe: sent as
+    /// single NAL units and fragmentation units, or bundled into aggregation packets. LiveRelay's
+    /// client takes it and reads FFmpeg's pictures unit for unit (FFmpeg's parser writes some
+    /// start codes three bytes long where LiveRelay writes four, and keeps trailing zeros), the parameter sets from
+    /// `sprop-vps/sps/pps`, each picture a keyframe where FFmpeg's is.
+    @Test(arguments: [("none", SourceOptions.Transport.tcp), ("zero-latency", .tcp)])
+    func h265PicturesAreFFmpegsUnitForUnit(aggregate: String, transport: SourceOptions.Transport) throws {
+        let server = try Servers.RTSP(mounts: ["/hevc=( videotestsrc is-live=true pattern=ball ! video/x-raw,format=I420,width=320,height=180,framerate=30/1 ! x265enc tune=zerolatency speed-preset=ultrafast key-int-max=15 bitrate=500 ! rtph265pay name=pay0 pt=96 config-interval=-1 aggregate-mode=\(aggregate) )"])
+        let (ours, theirs) = try Self.sideBySide(server.url("/hevc"), transport: transport, seconds: 3)
+        #expect(ours.0 is RTSPSource, "LiveRelay's client took the stream")
+        let o = ours.0.streams[0], t = theirs.0.streams[0]
+        #expect(o.codecName == "hevc" && t.codecName == "hevc" && o.width == 320 && o.height == 180)
+        #expect(abs((o.frameRate ?? 0) - 30) < 0.5)
+        #expect(o.parameters.extradata == t.parameters.extradata, "parameter sets from sprop-vps/sps/pps")
+        #expect(ParameterSets(extradata: o.parameters.extradata, syntax: .h265).codecString == "hvc1.1.6.L60.90")
+        // FFmpeg's parser also keeps the next start code's leading zero (trailing_zero_8bits).
+        func units(_ d: [UInt8]) -> [[UInt8]] { H264.annexBRanges(d).map { Array(d[$0].reversed().drop { $0 == 0 }.reversed()) } }
+        var byUnits: [[[UInt8]]: Read] = [:], seen: [[[UInt8]]: Int] = [:]
+        for r in theirs.1 where r.video && r.pts != -1 { byUnits[units(r.data)] = r; seen[units(r.data), default: 0] += 1 }
+        for (data, n) in seen where n > 1 { byUnits[data] = nil }
+        let ourVideo = ours.1.filter(\.video)
+        #expect(ourVideo.first?.key == true, "starts at a keyframe")
+        let matched = ourVideo.compactMap { r in byUnits[units(r.data)].map { (r, $0) } }
+        #expect(matched.count >= 50, "\(matched.count) of \(ourVideo.count) pictures equal to FFmpeg's (\(theirs.1.count) read by it)")
+        #expect(matched.filter(\.0.key).count >= 3, "a keyframe every 15 pictures")
+        for (a, b) in zip(matched, matched.dropFirst()) {
+            #expect(abs((b.0.pts - a.0.pts) - (b.1.pts - a.1.pts)) <= 1)
+            #expect(b.0.key == b.1.key)
+        }
+    }
+
     /// A camera with periodic intra refresh (x264's `intra-refresh`, as low-latency bodycams
     /// use): no IDR after the first picture. Those with a recovery point are keyframes — where
     /// an output can resume after a drop — as FFmpeg's demuxer has them.
@@ -251,6 +282,35 @@ import Logging
         // User data only.
         Self.feed(t, [Self.rtp(seq: 2, ts: 6000, marker: true, [24, 0, 6, 0x06, 5, 2, 0xAA, 0xBB, 0x80, 0, 2, 0x41, 0xB1])])
         #expect(t.frames.map(\.isKey) == [true, false], "\(t.frames.map(\.data))")
+    }
+
+    /// RFC 7798 with decoding order numbers (`sprop-max-don-diff` > 0): an aggregation packet
+    /// (DONL, then DOND before each later unit) with the VPS, SPS and PPS, then an IDR slice in
+    /// three fragmentation units (DONL in the first only is read; each FU carries one). Without
+    /// DONL the same units come as they are. PACI and a fragment with no start are left out.
+    @Test(arguments: [false, true])
+    func h265AggregatesAndFragments(donl: Bool) {
+        let t = RTPTrack(streamIndex: 0, format: .h265(donl: donl), payloadType: 96, clockRate: 90000, queueSize: 0, maxDelay: 0.1)
+        let vps: [UInt8] = [0x40, 0x01, 0x0C], sps: [UInt8] = [0x42, 0x01, 0x01], pps: [UInt8] = [0x44, 0x01, 0xC1]
+        var ap: [UInt8] = [48 << 1, 1] + (donl ? [0, 7] : [])
+        for (i, u) in [vps, sps, pps].enumerated() { ap += (donl && i > 0 ? [0] : []) + [0, UInt8(u.count)] + u }
+        let don: [UInt8] = donl ? [0, 8] : []
+        // IDR_W_RADL (19): header 0x26 0x01; FU header S/E bits and type 19.
+        Self.feed(t, [Self.rtp(seq: 1, ts: 3000, ap),
+                      Self.rtp(seq: 2, ts: 3000, [49 << 1, 1, 0x80 | 19] + don + [0xA0, 0xA1]),
+                      Self.rtp(seq: 3, ts: 3000, [49 << 1, 1, 19] + don + [0xA2]),
+                      Self.rtp(seq: 4, ts: 3000, marker: true, [49 << 1, 1, 0x40 | 19] + don + [0xA3])])
+        #expect(t.frames.map(\.data) == [[0, 0, 0, 1] + vps + [0, 0, 0, 1] + sps + [0, 0, 0, 1] + pps + [0, 0, 0, 1, 0x26, 0x01, 0xA0, 0xA1, 0xA2, 0xA3]])
+        #expect(t.frames.first?.isKey == true && t.inBand.annexB == [0, 0, 0, 1] + vps + [0, 0, 0, 1] + sps + [0, 0, 0, 1] + pps)
+        // A trailing picture (TRAIL_R, type 1) as a single unit; a PACI packet; a lone FU end.
+        Self.feed(t, [Self.rtp(seq: 5, ts: 6000, [50 << 1, 1, 0, 0]),
+                      Self.rtp(seq: 6, ts: 6000, [49 << 1, 1, 0x40 | 1] + don + [0xEE]),
+                      Self.rtp(seq: 7, ts: 6000, marker: true, [0x02, 0x01, 0xB0])])
+        #expect(t.frames.count == 2 && t.frames[1].data == [0, 0, 0, 1, 0x02, 0x01, 0xB0] && !t.frames[1].isKey)
+        // Truncated and lying packets end quietly.
+        Self.feed(t, [Self.rtp(seq: 8, ts: 9000, [48 << 1]), Self.rtp(seq: 9, ts: 9000, [48 << 1, 1, 0, 0xFF, 1]),
+                      Self.rtp(seq: 10, ts: 9000, [49 << 1, 1]), Self.rtp(seq: 11, ts: 9000, marker: true, [49 << 1, 1, 0x80 | 19])])
+        #expect(t.frames.count == 2)
     }
 
     @Test func reorderedPacketsArePutBackWithinTheQueue() {

@@ -44,6 +44,7 @@ public final class RTPPushSource: PacketSource, KeyframeRequesting, @unchecked S
             let format: RTPDepayloadFormat
             switch (m.kind, m.encoding) {
             case ("video", "H264"): format = .h264
+            case ("video", "H265"): format = .h265(donl: m.h265UsesDONL)
             case ("audio", "OPUS"): format = .opus
             case ("audio", "PCMU"), ("audio", "PCMA"): format = .g711
             default: continue
@@ -53,7 +54,7 @@ public final class RTPPushSource: PacketSource, KeyframeRequesting, @unchecked S
             kinds.append(m.kind == "video" ? .video : .audio)
             media.append(m)
         }
-        guard kinds.contains(.video) else { throw Unsupported(description: "no H.264 video in the session") }
+        guard kinds.contains(.video) else { throw Unsupported(description: "no H.264 or H.265 video in the session") }
         guard let pkt = av_packet_alloc() else { throw Unsupported(description: "out of memory") }
         scratch = pkt
         self.tracks = tracks
@@ -131,7 +132,7 @@ public final class RTPPushSource: PacketSource, KeyframeRequesting, @unchecked S
         for (i, t) in tracks.enumerated() {
             let tb = TimeBase(1, Int32(clamping: t.clockRate))
             if kinds[i] == .video {
-                let v = try RTSPStreamParameters.video(keyframe: keyframe!.data, extradata: t.inBand.annexB, source: url)
+                let v = try RTSPStreamParameters.video(t.inBand.syntax, keyframe: keyframe!.data, extradata: t.inBand.annexB, source: url)
                 found.append(StreamInfo(index: i, timeBase: tb, frameRate: v.frameRate, parameters: v.parameters))
             } else {
                 found.append(StreamInfo(index: i, timeBase: tb, frameRate: nil, parameters: try RTSPStreamParameters.audio(media[i], format: t.format, source: url)))

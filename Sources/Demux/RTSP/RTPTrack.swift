@@ -12,9 +12,12 @@ struct RTPFrame {
     var lostBefore: Int
 }
 
-/// How a track's payload is carried (RFC 6184, RFC 3640, RFC 3551).
+/// How a track's payload is carried (RFC 6184, RFC 7798, RFC 3640, RFC 3551).
 enum RTPDepayloadFormat: Equatable {
     case h264
+    /// `donl`: every aggregation and fragmentation unit carries a decoding order number
+    /// (`sprop-max-don-diff` above 0), skipped as FFmpeg's depacketizer does.
+    case h265(donl: Bool)
     case aac(sizeLength: Int, indexLength: Int, indexDeltaLength: Int)
     case g711
     /// RFC 7587: one Opus packet per RTP packet (WebRTC).
@@ -44,9 +47,8 @@ final class RTPTrack {
     private(set) var senderReport: (wallMicros: Int64, timestamp: UInt32)?
     /// The sender said goodbye (RTCP BYE).
     private(set) var saidBye = false
-    /// H.264 parameter sets seen in the stream (for a camera whose SDP has none).
     /// Parameter sets the stream carried in band (a WHIP publisher's, a camera's without sprop).
-    private(set) var inBand = ParameterSets()
+    private(set) var inBand: ParameterSets
 
     /// Packets taken (of this track's payload type), for link health.
     private(set) var received = 0
@@ -61,7 +63,7 @@ final class RTPTrack {
     private var held: [(seq: UInt16, packet: [UInt8], arrival: UInt64)] = []
     private var pendingLost = 0
 
-    // H.264: the access unit being assembled.
+    // H.264 and H.265: the access unit being assembled.
     private var au: [UInt8] = []
     private var auTimestamp: UInt32 = 0
     private var auKey = false
@@ -80,6 +82,7 @@ final class RTPTrack {
         self.clockRate = clockRate
         self.queueSize = queueSize
         self.maxDelayNanos = PeerNumber.nanoseconds(maxDelay)
+        if case .h265 = format { inBand = ParameterSets(syntax: .h265) } else { inBand = ParameterSets(syntax: .h264) }
     }
 
     // MARK: - Sequence order
@@ -187,6 +190,7 @@ final class RTPTrack {
         let payload = UnsafeBufferPointer(rebasing: b[start..<end])
         switch format {
         case .h264: h264(payload, ts: ts, marker: marker, arrival: arrival)
+        case .h265(let donl): h265(payload, ts: ts, marker: marker, arrival: arrival, donl: donl)
         case .aac(let s, let i, let d): aac(payload, ts: ts, marker: marker, arrival: arrival, sizeLength: s, indexLength: i, indexDeltaLength: d)
         case .g711, .opus:
             guard !payload.isEmpty else { return }
@@ -241,6 +245,12 @@ final class RTPTrack {
         default:
             break // STAP-B, MTAP, FU-B: interleaved mode, which LiveRelay does not ask for
         }
+        endPacket(marker: marker)
+    }
+
+    /// After a packet of a video access unit: the marker bit ends it; one grown past the
+    /// largest taken is dropped.
+    private func endPacket(marker: Bool) {
         if marker { finishAU() }
         if au.count > Self.maxAccessUnit {
             au = []
@@ -250,6 +260,52 @@ final class RTPTrack {
         }
     }
 
+    /// RFC 7798: single NAL units, aggregation packets (48) and fragmentation units (49), each
+    /// after the two-byte payload header; with `donl`, the decoding order numbers (two bytes
+    /// before the first unit, one before each next in an AP) are skipped. PACI (50) is left out.
+    private func h265(_ p: UnsafeBufferPointer<UInt8>, ts: UInt32, marker: Bool, arrival: UInt64, donl: Bool) {
+        if !au.isEmpty && ts != auTimestamp { finishAU() }
+        auTimestamp = ts
+        auArrival = arrival
+        guard p.count >= 2 else { if marker { finishAU() }; return }
+        switch H265.type(p[0]) {
+        case 0..<H265.NALType.aggregation:
+            appendNAL(p)
+        case H265.NALType.aggregation:
+            var i = donl ? 4 : 2
+            var first = true
+            while true {
+                if donl && !first { i += 1 } // DOND
+                first = false
+                guard i + 2 <= p.count else { break }
+                let size = Int(p[i]) << 8 | Int(p[i + 1])
+                i += 2
+                guard size >= 2, i + size <= p.count else { break }
+                appendNAL(UnsafeBufferPointer(rebasing: p[i..<(i + size)]))
+                i += size
+            }
+        case H265.NALType.fragmentation:
+            let body = donl ? 5 : 3
+            guard p.count > body else { break }
+            let header = p[2]
+            if header & 0x80 != 0 {
+                let nal0 = (p[0] & 0x81) | (header & 0x3F) << 1
+                au.append(contentsOf: Self.startCode)
+                au.append(nal0)
+                au.append(p[1])
+                au.append(contentsOf: UnsafeBufferPointer(rebasing: p[body...]))
+                noteNAL(nal0, UnsafeBufferPointer(rebasing: p[body...]), fragment: true)
+                inFragment = header & 0x40 == 0
+            } else if inFragment {
+                au.append(contentsOf: UnsafeBufferPointer(rebasing: p[body...]))
+                if header & 0x40 != 0 { inFragment = false }
+            }
+        default:
+            break
+        }
+        endPacket(marker: marker)
+    }
+
     private func appendNAL(_ nal: UnsafeBufferPointer<UInt8>) {
         inFragment = false
         au.append(contentsOf: Self.startCode)
@@ -257,7 +313,21 @@ final class RTPTrack {
         noteNAL(nal[0], UnsafeBufferPointer(rebasing: nal[1...]), fragment: false)
     }
 
+    /// Notes what a NAL unit makes of its access unit (a slice, a keyframe) and keeps a whole
+    /// parameter set. `rest`: the bytes after its first (H.265: the second header byte, then the payload).
     private func noteNAL(_ header: UInt8, _ rest: UnsafeBufferPointer<UInt8>, fragment: Bool) {
+        if case .h265 = format {
+            let type = H265.type(header)
+            if H265.isSlice(type) {
+                auHasSlice = true
+                if H265.isRandomAccess(type) { auKey = true }
+            } else if type == H265.NALType.prefixSEI, rest.count > 1, H264.hasRecoveryPoint(sei: rest.dropFirst()) {
+                auKey = true
+            } else if !fragment, (H265.NALType.vps...H265.NALType.pps).contains(type) {
+                inBand.note([header] + Array(rest))
+            }
+            return
+        }
         switch header & 0x1F {
         case 1: auHasSlice = true
         case 5: auKey = true; auHasSlice = true

@@ -61,7 +61,7 @@ extension RTSPSource {
         try probe(described, until: probeEnd, deadline: seconds(until: probeEnd))
     }
 
-    /// One track per H.264 video, AAC or G.711 audio section (others are left out: ONVIF
+    /// One track per H.264 or H.265 video, AAC or G.711 audio section (others are left out: ONVIF
     /// metadata); SETUP for each.
     func makeTracks(_ media: [SDPTrack], base: String, transport: SourceOptions.Transport, until end: UInt64) throws(WireError) {
         let queue = transport == .udp ? (options.reorderQueueSize ?? 500) : 0
@@ -72,6 +72,8 @@ extension RTSPSource {
             case ("video", "H264"):
                 if let mode = m.fmtp["packetization-mode"], mode == "2" { throw unsupported("H.264 in interleaved packetization mode") }
                 chosen.append((m, .h264))
+            case ("video", "H265"):
+                chosen.append((m, .h265(donl: m.h265UsesDONL)))
             case ("audio", "MPEG4-GENERIC"):
                 guard let s = m.fmtp["sizelength"].flatMap(Int.init), (1...16).contains(s), m.fmtp["config"] != nil else { throw unsupported("mpeg4-generic audio without AU headers") }
                 chosen.append((m, .aac(sizeLength: s, indexLength: m.fmtp["indexlength"].flatMap(Int.init) ?? 0, indexDeltaLength: m.fmtp["indexdeltalength"].flatMap(Int.init) ?? 0)))
@@ -83,7 +85,7 @@ extension RTSPSource {
                 continue
             }
         }
-        guard chosen.contains(where: { $0.0.kind == "video" }) else { throw unsupported("no H.264 video") }
+        guard chosen.contains(where: { $0.0.kind == "video" }) else { throw unsupported("no H.264 or H.265 video") }
         // Interleaved channels are one byte: two per track.
         guard chosen.count <= 16 else { throw .invalid("\(chosen.count) media sections (at most 16 are taken)") }
         for (i, (m, format)) in chosen.enumerated() {

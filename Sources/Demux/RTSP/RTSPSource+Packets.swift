@@ -15,13 +15,15 @@ extension RTSPSource {
         let videoIndex = kinds.firstIndex(of: .video)!
         let media = described.filter { ["video", "audio"].contains($0.kind) }
         let videoMedia = media.first { $0.kind == "video" }!
-        let sprop = videoMedia.fmtp["sprop-parameter-sets"].map { ParameterSets(sprop: $0).annexB } ?? []
+        let videoTrack = tracks[videoIndex]
+        let syntax: ParameterSets.Syntax = videoTrack.format == .h264 ? .h264 : .h265
+        let sprop = ParameterSets(fmtp: videoMedia.fmtp, syntax: syntax).annexB
         var params: (CodecParameters, Double?)?
         while params == nil || (params!.1 == nil && probeSecondPTS == nil) {
             if let key = probeKeyframe, params == nil {
                 var extradata = sprop
-                if extradata.isEmpty, let t = tracks.first(where: { $0.format == .h264 }) { extradata = t.inBand.annexB }
-                let v = try RTSPStreamParameters.video(keyframe: key.data, extradata: extradata, source: url)
+                if extradata.isEmpty { extradata = videoTrack.inBand.annexB }
+                let v = try RTSPStreamParameters.video(syntax, keyframe: key.data, extradata: extradata, source: url)
                 if v.mayReorder { throw Unsupported(reason: "pictures may be reordered (B-frames)", connection: link) }
                 params = (v.parameters, v.frameRate)
             }
@@ -99,7 +101,7 @@ extension RTSPSource {
         switch t.format {
         case .aac: scratch.pointee.duration = 1024
         case .g711: scratch.pointee.duration = Int64(count)
-        case .h264, .opus: break
+        case .h264, .h265, .opus: break
         }
         guard let p = try? Packet(movingFrom: scratch, timeBase: timeBases[i], mediaType: kind, arrivalNanos: f.arrivalNanos) else {
             av_packet_unref(scratch)

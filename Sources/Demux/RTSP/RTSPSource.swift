@@ -15,9 +15,9 @@ public protocol RTSPTransportReporting: PacketSource {
 
 extension IngestSession: RTSPTransportReporting {}
 
-/// LiveRelay's own RTSP client (RFC 2326) for H.264 cameras, with AAC or G.711 audio: the RTSP
+/// LiveRelay's own RTSP client (RFC 2326) for H.264 and H.265 cameras, with AAC or G.711 audio: the RTSP
 /// exchange, RTP over UDP or interleaved in the TCP connection, put back in order within a
-/// bounded wait, and pictures rebuilt from RTP (RFC 6184).
+/// bounded wait, and pictures rebuilt from RTP (RFC 6184, RFC 7798).
 ///
 /// Why not FFmpeg's RTSP demuxer, which LiveRelay used before and still uses for everything
 /// else: its H.264 parser finds the end of a picture only when the next one starts, so each

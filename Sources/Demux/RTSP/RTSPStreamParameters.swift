@@ -3,16 +3,17 @@ import MediaCore
 import Wire
 import Foundation
 
-/// A camera's stream parameters for LiveRelay's RTSP client: video from FFmpeg's H.264 decoder
-/// run on the first keyframe, audio from the SDP, parameter sets from `sprop-parameter-sets`.
+/// A camera's stream parameters for LiveRelay's RTSP client: video from FFmpeg's H.264 or H.265
+/// decoder run on the first keyframe, audio from the SDP, parameter sets from the SDP's `sprop-…`.
 enum RTSPStreamParameters {
 
     /// The video stream's parameters as FFmpeg's decoder reads them from the first keyframe
     /// (an Annex B access unit) with `extradata` (the parameter sets, Annex B); whether the
     /// decoder expects reordered pictures (B-frames).
-    static func video(keyframe: [UInt8], extradata: [UInt8], source url: String) throws(IngestError) -> (parameters: CodecParameters, frameRate: Double?, mayReorder: Bool) {
-        guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264), var ctx = Optional(avcodec_alloc_context3(codec)), let c = ctx else {
-            throw IngestError(.failed, source: url, stage: RTSPSource.probingStage, detail: "no H.264 decoder")
+    static func video(_ syntax: ParameterSets.Syntax, keyframe: [UInt8], extradata: [UInt8], source url: String) throws(IngestError) -> (parameters: CodecParameters, frameRate: Double?, mayReorder: Bool) {
+        let name = syntax == .h264 ? "H.264" : "H.265"
+        guard let codec = avcodec_find_decoder(syntax == .h264 ? AV_CODEC_ID_H264 : AV_CODEC_ID_HEVC), var ctx = Optional(avcodec_alloc_context3(codec)), let c = ctx else {
+            throw IngestError(.failed, source: url, stage: RTSPSource.probingStage, detail: "no \(name) decoder")
         }
         defer { avcodec_free_context(&ctx) }
         if !extradata.isEmpty, let buf = av_mallocz(extradata.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) {
@@ -24,7 +25,7 @@ enum RTSPStreamParameters {
         var pkt = av_packet_alloc()
         defer { av_packet_free(&pkt) }
         guard let packet = pkt, avcodec_open2(c, codec, nil) >= 0, av_new_packet(packet, Int32(keyframe.count)) >= 0 else {
-            throw IngestError(.failed, source: url, stage: RTSPSource.probingStage, detail: "could not open an H.264 decoder")
+            throw IngestError(.failed, source: url, stage: RTSPSource.probingStage, detail: "could not open an \(name) decoder")
         }
         keyframe.withUnsafeBytes { _ = memcpy(packet.pointee.data, $0.baseAddress!, keyframe.count) }
         packet.pointee.flags = AV_PKT_FLAG_KEY

@@ -24,4 +24,9 @@ struct SDPTrack {
         fmtp = f?.parameters ?? [:]
         control = media.control
     }
+
+    /// RFC 7798 §7.1: H.265 units carry decoding order numbers when `sprop-max-don-diff` is above 0.
+    var h265UsesDONL: Bool {
+        (fmtp["sprop-max-don-diff"].flatMap { PeerNumber.integer($0, in: 0...32767) } ?? 0) > 0
+    }
 }

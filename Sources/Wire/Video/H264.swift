@@ -1,4 +1,4 @@
-/// H.264 bitstream work, in one place for every user (the RTSP client's depacketizer, the RTMP
+/// H.264 bitstream work (H.265's is in `H265`), in one place for every user (the RTSP client's depacketizer, the RTMP
 /// ingest, HLS and recording muxers, the wall, and WebRTC next): NAL units in both framings
 /// (Annex B start codes, and length prefixes with an `avcC` record), parameter sets, recovery
 /// points, `avc1` codec strings. Bytes from a peer: nothing here traps on them.
