@@ -3,7 +3,7 @@
 with libnice), driven from Python. Posts its offer to a WHEP URL, sets the answer, decodes what
 arrives and counts the pictures and the audio samples (and their loudest). Prints one JSON line:
 
-    whep_gst.py URL [--seconds 5] [--user U --password P] [--no-decode]
+    whep_gst.py URL [--seconds 5] [--user U --password P] [--no-decode] [--codec h264|h265]
     {"frames": 148, "width": 640, "height": 360, "codec": "video/x-h264", "state": "connected",
      "audio_samples": 240000, "audio_rate": 48000, "audio_channels": 2, "audio_peak": 16383}
 
@@ -24,6 +24,7 @@ def main():
     ap.add_argument("--user")
     ap.add_argument("--password")
     ap.add_argument("--no-decode", action="store_true", help="count RTP buffers and drop them (a load client: decrypts, does not decode)")
+    ap.add_argument("--codec", choices=["h264", "h265"], default="h264", help="the one video format offered")
     a = ap.parse_args()
     Gst.init(None)
     pipe = Gst.Pipeline.new("whep")
@@ -148,7 +149,9 @@ def main():
     def on_state(*_):
         out["state"] = webrtc.get_property("connection-state").value_nick
 
-    for kind, caps in (("video", "application/x-rtp,media=video,encoding-name=H264,payload=102,clock-rate=90000,packetization-mode=(string)1,profile-level-id=(string)42e01f"),
+    video = ("application/x-rtp,media=video,encoding-name=H264,payload=102,clock-rate=90000,packetization-mode=(string)1,profile-level-id=(string)42e01f"
+             if a.codec == "h264" else "application/x-rtp,media=video,encoding-name=H265,payload=96,clock-rate=90000")
+    for kind, caps in (("video", video),
                        ("audio", "application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000")):
         webrtc.emit("add-transceiver", GstWebRTC.WebRTCRTPTransceiverDirection.RECVONLY, Gst.Caps.from_string(caps))
     webrtc.connect("on-negotiation-needed", on_negotiation)

@@ -56,6 +56,9 @@ public final class FragmentMuxer {
         av_packet_free(&p)
     }
 
+    /// MKTAG('h', 'v', 'c', '1').
+    static let hvc1 = UInt32(UInt8(ascii: "h")) | UInt32(UInt8(ascii: "v")) << 8 | UInt32(UInt8(ascii: "c")) << 16 | UInt32(UInt8(ascii: "1")) << 24
+
     private func open(streams: [StreamInfo]) throws(FFmpegError) {
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
         try ffcheck(avformat_alloc_output_context2(&ctx, nil, format == .mpegts ? "mpegts" : "mp4", nil), "avformat_alloc_output_context2")
@@ -69,7 +72,9 @@ public final class FragmentMuxer {
         for s in streams where s.mediaType == .video || s.mediaType == .audio {
             guard let st = avformat_new_stream(ctx, nil) else { throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "avformat_new_stream") }
             try ffcheck(s.parameters.withUnsafeAVCodecParameters { avcodec_parameters_copy(st.pointee.codecpar, $0) }, "avcodec_parameters_copy")
-            st.pointee.codecpar.pointee.codec_tag = 0
+            // H.265 in MP4 as `hvc1` (FFmpeg's default is `hev1`): what Safari, HLS (RFC 8216bis
+            // §3.3) and Apple's players require.
+            st.pointee.codecpar.pointee.codec_tag = format == .fmp4 && s.parameters.isHEVC ? Self.hvc1 : 0
             st.pointee.time_base = av_make_q(1, s.mediaType == .audio && s.parameters.sampleRate > 0 ? Int32(s.parameters.sampleRate) : 90000)
             if let fr = s.frameRate, fr > 0 { st.pointee.avg_frame_rate = av_d2q(fr, 1000) }
             streamMap[s.index] = Int(st.pointee.index)

@@ -36,7 +36,7 @@ enum HLSMultivariant {
         let sound = hub.latestEpoch?.streams.first { $0.mediaType == .audio }.flatMap { RenditionInfo.codecs(audio: $0) }
         func codecs(_ video: String?) -> String? { video.map { v in sound.map { "\(v),\($0)" } ?? v } }
         entry(bandwidth: sourceBits, width: status.width, height: status.height,
-              codecs: codecs(video.flatMap { RenditionInfo.codecs(avcC: $0.parameters.extradata) }), fps: sourceRate, uri: "index.m3u8")
+              codecs: codecs(video.flatMap { RenditionInfo.codecs(video: $0.codecName, extradata: $0.parameters.extradata) }), fps: sourceRate, uri: "index.m3u8")
         for r in settings.renditions.sorted(by: { $0.height > $1.height }) {
             let stream = RenditionSettings.streamName(name, r.name)
             guard let rh = engine.hubs[stream], engine.settings(stream)?.hls != nil else { continue }

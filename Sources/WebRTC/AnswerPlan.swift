@@ -24,7 +24,8 @@ struct AnswerPlan {
     }
 
     /// Matches the stream's tracks to the offer's sections: H.264 (packetization mode 1, the
-    /// source's profile preferred), Opus, G.711; nothing is re-encoded.
+    /// source's profile preferred), H.265 (answered with the source's profile, tier and level),
+    /// Opus, G.711; nothing is re-encoded.
     static func make(offer: SessionDescription, tracks: [RTPPacketizer.Track], streams: [StreamInfo]) -> AnswerPlan {
         var used = Set<Int>()
         var sections: [Section] = []
@@ -35,7 +36,12 @@ struct AnswerPlan {
             if m.direction == "recvonly" || m.direction == "sendrecv", m.isActive {
                 for (i, t) in tracks.enumerated() where !used.contains(i) && t.mediaType.rawValue == m.kind {
                     let info = streams.first { $0.index == t.sourceIndex }
-                    if let f = pick(t.codecName, in: m.formats, profile: info.flatMap { ParameterSets(extradata: $0.parameters.extradata).profileIDC }) {
+                    if var f = pick(t.codecName, in: m.formats, profile: info.flatMap { ParameterSets(extradata: $0.parameters.extradata).profileIDC }) {
+                        // H.265: what is sent, not what the offer listed (its sprop sets are the offerer's).
+                        if t.codecName == "hevc" {
+                            let sps = info.flatMap { ParameterSets(extradata: $0.parameters.extradata, syntax: .h265).sps.first }
+                            f.parameters = sps.flatMap(H265.ProfileTierLevel.init(sps:))?.sdpParameters ?? ["tx-mode": "SRST"]
+                        }
                         chosen = (f, i)
                         break
                     }
@@ -56,7 +62,7 @@ struct AnswerPlan {
     }
 
     /// A publisher's offer (WHIP): its H.264 video (packetization mode 1, constrained baseline
-    /// preferred), its Opus or G.711 audio, received as they are.
+    /// preferred) or else its H.265, its Opus or G.711 audio, received as they are.
     static func receiving(offer: SessionDescription) -> AnswerPlan {
         var sections: [Section] = []
         var took = Set<String>()
@@ -64,7 +70,7 @@ struct AnswerPlan {
             var chosen: SessionDescription.Format?
             if (m.direction == "sendonly" || m.direction == "sendrecv"), m.isActive, !took.contains(m.kind) {
                 switch m.kind {
-                case "video": chosen = pick("h264", in: m.formats, profile: 0x42)
+                case "video": chosen = pick("h264", in: m.formats, profile: 0x42) ?? pick("hevc", in: m.formats, profile: nil)
                 case "audio": chosen = pick("opus", in: m.formats, profile: nil) ?? pick("pcm_mulaw", in: m.formats, profile: nil) ?? pick("pcm_alaw", in: m.formats, profile: nil)
                 default: break
                 }
@@ -90,6 +96,8 @@ struct AnswerPlan {
             let mode1 = formats.filter { $0.codec == "h264" && $0.parameters["packetization-mode"] == "1" }
             if let p = profile, let f = mode1.first(where: { Self.offeredProfile($0) == p }) { return f }
             return mode1.first(where: { Self.offeredProfile($0) == 0x42 }) ?? mode1.first
+        // RFC 7798: one RTP stream (`tx-mode` SRST, the default); MRST/MRMT are not taken.
+        case "hevc": return formats.first { $0.codec == "h265" && $0.clockRate == 90000 && ($0.parameters["tx-mode"] ?? "SRST").uppercasedASCII() == "SRST" }
         case "opus": return formats.first { $0.codec == "opus" && $0.clockRate == 48000 }
         case "pcm_mulaw": return formats.first { $0.codec == "pcmu" && $0.clockRate == 8000 }
         case "pcm_alaw": return formats.first { $0.codec == "pcma" && $0.clockRate == 8000 }

@@ -33,10 +33,13 @@ public struct RenditionInfo: Sendable, Codable, Equatable {
 }
 
 extension RenditionInfo {
-    /// `avc1.ppccll` (profile, constraints, level) from H.264 extradata: an avcC record, or
-    /// Annex B parameter sets (libx264's global header); nil when it has no SPS.
-    public static func codecs(avcC extradata: [UInt8]) -> String? {
-        ParameterSets(extradata: extradata).codecString?.lowercased()
+    /// RFC 6381 from a video stream's extradata (an avcC or hvcC record, or Annex B parameter
+    /// sets): H.264's `avc1.ppccll` (profile, constraints, level), H.265's `hvc1.1.6.L93.B0`;
+    /// nil for another codec or when it has no SPS.
+    public static func codecs(video codecName: String, extradata: [UInt8]) -> String? {
+        guard let syntax = ParameterSets.Syntax(codecName: codecName) else { return nil }
+        let s = ParameterSets(extradata: extradata, syntax: syntax).codecString
+        return syntax == .h264 ? s?.lowercased() : s
     }
 }
 
@@ -148,7 +151,7 @@ final class RenditionSource: PacketSource {
         info.width = width
         info.encoder = encoder.choice
         info.encoding = true
-        info.codecs = RenditionInfo.codecs(avcC: encoder.parameters.extradata)
+        info.codecs = RenditionInfo.codecs(video: "h264", extradata: encoder.parameters.extradata)
         board.set(stream, info)
         try encode(frame)
     }

@@ -24,25 +24,59 @@ public enum H265 {
     /// Whether a slice of this type starts a picture a decoder can begin at (IRAP: BLA, IDR, CRA; 16–23).
     @inlinable public static func isRandomAccess(_ type: UInt8) -> Bool { (16...23).contains(type) }
 
-    /// `hvc1.P.C.TL.B…` (ISO/IEC 14496-15 Annex E) from a sequence parameter set that starts
-    /// with its two-byte NAL header: profile space and profile, compatibility flags in reverse
-    /// bit order, tier and level, then the constraint bytes with trailing zero bytes left out.
-    /// Nil when the SPS is too short to hold its profile_tier_level.
-    public static func codecString(sps: [UInt8]) -> String? {
-        // After the header: one byte of ids, then profile_tier_level's general part (12 bytes).
-        let rbsp = NALUnits.removingEmulationPrevention(sps.dropFirst(2).prefix(40))
-        guard rbsp.count >= 13 else { return nil }
-        let space = Int(rbsp[1] >> 6), tier = rbsp[1] & 0x20 != 0, profile = Int(rbsp[1] & 0x1F)
-        var flags: UInt32 = 0
-        for k in 2...5 { flags = flags << 8 | UInt32(rbsp[k]) }
-        var constraints = Array(rbsp[6...11])
-        while constraints.last == 0 { constraints.removeLast() }
-        var s = "hvc1." + ["", "A", "B", "C"][space] + String(profile)
-        s += "." + String(flags.bitReversed, radix: 16, uppercase: true)
-        s += "." + (tier ? "H" : "L") + String(rbsp[12])
-        for b in constraints { s += "." + String(b, radix: 16, uppercase: true) }
-        return s
+    /// The general part of an SPS's profile_tier_level (H.265 §7.3.3).
+    public struct ProfileTierLevel: Sendable, Equatable {
+        public var profileSpace: Int
+        public var highTier: Bool
+        /// general_profile_idc (1 Main, 2 Main 10, 4 range extensions).
+        public var profile: Int
+        /// general_profile_compatibility_flag[0…31], flag 0 the highest bit.
+        public var compatibility: UInt32
+        /// The 48 bits of constraint flags, as 6 bytes.
+        public var constraints: [UInt8]
+        /// general_level_idc: 30 × the level (93 is 3.1).
+        public var level: Int
+
+        /// From a sequence parameter set that starts with its two-byte NAL header; nil when it
+        /// is too short to hold it.
+        public init?(sps: [UInt8]) {
+            // After the header: one byte of ids, then the general part (12 bytes).
+            let rbsp = NALUnits.removingEmulationPrevention(sps.dropFirst(2).prefix(40))
+            guard rbsp.count >= 13 else { return nil }
+            profileSpace = Int(rbsp[1] >> 6)
+            highTier = rbsp[1] & 0x20 != 0
+            profile = Int(rbsp[1] & 0x1F)
+            compatibility = 0
+            for k in 2...5 { compatibility = compatibility << 8 | UInt32(rbsp[k]) }
+            constraints = Array(rbsp[6...11])
+            level = Int(rbsp[12])
+        }
+
+        /// `hvc1.P.C.TL.B…` (ISO/IEC 14496-15 Annex E): profile space and profile,
+        /// compatibility flags in reverse bit order, tier and level, then the constraint bytes
+        /// with trailing zero bytes left out.
+        public var codecString: String {
+            var trimmed = constraints
+            while trimmed.last == 0 { trimmed.removeLast() }
+            var s = "hvc1." + ["", "A", "B", "C"][profileSpace & 3] + String(profile)
+            s += "." + String(compatibility.bitReversed, radix: 16, uppercase: true)
+            s += "." + (highTier ? "H" : "L") + String(level)
+            for b in trimmed { s += "." + String(b, radix: 16, uppercase: true) }
+            return s
+        }
+
+        /// RFC 7798 §7.1's SDP parameters for it (`profile-id`, `tier-flag`, `level-id`), with
+        /// `tx-mode=SRST` (one RTP stream), as WebRTC peers expect them.
+        public var sdpParameters: [String: String] {
+            var p = ["profile-id": String(profile), "tier-flag": highTier ? "1" : "0", "level-id": String(level), "tx-mode": "SRST"]
+            if profileSpace != 0 { p["profile-space"] = String(profileSpace) }
+            return p
+        }
     }
+
+    /// `hvc1.1.6.L93.B0` from a sequence parameter set that starts with its NAL header; nil when
+    /// it is too short.
+    public static func codecString(sps: [UInt8]) -> String? { ProfileTierLevel(sps: sps)?.codecString }
 }
 
 /// What H.264 and H.265 share: Annex B framing and emulation prevention.
