@@ -251,7 +251,7 @@ let package = Package(
         .testTarget(name: "IngestServerTests", dependencies: ["IngestServer"], swiftSettings: swiftSettings),
         .testTarget(name: "RelayServerTests", dependencies: ["RelayServer", "RelayAPI", "Relay", "Access", "WebRTC", "TestSupport", .product(name: "Hummingbird", package: "hummingbird"),
                                                         .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
-        .testTarget(name: "liverelayTests", dependencies: ["TestSupport", "Bench", "RelayAPI", "Relay", "Fleet", "StampedSource", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log"),
+        .testTarget(name: "liverelayTests", dependencies: ["TestSupport", "Bench", "RelayAPI", "Relay", "Wire", "Fleet", "StampedSource", .product(name: "JWTKit", package: "jwt-kit"), .product(name: "Logging", package: "swift-log"),
                                                       .product(name: "Crypto", package: "swift-crypto")], swiftSettings: swiftSettings),
     ]
 )
