@@ -37,13 +37,19 @@ enum HLSMultivariant {
         func codecs(_ video: String?) -> String? { video.map { v in sound.map { "\(v),\($0)" } ?? v } }
         entry(bandwidth: sourceBits, width: status.width, height: status.height,
               codecs: codecs(video.flatMap { RenditionInfo.codecs(video: $0.codecName, extradata: $0.parameters.extradata) }), fps: sourceRate, uri: "index.m3u8")
-        for r in settings.renditions.sorted(by: { $0.height > $1.height }) {
+        // The H.264 fallback (source size) first among the renditions: hls.js leaves out the
+        // variants whose CODECS its MSE cannot play (H.265 in most browsers) and plays it.
+        let sourceHeight = status.height ?? 0
+        for r in settings.renditions.sorted(by: { $0.height(source: sourceHeight) > $1.height(source: sourceHeight) }) {
             let stream = RenditionSettings.streamName(name, r.name)
             guard let rh = engine.hubs[stream], engine.settings(stream)?.hls != nil else { continue }
             rh.demand()
             let info = engine.renditions[stream]
-            let width = info?.width ?? r.width ?? status.width.flatMap { w in status.height.map { h in max(2, Int(saturating: (Double(w) * Double(r.height) / Double(max(1, h)) / 2).rounded()) * 2) } }
-            entry(bandwidth: r.bitrateKbps * 1100, width: width, height: r.height, codecs: codecs(info?.codecs ?? "avc1.64001f"),
+            // Known once it encoded (the fallback's size and bit rate follow the source's).
+            let height = (info?.height).flatMap { $0 > 0 ? $0 : nil } ?? r.height(source: sourceHeight)
+            let width = info?.width ?? r.width ?? status.width.flatMap { w in status.height.map { h in max(2, Int(saturating: (Double(w) * Double(height) / Double(max(1, h)) / 2).rounded()) * 2) } }
+            let kbps = (info?.bitrateKbps).flatMap { $0 > 0 ? $0 : nil } ?? r.bitrate(width: width ?? 0, height: height, fps: sourceRate > 0 ? sourceRate : 30)
+            entry(bandwidth: kbps * 1100, width: width, height: height, codecs: codecs(info?.codecs ?? "avc1.64001f"),
                   fps: r.fps.map { min($0, sourceRate) } ?? sourceRate, uri: "/streams/\(stream)/hls/index.m3u8")
         }
         var headers = HTTPFields()

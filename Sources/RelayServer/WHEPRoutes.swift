@@ -15,6 +15,19 @@ import WebRTC
 enum WHEPRoutes {
     static let maxOffer = 64 * 1024
 
+    /// `name`'s H.264 fallback (`h264_fallback`), live: started on demand and waited for
+    /// (its first picture comes at the source's next keyframe); nil when it has none or it did not start.
+    static func h264Fallback(_ engine: RelayEngine, of name: String) async -> StreamHub? {
+        guard let rung = engine.settings(name)?.renditions.first(where: \.isFallback),
+              let hub = engine.hubs[RenditionSettings.streamName(name, rung.name)] else { return nil }
+        for _ in 0..<50 {
+            hub.demand()
+            if hub.latestEpoch != nil { return hub }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return nil
+    }
+
     static func add(to router: Router<RelayRequestContext>, engine: RelayEngine, webrtc: WebRTCServer) {
         router.post("/streams/:name/whep") { request, context in
             let name = try context.parameters.require("name")
@@ -27,12 +40,22 @@ enum WHEPRoutes {
             }
             let body = try await request.body.collect(upTo: maxOffer)
             let offer = String(decoding: body.readableBytesView, as: UTF8.self)
-            do throws(WebRTCServer.OfferError) {
+            func answer(_ hub: StreamHub) throws(WebRTCServer.OfferError) -> Response {
                 let (id, answer) = try webrtc.whep(offer: offer, hub: hub, viewer: context.identity?.name ?? "anonymous",
                                                    client: AccessMiddleware.peer(context.remoteAddress))
-                return created(answer, location: "/streams/\(name)/whep/\(id)", ice: webrtc.iceServers(for: context.identity?.name ?? "anonymous"))
+                return created(answer, location: "/streams/\(hub.name)/whep/\(id)", ice: webrtc.iceServers(for: context.identity?.name ?? "anonymous"))
+            }
+            do throws(WebRTCServer.OfferError) {
+                return try answer(hub)
             } catch {
-                return try refusal(error)
+                // An offer without the source's codec (H.265 to a browser with no H.265 decoder):
+                // the stream's H.264 fallback, started for it. Its session lives under that stream.
+                guard case .noCommonCodec = error, let fallback = await h264Fallback(engine, of: name) else { return try refusal(error) }
+                do throws(WebRTCServer.OfferError) {
+                    return try answer(fallback)
+                } catch {
+                    return try refusal(error)
+                }
             }
         }
         // WHIP (RFC 9725): a publisher's offer for a `source: publish` stream.

@@ -162,7 +162,7 @@ final class WallSession: Sendable {
             for name in current.subtracting(wanted) { stop(name) }
             for name in wanted.subtracting(current) { start(name) }
             // A tile resized (a layout, the single view) whose rung changes starts again on it.
-            for name in wanted.intersection(current) where tiles.withLock({ $0[name]?.path == .h264 && $0[name]?.source != rung(name).stream }) {
+            for name in wanted.intersection(current) where tiles.withLock({ $0[name]?.path == .h264 && $0[name]?.source != currentRung(name) }) {
                 restart(name)
             }
         }
@@ -170,19 +170,43 @@ final class WallSession: Sendable {
 
     var feedName: String { "wall-\(id)" }
 
+    /// The stream a tile of `name` would play now.
+    private func currentRung(_ name: String) -> String? {
+        rung(name, transcode: !decodesAsIs(engine.hubs[name]?.currentStatus.codec))?.stream
+    }
+
     /// The smallest rendition of `name` at least as tall as its tile on screen; the stream
     /// itself when none is, when the page said no size, or for a tile as tall as the source.
-    func rung(_ name: String) -> (stream: String, label: String?) {
-        guard let height = heights.withLock({ $0[name] }), height > 0, let s = engine.settings(name), !s.renditions.isEmpty else { return (name, nil) }
-        for r in s.renditions.sorted(by: { $0.height < $1.height }) where r.height >= height {
-            let stream = RenditionSettings.streamName(name, r.name)
-            guard engine.hubs[stream] != nil else { continue }
-            if let source = engine.hubs[name]?.currentStatus.height, r.height >= source { break }
-            let width = engine.renditions[stream]?.width ?? r.width
-            return (stream, r.name + (width.map { " \($0)x\(r.height)" } ?? ""))
+    /// `transcode` (the page cannot decode the source's codec): always a rendition, the tallest
+    /// when none is tall enough (the H.264 fallback is the source's size); nil when it has none.
+    func rung(_ name: String, transcode: Bool = false) -> (stream: String, label: String?)? {
+        guard let s = engine.settings(name), !s.renditions.isEmpty else { return transcode ? nil : (name, nil) }
+        let height = heights.withLock { $0[name] } ?? 0
+        let source = engine.hubs[name]?.currentStatus.height ?? 0
+        // A rung as tall as the source is the source re-encoded: for a page that must have it only.
+        let rungs = s.renditions.filter { transcode || !$0.isFallback }
+            .map { (settings: $0, height: $0.height(source: source)) }
+            .filter { engine.hubs[RenditionSettings.streamName(name, $0.settings.name)] != nil }
+            .sorted { $0.height < $1.height }
+        func described(_ r: (settings: RenditionSettings, height: Int)) -> (String, String?) {
+            let stream = RenditionSettings.streamName(name, r.settings.name)
+            let width = engine.renditions[stream]?.width ?? r.settings.width
+            return (stream, r.settings.name + (width.map { " \($0)x\(r.height)" } ?? ""))
+        }
+        if transcode {
+            guard let r = rungs.first(where: { height > 0 && $0.height >= height }) ?? rungs.last else { return nil }
+            return described(r)
+        }
+        guard height > 0 else { return (name, nil) }
+        for r in rungs where r.height >= height {
+            if source > 0, r.height >= source { break }
+            return described(r)
         }
         return (name, nil)
     }
+
+    /// Whether the page takes this codec as it is: H.264 (H.265 is not sent as it is yet, even to a page that decodes it).
+    private func decodesAsIs(_ codec: String?) -> Bool { codec == nil || codec == "h264" }
 
     private func choosePath(_ name: String) -> (WallPath, String) {
         let hub = engine.hubs[name]
@@ -192,19 +216,28 @@ final class WallSession: Sendable {
         if fellBack.withLock({ $0.contains(name) }) {
             return hasPreview ? (.jpeg, "the page could not decode this stream") : (.none, "the page could not decode this stream and it has no preview")
         }
-        if avc && (codec == nil || codec == "h264") { return (.h264, "H.264 to WebCodecs, not re-encoded") }
-        let why = avc ? "\(codec ?? "?") is not H.264" : "no WebCodecs H.264 decoder in this page"
+        if avc && decodesAsIs(codec) { return (.h264, "H.264 to WebCodecs, not re-encoded") }
+        if avc, let codec, rung(name, transcode: true) != nil { return (.h264, "\(Self.codecTitle(codec)) is not decoded by this page: H.264 made from it") }
+        let why = avc ? "\(Self.codecTitle(codec ?? "?")) is not H.264, and the stream has no H.264 fallback (h264_fallback)" : "no WebCodecs H.264 decoder in this page"
         return hasPreview ? (.jpeg, why + ": JPEG from the preview") : (.none, why + ", and the stream has no preview")
     }
+
+    static func codecTitle(_ codec: String) -> String { codec == "hevc" ? "H.265" : codec }
 
     private func start(_ name: String, path forced: WallPath? = nil, why forcedWhy: String? = nil) {
         var (path, why) = choosePath(name)
         if let forced { path = forced; why = forcedWhy ?? why }
         let counters = TileCounters()
         let task: Task<Void, Never>
-        // H.264 tiles take the rendition their size needs (JPEG comes from the stream's preview).
-        let (source, label) = path == .h264 ? rung(name) : (name, nil)
-        if let label { why = "H.264 to WebCodecs: rendition \(label), encoded for a tile \(heights.withLock { $0[name] ?? 0 }) px tall" }
+        // H.264 tiles take the rendition their size needs (JPEG comes from the stream's preview);
+        // a stream the page cannot decode as it is, the H.264 rung that fits.
+        let transcode = !decodesAsIs(engine.hubs[name]?.currentStatus.codec)
+        let (source, label) = path == .h264 ? (rung(name, transcode: transcode) ?? (name, nil)) : (name, nil)
+        if let label, transcode {
+            why += ": rendition \(label)"
+        } else if let label {
+            why = "H.264 to WebCodecs: rendition \(label), encoded for a tile \(heights.withLock { $0[name] ?? 0 }) px tall"
+        }
         switch path {
         case .h264:
             guard let hub = engine.hubs[source] else { return }
@@ -243,8 +276,11 @@ final class WallSession: Sendable {
         while !Task.isCancelled, let item = await feed.next() {
                 switch item {
                 case .unsupported(let codec):
-                    // Known only once the source opened: switch this tile to JPEG.
-                    Task { self.switchTo(name, .jpeg, why: "\(codec) is not H.264: JPEG from the preview") }
+                    // Known only once the source opened: the H.264 fallback, else JPEG.
+                    Task {
+                        if self.rung(name, transcode: true) != nil { self.restart(name) }
+                        else { self.switchTo(name, .jpeg, why: "\(Self.codecTitle(codec)) is not H.264: JPEG from the preview") }
+                    }
                     return
                 case .audio(let a):
                     let frame = WallFrame.encode(kind: .audio, flags: .key, slot: slot, wallMillis: Self.wallMillis(a.arrivalNanos),

@@ -6,7 +6,8 @@ import Foundation
 /// Settings of the stamped test source, from a `testsrc://` URL such as
 /// `testsrc://?size=1280x720&fps=30&gop=30&bitrate=2000&frames=300` (add `bframes=2` for a
 /// stream whose decode order differs from its presentation order; `late_keyframe=N` makes
-/// every Nth keyframe interval twice as long: a keyframe that comes a GOP late).
+/// every Nth keyframe interval twice as long: a keyframe that comes a GOP late; `codec=hevc`
+/// encodes H.265 with libx265 instead of H.264).
 public struct TestSourceSettings: Sendable, Hashable {
     public var encoder = EncoderSettings()
     /// Stop after this many frames (0: never).
@@ -18,7 +19,7 @@ public struct TestSourceSettings: Sendable, Hashable {
 
     public init() {}
 
-    public static let keys = ["size", "fps", "gop", "bitrate", "frames", "realtime", "preset", "threads", "bframes", "late_keyframe"]
+    public static let keys = ["size", "fps", "gop", "bitrate", "frames", "realtime", "preset", "threads", "bframes", "late_keyframe", "codec"]
 
     /// Parses a `testsrc://` URL; unknown keys and bad values are errors that name the key.
     public init(url: String) throws(IngestError) {
@@ -63,6 +64,9 @@ public struct TestSourceSettings: Sendable, Hashable {
                 guard let b = ["1": true, "true": true, "0": false, "false": false][value.lowercased()] else { throw bad("true or false") }
                 realtime = b
             case "preset": encoder.preset = value
+            case "codec":
+                guard let c = EncoderSettings.Codec(rawValue: value.lowercased()) else { throw bad("h264 or hevc") }
+                encoder.codec = c
             default:
                 throw IngestError(.failed, source: url, stage: "parsing", detail: "unknown key \"\(key)\" (known: \(TestSourceSettings.keys.joined(separator: ", ")))")
             }
@@ -78,7 +82,7 @@ public final class TestSource: PacketSource {
     public let streams: [StreamInfo]
     public let formatName = "testsrc"
     public let interruptHandle: InterruptHandle
-    private let encoder: H264Encoder
+    private let encoder: StampEncoder
     private let pattern: TestPattern
     private var frameNumber: UInt32 = 0
     /// With `late_keyframe`: the next frame forced to be a keyframe, and intervals so far.
@@ -97,7 +101,7 @@ public final class TestSource: PacketSource {
         self.interruptHandle = interruptHandle
         self.url = "testsrc://"
         do {
-            encoder = try H264Encoder(settings: settings.encoder)
+            encoder = try StampEncoder(settings: settings.encoder)
         } catch {
             throw IngestError(.failed, source: "testsrc://", stage: "opening", detail: error.description, underlying: error)
         }

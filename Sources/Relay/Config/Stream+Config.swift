@@ -12,7 +12,7 @@ extension Configuration.Stream {
         let m = try r.mapping(node, path, allowed: ["source", "transport", "rtsp_client", "hwaccel", "device", "decode_threads", "title", "listen", "realtime", "loop",
                                                     "open_timeout", "read_timeout", "preview", "hls",
                                                     "record", "forward", "description", "keywords", "measure", "publish_key", "srt_read_passphrase",
-                                                    "on_demand", "on_demand_idle", "group", "renditions"])
+                                                    "on_demand", "on_demand_idle", "group", "renditions", "h264_fallback"])
         guard let src = m["source"] else { throw ConfigError(file: file, path: "\(path).source", problem: "missing") }
         var s = Configuration.Stream(name: name, source: try r.string(src, "\(path).source"))
         // `publish`: fed by a publisher on the one-port ingest (ingest.rtmp).
@@ -51,6 +51,12 @@ extension Configuration.Stream {
         }
         if let t = m["description"] { s.description = try r.string(t, "\(path).description") }
         if let t = m["renditions"] { s.renditions = try Configuration.renditions(t, path: "\(path).renditions", r) }
+        if let t = m["h264_fallback"], let rung = try RenditionSettings.fallback(t, path: "\(path).h264_fallback", r) {
+            guard !s.renditions.contains(where: { $0.name == rung.name }) else {
+                throw ConfigError(file: file, path: "\(path).h264_fallback", problem: "a rendition is named \"\(rung.name)\" already")
+            }
+            s.renditions.append(rung)
+        }
         if let t = m["keywords"] { s.keywords = try r.strings(t, "\(path).keywords") }
         if let h = m["hls"] { s.hls = try HLSSettings(config: h, path: "\(path).hls", r) }
         if let rec = m["record"] { s.record = try RecordSettings(config: rec, path: "\(path).record", r) }

@@ -8,10 +8,11 @@ import Wire
 public struct RenditionSettings: Sendable, Hashable {
     /// `name`: letters, digits, - and _ (`360p`).
     public var name: String
-    /// `height` (the width follows the source's shape, even), or `size: WxH`.
+    /// `height` (the width follows the source's shape, even), or `size: WxH`; 0: the source's
+    /// own size (the H.264 fallback).
     public var height: Int
     public var width: Int?
-    /// `bitrate` in kbit/s (`800k`, `1.5M`, `800`).
+    /// `bitrate` in kbit/s (`800k`, `1.5M`, `800`); 0: chosen from the picture's size and rate.
     public var bitrateKbps: Int
     /// `fps`: at most this many pictures a second (nil: the source's).
     public var fps: Double?
@@ -24,6 +25,35 @@ public struct RenditionSettings: Sendable, Hashable {
         self.name = name
         self.height = height
         self.bitrateKbps = bitrateKbps
+    }
+
+    /// The H.264 fallback (`h264_fallback`): the source's own size, for viewers that cannot
+    /// decode the source's codec (H.265 in most browsers); no rung is scaled for it.
+    public var isFallback: Bool { height == 0 }
+    public static let fallbackName = "h264"
+
+    /// The height encoded for a parent `sourceHeight` tall (even).
+    public func height(source sourceHeight: Int) -> Int { height > 0 ? height : max(2, sourceHeight / 2 * 2) }
+
+    /// kbit/s for a picture of this size and rate: the configured bit rate, or about 0.1 bit a
+    /// pixel (640x360 at 30 fps: 690k), from 300k to 20M.
+    public func bitrate(width: Int, height: Int, fps: Double) -> Int {
+        if bitrateKbps > 0 { return bitrateKbps }
+        let bits = Double(width) * Double(height) * max(1, min(fps, 120)) * 0.1 / 1000
+        return Int(saturating: min(20_000, max(300, bits.rounded())))
+    }
+
+    /// `streams.NAME.h264_fallback`: `true` (the source's size, the bit rate from it), `false`,
+    /// or `{bitrate, encoder}`; nil when off.
+    static func fallback(_ node: Node, path: String, _ r: Configuration.Reader) throws(ConfigError) -> RenditionSettings? {
+        var rung = RenditionSettings(name: fallbackName, height: 0, bitrateKbps: 0)
+        if case .mapping = node {
+            let m = try r.mapping(node, path, allowed: ["bitrate", "encoder"])
+            if let b = m["bitrate"] { rung.bitrateKbps = try Configuration.kbps(b, "\(path).bitrate", r) }
+            if let e = m["encoder"] { rung.encoder = try r.choice(e, "\(path).encoder", EncoderPreference.self) }
+            return rung
+        }
+        return try r.bool(node, path) ? rung : nil
     }
 
     /// The stream a rendition of `stream` is served as.

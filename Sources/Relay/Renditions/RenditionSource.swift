@@ -131,12 +131,13 @@ final class RenditionSource: PacketSource {
         } else {
             sound = nil
         }
-        let height = settings.height
+        let height = settings.height(source: frame.height)
         let width = settings.width ?? max(2, Int(saturating: (Double(frame.width) * Double(height) / Double(max(1, frame.height)) / 2).rounded()) * 2)
         let parentRate = parent.latestEpoch?.streams.first { $0.mediaType == .video }?.frameRate ?? 30
         let fps = min(settings.fps ?? parentRate, parentRate > 0 ? parentRate : 30)
         interval = settings.fps.map { f in f < parentRate - 0.5 ? 1 / f : nil } ?? nil
-        var es = VideoEncoderSettings(width: width, height: height, bitrateKbps: settings.bitrateKbps, fps: fps)
+        let kbps = settings.bitrate(width: width, height: height, fps: fps)
+        var es = VideoEncoderSettings(width: width, height: height, bitrateKbps: kbps, fps: fps)
         es.preference = settings.encoder
         do {
             encoder = try VideoEncoder(settings: es, timeBase: frame.timeBase)
@@ -149,6 +150,8 @@ final class RenditionSource: PacketSource {
         if let sound { streams.append(StreamInfo(index: 1, timeBase: sound.info.timeBase, frameRate: nil, parameters: sound.info.parameters)) }
         self.streams = streams
         info.width = width
+        info.height = height
+        info.bitrateKbps = kbps
         info.encoder = encoder.choice
         info.encoding = true
         info.codecs = RenditionInfo.codecs(video: "h264", extradata: encoder.parameters.extradata)

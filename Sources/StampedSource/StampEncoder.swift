@@ -1,8 +1,11 @@
 internal import CFFmpeg
 public import MediaCore
 
-/// Settings of the H.264 encoder (libx264 through libavcodec).
+/// Settings of the test source's encoder (libx264, or libx265 for H.265, through libavcodec).
 public struct EncoderSettings: Sendable, Hashable {
+    public enum Codec: String, Sendable, Hashable { case h264, hevc }
+    /// `codec`: H.264 (libx264) or H.265 (libx265, Main, the same tune and preset).
+    public var codec = Codec.h264
     public var width = 640
     public var height = 360
     public var fps = 30
@@ -30,9 +33,9 @@ public struct EncoderSettings: Sendable, Hashable {
     }
 }
 
-/// Encodes YUV420P frames to H.264. Keyframes carry SPS/PPS in-band as well as in the
-/// extradata, so any packet sink can resume at a keyframe. Confined to one thread.
-public final class H264Encoder {
+/// Encodes YUV420P frames to H.264 or H.265. Keyframes carry their parameter sets in band as
+/// well as in the extradata, so any packet sink can resume at a keyframe. Confined to one thread.
+public final class StampEncoder {
     public let settings: EncoderSettings
     /// One tick per frame.
     public let timeBase: TimeBase
@@ -42,8 +45,9 @@ public final class H264Encoder {
 
     public init(settings: EncoderSettings) throws(FFmpegError) {
         self.settings = settings
-        guard let codec = avcodec_find_encoder_by_name("libx264") else {
-            throw FFmpegError(code: FFmpegError.posix(ENOENT), operation: "avcodec_find_encoder_by_name(libx264)")
+        let library = settings.codec == .h264 ? "libx264" : "libx265"
+        guard let codec = avcodec_find_encoder_by_name(library) else {
+            throw FFmpegError(code: FFmpegError.posix(ENOENT), operation: "avcodec_find_encoder_by_name(\(library))")
         }
         guard let pkt = av_packet_alloc() else { throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "av_packet_alloc") }
         scratch = pkt
@@ -68,21 +72,27 @@ public final class H264Encoder {
         ctx.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
         var opts: OpaquePointer? = nil
         av_dict_set(&opts, "preset", settings.preset, 0)
-        // In-band SPS/PPS on every keyframe (GLOBAL_HEADER alone would strip them), fixed GOP.
-        var x264 = "repeat-headers=1:scenecut=0"
+        // In-band parameter sets on every keyframe (GLOBAL_HEADER alone would strip them), fixed GOP.
+        var params = "repeat-headers=1:scenecut=0"
         if settings.bframes > 0 {
             // A fixed pattern (no adaptive B decisions) and the shortest lookahead that allows it.
-            x264 += ":bframes=\(settings.bframes):b-adapt=0:rc-lookahead=\(settings.bframes + 1):sync-lookahead=0"
+            params += ":bframes=\(settings.bframes):b-adapt=0:rc-lookahead=\(settings.bframes + 1)"
+            if settings.codec == .h264 { params += ":sync-lookahead=0" }
         } else {
             av_dict_set(&opts, "tune", settings.tune, 0)
         }
-        av_dict_set(&opts, "x264-params", x264, 0)
+        if settings.codec == .hevc {
+            // Main (4:2:0, 8-bit), and quiet: libx265 prints its settings to stderr otherwise.
+            av_dict_set(&opts, "profile", "main", 0)
+            params += ":keyint=\(ctx.pointee.gop_size):min-keyint=\(ctx.pointee.keyint_min):log-level=error"
+        }
+        av_dict_set(&opts, settings.codec == .h264 ? "x264-params" : "x265-params", params, 0)
         defer { av_dict_free(&opts) }
         let r = avcodec_open2(ctx, codec, &opts)
         if r < 0 {
             avcodec_free_context(&context)
             var p: UnsafeMutablePointer<AVPacket>? = pkt; av_packet_free(&p)
-            throw FFmpegError(code: r, operation: "avcodec_open2(libx264)")
+            throw FFmpegError(code: r, operation: "avcodec_open2(\(library))")
         }
         timeBase = TimeBase(ctx.pointee.time_base)
         do {
@@ -130,4 +140,4 @@ public final class H264Encoder {
 }
 
 @available(*, unavailable)
-extension H264Encoder: Sendable {}
+extension StampEncoder: Sendable {}
