@@ -181,7 +181,7 @@ if (!window.wall) return null;
 const out = {};
 for (const [name, t] of Object.entries(window.wall.tiles)) {
   const lat = t.latency.slice().sort((a, b) => a - b);
-  out[name] = {path: t.path, painted: t.painted, changes: t.changes, lost: !!t.lostSince, state: t.state,
+  out[name] = {path: t.path, why: t.why, rendition: t.rendition || null, painted: t.painted, changes: t.changes, lost: !!t.lostSince, state: t.state,
                visible: t.visible, dropped: t.dropped + t.serverDropped, bytes: t.bytes,
                latency_p50: lat.length ? lat[lat.length >> 1] : null, latency_kind: t.latencyKind,
                width: t.canvas.width, height: t.canvas.height};

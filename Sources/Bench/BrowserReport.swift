@@ -88,6 +88,9 @@ public struct BrowserReport: Decodable, Sendable {
     /// One tile of the ops wall.
     public struct Tile: Decodable, Sendable {
         public var path: String?
+        /// Why the server sent it that way, and the rendition it plays (nil: the stream itself).
+        public var why: String?
+        public var rendition: String?
         /// Pictures painted.
         public var painted: Int?
         /// Times the picture changed (sampled every fifth painted).
@@ -106,7 +109,7 @@ public struct BrowserReport: Decodable, Sendable {
         public var height: Int?
 
         enum CodingKeys: String, CodingKey {
-            case path, painted, changes, lost, state, visible, dropped, bytes, width, height
+            case path, why, rendition, painted, changes, lost, state, visible, dropped, bytes, width, height
             case latencyP50 = "latency_p50"
             case latencyKind = "latency_kind"
         }

@@ -2,6 +2,8 @@ import Testing
 import Foundation
 import TestSupport
 import Bench
+import RelayAPI
+import Relay
 
 /// The wall sends each tile the smallest rendition at least as tall as the tile, and the
 /// single view the stream itself; each tile says which one it plays. Headless Chromium.
@@ -55,5 +57,51 @@ import Bench
         print("wall renditions: \(line)")
         #expect(j.small == true, "a 4x4 tile plays the 180p rendition: \(line)")
         #expect(j.single == true, "the single view plays the source: \(line)")
+    }
+}
+
+/// An H.265 camera (the stamped source, libx265) for a browser that cannot decode H.265 (this
+/// machine's headless Chromium): the wall's tile, WHEP on the public page, and hls.js each play
+/// the H.264 fallback made from it, the stamps read back; the tile says why. The fallback
+/// encodes nothing before anyone needs it, and stops once the wall has gone.
+@Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct H265FallbackTests {
+    @Test func aBrowserWithoutH265GetsH264MadeFromIt() throws {
+        let (serve, port, dir) = try Servers.serve("""
+        streams:
+          cam: {source: "testsrc://?size=640x360&fps=30&gop=30&codec=hevc", preview: false, h264_fallback: true, hls: {variant: lowLatency}}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let base = "http://127.0.0.1:\(port)"
+        func browser(_ args: [String]) throws -> BrowserReport {
+            let r = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path] + args, timeout: 90)
+            return (try? BrowserReport.decode(r.stdout.split(separator: "\n").last ?? "")) ?? BrowserReport(error: r.stdout + r.stderr)
+        }
+        func fallback() -> RenditionInfo? { (try? Servers.api(StreamView.self, "\(base)/api/streams/cam_h264"))?.rendition }
+        #expect(fallback()?.encoding != true && (fallback()?.framesEncoded ?? 0) == 0, "encoding before anyone needs it")
+
+        let wall = try browser(["\(base)/?only=cam", "--wall", "--stamps-tile", "cam", "--seconds", "6"])
+        let tile = wall.wall?.tiles?["cam"]
+        #expect(wall.wall?.decoders == ["avc1"], "this Chromium decodes no H.265: \(wall)")
+        #expect(tile?.path == "h264" && tile?.rendition?.hasPrefix("h264") == true && (tile?.painted ?? 0) >= 90, "\(wall)")
+        #expect(tile?.why?.contains("H.265 is not decoded by this page: H.264 made from it") == true, "\(String(describing: tile?.why))")
+        #expect((wall.stamps ?? 0) >= 20, "stamps read back from the wall's tile: \(wall)")
+        #expect((fallback()?.framesEncoded ?? 0) >= 90)
+
+        // The wall gone, nobody needs it: it stops (on demand, 10 s after the last viewer).
+        var encoding = true
+        let end = Date().addingTimeInterval(20)
+        while encoding && Date() < end {
+            usleep(500_000)
+            encoding = fallback()?.encoding ?? true
+        }
+        #expect(!encoding, "the fallback still encodes with nobody watching")
+
+        // The public page: WHEP (the offer has no H.265) answered from the fallback.
+        let page = try browser(["\(base)/streams/cam/watch", "--stamps", "video", "--seconds", "6"])
+        #expect(page.player == "webrtc" && page.webrtcError == nil && (page.stamps ?? 0) >= 90, "\(page)")
+
+        // hls.js: the multivariant playlist lists the source (hvc1) and the fallback (avc1).
+        let master = try ChildProcess.run("/usr/bin/curl", ["-s", "\(base)/streams/cam/hls/master.m3u8"], timeout: 10).stdout
+        #expect(master.contains("CODECS=\"hvc1.") && master.contains("CODECS=\"avc1.") && master.contains("/streams/cam_h264/hls/index.m3u8"), "\(master)")
     }
 }
