@@ -146,6 +146,11 @@ import TestSupport
         ("auth:\n  jwt: {jwks: \"https://idp.example/keys\", refresh: 0s}\nstreams:\n  c: {source: testsrc://}", "auth.jwt.refresh: expected a duration"),
         ("streams:\n  c: {source: testsrc://, on_demand_idle: 5s}", "streams.c.on_demand_idle: needs on_demand: true"),
         ("streams:\n  p: {source: publish, on_demand: true}", "streams.p.on_demand: a publish stream"),
+        ("streams:\n  c: {source: testsrc://, h264_fallback: maybe}", "streams.c.h264_fallback: expected true or false"),
+        ("streams:\n  c: {source: testsrc://, h264_fallback: {height: 360}}", "streams.c.h264_fallback.height: unknown key"),
+        ("streams:\n  c: {source: testsrc://, h264_fallback: {bitrate: 1}}", "streams.c.h264_fallback.bitrate: expected a bit rate"),
+        ("streams:\n  c: {source: testsrc://, renditions: [{name: h264, height: 180, bitrate: 300k}], h264_fallback: true}",
+         "streams.c.h264_fallback: a rendition is named \"h264\" already"),
     ])
     func errorsNameTheKey(yaml: String, expected: String) {
         do {
@@ -155,6 +160,25 @@ import TestSupport
             #expect(error.description.hasPrefix("bad.yaml: "))
             #expect(error.description.contains(expected), "\(error.description)")
         }
+    }
+
+    /// `h264_fallback`: a rendition at the source's size, its bit rate chosen from it (or given),
+    /// served as `NAME_h264`; `false` or absent: none.
+    @Test func theH264FallbackIsARenditionAtTheSourcesSize() throws {
+        let c = try Configuration.parse("""
+        streams:
+          a: {source: testsrc://, h264_fallback: true, renditions: [{name: 180p, height: 180, bitrate: 300k}]}
+          b: {source: testsrc://, h264_fallback: {bitrate: 2M, encoder: software}}
+          c: {source: testsrc://, h264_fallback: false}
+        """, sources: TestSources.opener)
+        let a = try #require(c.streams.first { $0.name == "a" }), b = try #require(c.streams.first { $0.name == "b" })
+        let fallback = try #require(a.renditions.last)
+        #expect(fallback.name == "h264" && fallback.isFallback && !a.renditions[0].isFallback)
+        #expect(fallback.height(source: 721) == 720 && a.renditions[0].height(source: 721) == 180)
+        #expect(fallback.bitrate(width: 640, height: 360, fps: 30) == 691 && fallback.bitrate(width: 64, height: 64, fps: 5) == 300)
+        #expect(b.renditions.first?.bitrate(width: 640, height: 360, fps: 30) == 2000 && b.renditions.first.map { "\($0.encoder)" } == "software")
+        #expect(c.streams.first { $0.name == "c" }?.renditions.isEmpty == true)
+        #expect(a.expanded().map(\.name) == ["a", "a_180p", "a_h264"])
     }
 
     @Test func aPublishPortBeyondLoopbackIsOpenedByKeys() throws {
