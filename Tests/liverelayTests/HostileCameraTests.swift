@@ -79,8 +79,8 @@ import RelayAPI
         #expect((serve.stdout + serve.stderr).contains("Session timeout is not usable"), "\(serve.stderr.suffix(2000))")
     }
 
-    /// A camera mutating every field of its answers and media from a seed: the process and the
-    /// good stream beside it run on. The camera prints what it sent, so a failure replays with
+    /// A camera mutating every field of its answers and media from a seed, in H.264 and H.265:
+    /// the process and the good stream beside it run on. The camera prints what it sent, so a failure replays with
     /// `scripts/hostile/camera.py --seed N --mutate 0.3`.
     @Test func aMutatingCameraCannotStopServe() throws {
         let seed = HostileCameraTests.seed
@@ -88,7 +88,8 @@ import RelayAPI
         let cam = try Self.camera(port: cport, ["--seed", String(seed), "--mutate", "0.25", "--play-seconds", "0.4", "--hangup", "silent"])
         defer { cam.stop() }
         var yaml = "streams:\n  good: {source: \"testsrc://?size=320x240&fps=15\", preview: false}\n"
-        for i in 0..<4 { yaml += "  cam\(i): {source: \"rtsp://127.0.0.1:\(cport)/cam\(i)\", transport: \(i % 2 == 0 ? "tcp" : "udp"), open_timeout: 2s, read_timeout: 1s, preview: false}\n" }
+        // Two of the four take H.265 (RFC 7798's units mutated like H.264's).
+        for i in 0..<4 { yaml += "  cam\(i): {source: \"rtsp://127.0.0.1:\(cport)/\(i >= 2 ? "h265" : "")cam\(i)\", transport: \(i % 2 == 0 ? "tcp" : "udp"), open_timeout: 2s, read_timeout: 1s, preview: false}\n" }
         let (serve, port, dir) = try Servers.serve(yaml)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         Thread.sleep(forTimeInterval: 20)

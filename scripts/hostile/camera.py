@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """A hostile RTSP camera: plausible answers and RTP, mutated from a seed.
 
-Every TCP connection is one exchange: OPTIONS, DESCRIBE, SETUP per track, PLAY, then H.264 over
-RTP (interleaved on the connection, or UDP to the client's ports) for a moment, then the camera
+Every TCP connection is one exchange: OPTIONS, DESCRIBE, SETUP per track, PLAY, then H.264 (or
+H.265, RFC 7798, on a path that contains "h265") over RTP (interleaved on the connection, or UDP to the client's ports) for a moment, then the camera
 hangs up so the client comes back. With --mutate, each exchange draws from
 random.Random(f"{seed}:{n}") which fields to break -- numbers at their extremes, empty, huge and
 non-UTF-8 values, lying lengths -- and prints one line saying what it sent, so a crash replays:
@@ -18,7 +18,10 @@ EXTREMES = ["", "0", "-1", "1", "65535", "65536", "2147483647", "2147483648", "4
             "1e20", "1e400", "-1e20", "inf", "-inf", "nan", "NaN", "0x7fffffff", "1.5", "-0", "+5", " ", "=", ";", ",", "-", "--"]
 JUNK = [b"", b"\xff\xfe\xfd", b"\xc3", b"\xed\xa0\x80", b"\x00" * 8, b"A" * 70000, "é".encode() * 300, b"%s%n", b"\r\n\r\n"]
 
-def h264_access_units(path):
+def nal_type(nal, hevc):
+    return (nal[0] >> 1) & 0x3F if hevc else nal[0] & 0x1F
+
+def access_units(path, hevc=False):
     data = open(path, "rb").read()
     # split Annex B into NAL units, group per access unit (a VCL NAL ends one)
     nals, i, n = [], 0, len(data)
@@ -36,9 +39,10 @@ def h264_access_units(path):
     for nal in nals:
         if not nal: continue
         cur.append(nal)
-        if nal[0] & 0x1F in (1, 5):
+        if (nal_type(nal, hevc) < 32) if hevc else (nal[0] & 0x1F in (1, 5)):
             aus.append(cur); cur = []
-    return aus, [x for x in nals if x and x[0] & 0x1F == 7][:1], [x for x in nals if x and x[0] & 0x1F == 8][:1]
+    sets = {k: [x for x in nals if x and nal_type(x, hevc) == k][:1] for k in ((32, 33, 34) if hevc else (7, 8))}
+    return aus, sets
 
 class Camera:
     def __init__(self, a):
@@ -49,10 +53,15 @@ class Camera:
         subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=10", "-t", "2",
                         "-c:v", "libx264", "-profile:v", "baseline", "-x264-params", "keyint=10:scenecut=0",
                         "-slices", "2", "-f", "h264", path], check=True)
-        self.aus, sps, pps = h264_access_units(path)
+        self.aus, sets = access_units(path)
         import base64
-        self.sprop = base64.b64encode(sps[0]).decode() + "," + base64.b64encode(pps[0]).decode()
-        self.profile = sps[0][1:4].hex()
+        self.sprop = base64.b64encode(sets[7][0]).decode() + "," + base64.b64encode(sets[8][0]).decode()
+        self.profile = sets[7][0][1:4].hex()
+        path = os.path.join(d, "v.265")
+        subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=10", "-t", "2", "-pix_fmt", "yuv420p",
+                        "-c:v", "libx265", "-x265-params", "keyint=10:scenecut=0:log-level=error", "-f", "hevc", path], check=True)
+        self.aus265, sets = access_units(path, hevc=True)
+        self.sprop265 = {k: base64.b64encode(sets[t][0]).decode() for k, t in (("vps", 32), ("sps", 33), ("pps", 34))}
         self.count = 0
         self.lock = threading.Lock()
 
@@ -103,6 +112,7 @@ class Camera:
                 if method == "OPTIONS":
                     headers = [("Public", "OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN, GET_PARAMETER")]
                 elif method == "DESCRIBE":
+                    hevc = "h265" in uri
                     clock, pt, sprop, ctl = "90000", "96", self.sprop, "trackID=0"
                     extra = ""
                     if hit(): clock = r.choice(EXTREMES); what.append(f"clock={clock!r}")
@@ -113,10 +123,17 @@ class Camera:
                         extra = "".join(f"m=video 0 RTP/AVP {96+k}\r\na=rtpmap:{96+k} H264/90000\r\na=control:t{k}\r\n" for k in range(r.choice([2, 17, 200])))
                         what.append(f"extra media sections={extra.count('m=')}")
                     if hit(): extra += "m=audio 0 RTP/AVP 97\r\na=rtpmap:97 MPEG4-GENERIC/" + r.choice(EXTREMES) + "/2\r\na=fmtp:97 streamtype=5;mode=AAC-hbr;sizelength=" + r.choice(EXTREMES) + ";indexlength=3;indexdeltalength=3;config=" + r.choice(["1190", "", "zz", "1" * 999]) + "\r\na=control:trackID=1\r\n"; what.append("aac section")
+                    if hevc:
+                        sets = dict(self.sprop265)
+                        if hit(): k = r.choice(list(sets)); sets[k] = r.choice(["", "====", "QAEM", "!!!!", "A" * 5000, ",,,,", sets[k][:5]]); what.append(f"sprop-{k}={sets[k][:40]!r}")
+                        fmtp = ";".join(f"sprop-{k}={v}" for k, v in sets.items())
+                        if hit(): fmtp += ";sprop-max-don-diff=" + r.choice(EXTREMES); what.append("max-don-diff")
+                        video = f"m=video 0 RTP/AVP {pt}\r\na=rtpmap:{pt} H265/{clock}\r\na=fmtp:{pt} {fmtp}\r\n"
+                    else:
+                        video = (f"m=video 0 RTP/AVP {pt}\r\na=rtpmap:{pt} H264/{clock}\r\n"
+                                 f"a=fmtp:{pt} packetization-mode=1;profile-level-id={self.profile};sprop-parameter-sets={sprop}\r\n")
                     sdp = (f"v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=hostile\r\nt=0 0\r\na=control:*\r\n"
-                           f"m=video 0 RTP/AVP {pt}\r\na=rtpmap:{pt} H264/{clock}\r\n"
-                           f"a=fmtp:{pt} packetization-mode=1;profile-level-id={self.profile};sprop-parameter-sets={sprop}\r\n"
-                           f"a=control:{ctl}\r\n" + extra)
+                           + video + f"a=control:{ctl}\r\n" + extra)
                     body = sdp.encode()
                     if hit(): body = body + r.choice(JUNK); what.append("junk after SDP")
                     headers = [("Content-Type", "application/sdp"), ("Content-Base", uri + "/")]
@@ -161,7 +178,7 @@ class Camera:
                     else: headers.append(("X-Junk", r.choice(JUNK).decode("latin-1"))); what.append("junk header")
                 self.reply(conn, cseq, headers, body, status=status)
                 if method == "PLAY":
-                    self.media(conn, tracks, r, hit, what, n)
+                    self.media(conn, tracks, r, hit, what, n, hevc="h265" in uri)
                     if self.a.hangup == "silent":
                         # Silent but connected: the client's read deadline ends the session.
                         conn.settimeout(10)
@@ -183,7 +200,7 @@ class Camera:
         if body and not have_length: out += f"Content-Length: {len(body)}\r\n"
         conn.sendall(out.encode("latin-1", "replace") + b"\r\n" + body)
 
-    def media(self, conn, tracks, r, hit, what, n):
+    def media(self, conn, tracks, r, hit, what, n, hevc=False):
         udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         seq, ssrc = 1000, 0x1234ABCD
         end = time.monotonic() + self.a.play_seconds
@@ -191,21 +208,24 @@ class Camera:
         sent = []
         try:
             while time.monotonic() < end:
-                au = self.aus[k % len(self.aus)]
+                aus = self.aus265 if hevc else self.aus
+                au = aus[k % len(aus)]
                 ts = (k * 9000) & 0xFFFFFFFF
                 k += 1
                 for ni, nal in enumerate(au):
                     last = ni == len(au) - 1
                     chunks = [nal] if len(nal) <= 1200 else None
                     if chunks is None:
-                        ind, hdr = (nal[0] & 0xE0) | 28, nal[0] & 0x1F
-                        body = nal[1:]
+                        # FU-A (H.264), or an H.265 fragmentation unit (type 49, RFC 7798 §4.4.3).
+                        head = bytes([(nal[0] & 0x81) | (49 << 1), nal[1]]) if hevc else bytes([(nal[0] & 0xE0) | 28])
+                        hdr = nal_type(nal, hevc)
+                        body = nal[2:] if hevc else nal[1:]
                         chunks = []
                         for off in range(0, len(body), 1200):
                             piece = body[off:off+1200]
                             s = 0x80 if off == 0 else 0
                             e = 0x40 if off + 1200 >= len(body) else 0
-                            chunks.append(bytes([ind, s | e | hdr]) + piece)
+                            chunks.append(head + bytes([s | e | hdr]) + piece)
                     for ci, payload in enumerate(chunks):
                         marker = last and ci == len(chunks) - 1
                         b0, b1 = 0x80, (0x80 if marker else 0) | 96
@@ -219,6 +239,7 @@ class Camera:
                             elif m == 3: pkt = pkt[:r.randrange(0, 14)]; sent.append(f"truncated to {len(pkt)}")
                             elif m == 4: struct.pack_into("!H", pkt, 2, r.randrange(65536)); sent.append("seq jump")
                             elif m == 5: struct.pack_into("!I", pkt, 4, r.choice([0, 0xFFFFFFFF, 0x80000000])); sent.append("ts extreme")
+                            elif m == 6 and len(pkt) > 13 and hevc: pkt[12] = (r.choice([48, 49, 50, 0, 63, 32, 19]) << 1) | (pkt[12] & 0x81); sent.append(f"nal type {(pkt[12] >> 1) & 63}")
                             elif m == 6 and len(pkt) > 13: pkt[12] = r.choice([24, 25, 26, 27, 28, 29, 30, 31, 0]) | (pkt[12] & 0xE0); sent.append(f"nal type {pkt[12] & 31}")
                             else: pkt += bytes(r.randrange(256) for _ in range(r.randrange(64))); sent.append("tail junk")
                         for t, (kind, dest) in tracks.items():
