@@ -9,13 +9,14 @@ arrives and counts the pictures and the audio samples (and their loudest). Print
 
 Exit 0 when pictures were decoded.
 """
-import argparse, array, base64, json, sys, threading, time, urllib.request
+import argparse, array, base64, json, sys
 
 import gi
 gi.require_version("Gst", "1.0")
 gi.require_version("GstWebRTC", "1.0")
 gi.require_version("GstSdp", "1.0")
-from gi.repository import GLib, Gst, GstSdp, GstWebRTC
+from gi.repository import GLib, Gst, GstWebRTC
+from gst_signalling import negotiate
 
 def main():
     ap = argparse.ArgumentParser()
@@ -116,36 +117,6 @@ def main():
         dec.sync_state_with_parent()
         pad.link(dec.get_static_pad("sink"))
 
-    def on_answer(text):
-        ok, sdp = GstSdp.SDPMessage.new_from_text(text)
-        answer = GstWebRTC.WebRTCSessionDescription.new(GstWebRTC.WebRTCSDPType.ANSWER, sdp)
-        webrtc.emit("set-remote-description", answer, Gst.Promise.new())
-
-    def post(offer_text):
-        try:
-            req = urllib.request.Request(a.url, data=offer_text.encode(), method="POST", headers={"Content-Type": "application/sdp"})
-            if a.user:
-                req.add_header("Authorization", "Basic " + base64.b64encode(f"{a.user}:{a.password}".encode()).decode())
-            with urllib.request.urlopen(req, timeout=5) as r:
-                out["status"] = r.status
-                text = r.read().decode()
-            GLib.idle_add(lambda: (on_answer(text), False)[1])
-        except Exception as e:
-            GLib.idle_add(lambda: (fail(f"WHEP POST: {e}"), False)[1])
-
-    def on_offer(promise, _):
-        reply = promise.get_reply()
-        offer = reply.get_value("offer")
-        webrtc.emit("set-local-description", offer, Gst.Promise.new())
-        threading.Thread(target=post, args=(offer.sdp.as_text(),), daemon=True).start()
-
-    def on_negotiation(_):
-        # Once: a rejected section (a stream without audio) makes webrtcbin ask again.
-        if out.get("offered"):
-            return
-        out["offered"] = True
-        webrtc.emit("create-offer", None, Gst.Promise.new_with_change_func(on_offer, None))
-
     def on_state(*_):
         out["state"] = webrtc.get_property("connection-state").value_nick
 
@@ -154,14 +125,15 @@ def main():
     for kind, caps in (("video", video),
                        ("audio", "application/x-rtp,media=audio,encoding-name=OPUS,payload=111,clock-rate=48000")):
         webrtc.emit("add-transceiver", GstWebRTC.WebRTCRTPTransceiverDirection.RECVONLY, Gst.Caps.from_string(caps))
-    webrtc.connect("on-negotiation-needed", on_negotiation)
+    auth = "Basic " + base64.b64encode(f"{a.user}:{a.password}".encode()).decode() if a.user else None
+    negotiate(webrtc, a.url, out, fail, authorization=auth)
     webrtc.connect("pad-added", on_pad)
     webrtc.connect("notify::connection-state", on_state)
     pipe.set_state(Gst.State.PLAYING)
     GLib.timeout_add(int(a.seconds * 1000), loop.quit)
     loop.run()
     pipe.set_state(Gst.State.NULL)
-    out.pop("offered", None)
+    out.pop("location", None)
     print(json.dumps(out))
     sys.exit(0 if out["frames"] > 0 else 1)
 

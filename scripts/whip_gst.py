@@ -8,13 +8,14 @@ the answer and sends for SECONDS. Prints one JSON line:
 
 Exit 0 when the session connected.
 """
-import argparse, json, sys, threading, urllib.request
+import argparse, json, sys
 
 import gi
 gi.require_version("Gst", "1.0")
 gi.require_version("GstWebRTC", "1.0")
 gi.require_version("GstSdp", "1.0")
-from gi.repository import GLib, Gst, GstSdp, GstWebRTC  # noqa: E402
+from gi.repository import GLib, Gst  # noqa: E402
+from gst_signalling import negotiate  # noqa: E402
 
 
 def main():
@@ -36,48 +37,21 @@ def main():
     out = {"state": None, "status": None, "location": None, "codec": a.codec.upper()}
     loop = GLib.MainLoop()
 
-    def on_answer(text):
-        ok, sdp = GstSdp.SDPMessage.new_from_text(text)
-        answer = GstWebRTC.WebRTCSessionDescription.new(GstWebRTC.WebRTCSDPType.ANSWER, sdp)
-        webrtc.emit("set-remote-description", answer, Gst.Promise.new())
-
-    def post(offer_text):
-        try:
-            req = urllib.request.Request(a.url, data=offer_text.encode(), method="POST", headers={"Content-Type": "application/sdp"})
-            if a.bearer:
-                req.add_header("Authorization", "Bearer " + a.bearer)
-            with urllib.request.urlopen(req, timeout=5) as r:
-                out["status"], out["location"] = r.status, r.headers.get("Location")
-                text = r.read().decode()
-            GLib.idle_add(lambda: (on_answer(text), False)[1])
-        except Exception as e:  # noqa: BLE001
-            out["error"] = f"WHIP POST: {e}"
-            GLib.idle_add(loop.quit)
-
-    def on_offer(promise, _):
-        reply = promise.get_reply()
-        offer = reply.get_value("offer")
-        webrtc.emit("set-local-description", offer, Gst.Promise.new())
-        threading.Thread(target=post, args=(offer.sdp.as_text(),), daemon=True).start()
-
-    def on_negotiation(_):
-        if out.get("offered"):
-            return
-        out["offered"] = True
-        webrtc.emit("create-offer", None, Gst.Promise.new_with_change_func(on_offer, None))
+    def fail(msg):
+        out["error"] = msg
+        loop.quit()
 
     def on_state(*_):
         s = webrtc.get_property("connection-state").value_nick
         if out["state"] != "connected":
             out["state"] = s
 
-    webrtc.connect("on-negotiation-needed", on_negotiation)
+    negotiate(webrtc, a.url, out, fail, authorization="Bearer " + a.bearer if a.bearer else None)
     webrtc.connect("notify::connection-state", on_state)
     pipe.set_state(Gst.State.PLAYING)
     GLib.timeout_add(int(a.seconds * 1000), loop.quit)
     loop.run()
     pipe.set_state(Gst.State.NULL)
-    out.pop("offered", None)
     print(json.dumps(out), flush=True)
     sys.exit(0 if out["state"] == "connected" else 1)
 

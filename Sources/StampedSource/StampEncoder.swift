@@ -83,8 +83,9 @@ public final class StampEncoder {
         }
         if settings.codec == .hevc {
             // Main (4:2:0, 8-bit), and quiet: libx265 prints its settings to stderr otherwise.
+            // (FFmpeg hands gop_size and keyint_min to libx265 as keyint and min-keyint itself.)
             av_dict_set(&opts, "profile", "main", 0)
-            params += ":keyint=\(ctx.pointee.gop_size):min-keyint=\(ctx.pointee.keyint_min):log-level=error"
+            params += ":log-level=error"
         }
         av_dict_set(&opts, settings.codec == .h264 ? "x264-params" : "x265-params", params, 0)
         defer { av_dict_free(&opts) }

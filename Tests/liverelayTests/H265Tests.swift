@@ -24,8 +24,6 @@ import Wire
         }
     }
 
-    static func run(_ executable: String, _ args: [String]) throws -> ChildProcess { try ChildProcess(executable, args) }
-
     static func probe(_ args: [String]) throws -> String {
         try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error"] + args, timeout: 30).output
     }
@@ -59,32 +57,32 @@ import Wire
         #expect(described.contains("hevc,Main,640,360"), "\(described) \(serve.stderr.suffix(800))")
 
         // Side by side: the publishers, and every reader.
-        let whip = try Self.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/whip_gst.py").path, "\(base)/streams/phone/whip",
+        let whip = try ChildProcess(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/whip_gst.py").path, "\(base)/streams/phone/whip",
                                                  "--codec", "h265", "--size", "320x180", "--seconds", "14"])
         defer { whip.stop() }
-        let srtPublisher = try Self.run("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc=size=320x180:rate=25", "-t", "14", "-pix_fmt", "yuv420p",
+        let srtPublisher = try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-re", "-f", "lavfi", "-i", "testsrc=size=320x180:rate=25", "-t", "14", "-pix_fmt", "yuv420p",
                                                             "-c:v", "libx265", "-preset", "ultrafast", "-tune", "zerolatency", "-x265-params", "keyint=25:log-level=error",
                                                             "-f", "mpegts", "srt://127.0.0.1:\(srt)?pkt_size=1316&streamid=publish:field"])
         defer { srtPublisher.stop() }
         let direct = dir.appendingPathComponent("direct.hevc").path, relayed = dir.appendingPathComponent("relayed.hevc").path
         // The direct read starts first and ends last: every relayed picture falls within it.
-        let readDirect = try Self.run("/usr/bin/ffmpeg", ["-v", "error", "-rtsp_transport", "tcp", "-i", camera.url("/hevc"), "-t", "6", "-c", "copy", "-f", "hevc", direct])
+        let readDirect = try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-rtsp_transport", "tcp", "-i", camera.url("/hevc"), "-t", "6", "-c", "copy", "-f", "hevc", direct])
         usleep(300_000)
-        let readRelayed = try Self.run("/usr/bin/ffmpeg", ["-v", "error", "-rtsp_transport", "tcp", "-i", "rtsp://127.0.0.1:\(rtsp)/cam", "-t", "4", "-c", "copy", "-f", "hevc", relayed])
-        let gst = try Self.run("/usr/bin/timeout", ["-k", "1", "25", "/usr/bin/gst-launch-1.0", "-q", "rtspsrc", "location=rtsp://127.0.0.1:\(rtsp)/cam", "protocols=udp",
+        let readRelayed = try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-rtsp_transport", "tcp", "-i", "rtsp://127.0.0.1:\(rtsp)/cam", "-t", "4", "-c", "copy", "-f", "hevc", relayed])
+        let gst = try ChildProcess("/usr/bin/timeout", ["-k", "1", "25", "/usr/bin/gst-launch-1.0", "-q", "rtspsrc", "location=rtsp://127.0.0.1:\(rtsp)/cam", "protocols=udp",
                                                     "!", "rtph265depay", "!", "h265parse", "!", "avdec_h265", "!", "fakesink", "num-buffers=60"])
         let vlcDir = dir.appendingPathComponent("vlc")
         try FileManager.default.createDirectory(at: vlcDir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
         chmod(dir.path, 0o755)
         func vlc(_ url: String, _ name: String) throws -> (ChildProcess, String) {
             let file = vlcDir.appendingPathComponent("\(name).ts").path
-            return (try Self.run("/usr/bin/timeout", ["-k", "1", "30", "/usr/sbin/runuser", "-u", "nobody", "--", "/usr/bin/cvlc", "-q", "--play-and-exit",
+            return (try ChildProcess("/usr/bin/timeout", ["-k", "1", "30", "/usr/sbin/runuser", "-u", "nobody", "--", "/usr/bin/cvlc", "-q", "--play-and-exit",
                                                       "--run-time=4", url, "--sout", "#std{access=file,mux=ts,dst=\(file)}"]), file)
         }
         let srtRead = dir.appendingPathComponent("srt.ts").path
-        let srtReader = try Self.run("/usr/bin/timeout", ["-k", "1", "20", "/usr/bin/ffmpeg", "-v", "error", "-i", "srt://127.0.0.1:\(srt)?streamid=read:cam",
+        let srtReader = try ChildProcess("/usr/bin/timeout", ["-k", "1", "20", "/usr/bin/ffmpeg", "-v", "error", "-i", "srt://127.0.0.1:\(srt)?streamid=read:cam",
                                                           "-t", "3", "-c", "copy", "-f", "mpegts", srtRead])
-        let whep = try Self.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/whep_gst.py").path, "\(base)/streams/cam/whep", "--codec", "h265", "--seconds", "6"])
+        let whep = try ChildProcess(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/whep_gst.py").path, "\(base)/streams/cam/whep", "--codec", "h265", "--seconds", "6"])
 
         // Unchanged: every slice ffmpeg read through LiveRelay is one it read from the camera.
         #expect(readDirect.wait(timeout: 30) && readRelayed.wait(timeout: 30))
@@ -101,8 +99,8 @@ import Wire
         #expect(srtReader.wait(timeout: 25))
         #expect(try Self.probe(["-show_entries", "stream=codec_name", "-of", "csv=p=0", srtRead]).contains("hevc"), "SRT reader")
         #expect(whep.wait(timeout: 30))
-        let played = (try? JSONSerialization.jsonObject(with: Data((whep.stdout.split(separator: "\n").last ?? "").utf8))) as? [String: Any]
-        #expect(played?["codec"] as? String == "video/x-h265" && (played?["frames"] as? Int ?? 0) >= 60 && played?["width"] as? Int == 640, "WHEP: \(whep.stdout.suffix(300)) \(whep.stderr.suffix(300))")
+        let played = try? Servers.decode(WebRTCTests.GstResult.self, String(whep.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? ""))
+        #expect(played?.codec == "video/x-h265" && (played?.frames ?? 0) >= 60 && played?.width == 640, "WHEP: \(whep.stdout.suffix(300)) \(whep.stderr.suffix(300))")
 
         // VLC, as a user runs it (as nobody: it refuses root), once the publishers are gone.
         srtPublisher.stop()

@@ -63,8 +63,10 @@ import Relay
 /// An H.265 camera (the stamped source, libx265) for a browser that cannot decode H.265 (this
 /// machine's headless Chromium): the wall's tile, WHEP on the public page, and hls.js each play
 /// the H.264 fallback made from it, the stamps read back; the tile says why. The fallback
-/// encodes nothing before anyone needs it, and stops once the wall has gone.
-@Suite(.ownThreads, .serialized, .tags(.endToEnd)) struct H265FallbackTests {
+/// encodes nothing before anyone needs it, and stops once the wall has gone. Exclusive: two
+/// encoders and Chromium on two cores; beside other heavy tests the tile painted under 90
+/// pictures in 6 s.
+@Suite(.ownThreads, .serialized, .tags(.endToEnd, .exclusive)) struct H265FallbackTests {
     @Test func aBrowserWithoutH265GetsH264MadeFromIt() throws {
         let (serve, port, dir) = try Servers.serve("""
         streams:

@@ -23,6 +23,8 @@ import RelayAPI
     /// scripts/whep_gst.py's JSON line: the fields these tests read.
     struct GstResult: Decodable {
         var state: String?
+        /// The video's RTP caps (`video/x-h264`, `video/x-h265`).
+        var codec: String?
         var frames: Int?
         var width: Int?
         var height: Int?
