@@ -3,9 +3,12 @@
 with libnice), driven from Python. Posts its offer to a WHEP URL, sets the answer, decodes what
 arrives and counts the pictures and the audio samples (and their loudest). Prints one JSON line:
 
-    whep_gst.py URL [--seconds 5] [--user U --password P] [--no-decode] [--codec h264|h265]
+    whep_gst.py URL [--seconds 5] [--user U --password P] [--no-decode] [--codec h264|h265] [--raw-gray]
     {"frames": 148, "width": 640, "height": 360, "codec": "video/x-h264", "state": "connected",
      "audio_samples": 240000, "audio_rate": 48000, "audio_channels": 2, "audio_peak": 16383}
+
+With --raw-gray every decoded picture is written to stdout as raw 8-bit grey (the bench reads
+the test source's stamp from each) and the JSON line goes to stderr instead.
 
 Exit 0 when pictures were decoded.
 """
@@ -26,6 +29,7 @@ def main():
     ap.add_argument("--password")
     ap.add_argument("--no-decode", action="store_true", help="count RTP buffers and drop them (a load client: decrypts, does not decode)")
     ap.add_argument("--codec", choices=["h264", "h265"], default="h264", help="the one video format offered")
+    ap.add_argument("--raw-gray", action="store_true", help="write each picture to stdout as raw GRAY8; the JSON line to stderr")
     a = ap.parse_args()
     Gst.init(None)
     pipe = Gst.Pipeline.new("whep")
@@ -46,6 +50,16 @@ def main():
             s = sample.get_caps().get_structure(0)
             out["width"], out["height"] = s.get_value("width"), s.get_value("height")
             out["frames"] += 1
+            if a.raw_gray:
+                buf = sample.get_buffer()
+                ok, info = buf.map(Gst.MapFlags.READ)
+                if ok:
+                    try:
+                        sys.stdout.buffer.write(bytes(info.data))
+                        sys.stdout.buffer.flush()
+                    except BrokenPipeError:
+                        loop.quit()
+                    buf.unmap(info)
         return Gst.FlowReturn.OK
 
     def on_audio(sink):
@@ -87,6 +101,9 @@ def main():
         sink.set_property("emit-signals", True)
         sink.set_property("sync", False)
         sink.connect("new-sample", on_frame)
+        if a.raw_gray:
+            # Packed rows (GRAY8 strides round up to 4: even widths such as 640 are packed).
+            sink.set_property("caps", Gst.Caps.from_string("video/x-raw,format=GRAY8"))
         for e in (conv, sink):
             pipe.add(e)
             e.sync_state_with_parent()
@@ -134,7 +151,7 @@ def main():
     loop.run()
     pipe.set_state(Gst.State.NULL)
     out.pop("location", None)
-    print(json.dumps(out))
+    print(json.dumps(out), file=sys.stderr if a.raw_gray else sys.stdout)
     sys.exit(0 if out["frames"] > 0 else 1)
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure LiveRelay against peers in the same run.",
-        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, FaultsBench.self, RecordingsBench.self, EdgeBench.self, FleetBench.self, RenditionsBench.self, WebRTCBench.self]
+        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, FaultsBench.self, RecordingsBench.self, EdgeBench.self, FleetBench.self, RenditionsBench.self, WebRTCBench.self, HEVCBench.self]
     )
 }
 
@@ -393,6 +393,34 @@ struct RenditionsBench: ParsableCommand {
 
     func run() throws {
         var b = RenditionsBenchmark()
+        b.seconds = seconds
+        b.out = out
+        do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
+    }
+}
+
+struct HEVCBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hevc",
+        abstract: "An H.265 camera through each path next to an H.264 camera, each against ffmpeg's direct read; the H.264 fallback's CPU against one ffmpeg transcode."
+    )
+
+    @Option(help: "Rounds of readers taking turns (the table shows each round and the median).")
+    var rounds = 3
+
+    @Option(help: "Only these paths (comma-separated: rtsp, llhls, wall, whep-chromium, whep-gst); ffmpeg's direct read is always measured.")
+    var only: String?
+
+    @Option(help: "Seconds each reader is measured.")
+    var seconds: Double = 8
+
+    @Option(help: "Where results go.")
+    var out = "./bench-results"
+
+    func run() throws {
+        var b = HEVCBenchmark()
+        b.rounds = rounds
+        b.only = only.map { Set($0.split(separator: ",").map(String.init)) }
         b.seconds = seconds
         b.out = out
         do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }

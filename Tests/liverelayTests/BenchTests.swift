@@ -83,4 +83,32 @@ import TestSupport
             #expect(speed > 0.9 && speed < 1.1, "\(from): speed \(speed)")
         }
     }
+
+    /// `liverelay bench hevc`, one short round of RTSP out: both cameras' stamps read back
+    /// directly and through LiveRelay, the H.264 fallback encodes nothing while nothing needs
+    /// it, and its CPU is set against one ffmpeg doing the same transcode.
+    @Test func aShortHEVCRunReadsBothCamerasAndCostsTheFallback() throws {
+        let dir = Paths.tempDirectory("bench-hevc")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let r = try ChildProcess.run(Paths.liverelay, ["bench", "hevc", "--rounds", "1", "--seconds", "2", "--only", "rtsp", "--out", dir.path], timeout: 240)
+        #expect(r.status == 0, "\(r.stderr.suffix(600))")
+        let md = try String(contentsOf: dir.appendingPathComponent("hevc.md"), encoding: .utf8)
+        func row(_ prefix: String) -> [String]? {
+            md.split(separator: "\n").first { $0.hasPrefix("| " + prefix) }?
+                .split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        // | path | H.264 p50s | H.265 p50s | H.264 − direct | H.265 − direct | H.265 − H.264 |
+        for path in ["ffmpeg reading the camera directly", "RTSP out"] {
+            let cells = try #require(row(path), "no \(path) row in:\n\(md)")
+            for (i, codec) in [(1, "H.264"), (2, "H.265")] {
+                let p50 = try #require(Double(cells[i]), "\(path), \(codec): \(cells[i])")
+                #expect(p50 > 0 && p50 < 1000, "\(path), \(codec): p50 \(p50) ms")
+            }
+        }
+        #expect(md.contains("Pictures the fallback encoded while nothing needed it: 0 "), "\(md)")
+        let fallback = try #require(row("the fallback alone").flatMap { Double($0[1]) }, "\(md)")
+        let peer = try #require(row("one ffmpeg").flatMap { Double($0[1]) }, "\(md)")
+        #expect(fallback > 1 && peer > 1, "the fallback \(fallback) %, ffmpeg \(peer) %")
+        #expect(md.contains("Its first viewer's first picture: ") && !md.contains("first picture: – ms"), "\(md)")
+    }
 }
