@@ -233,7 +233,7 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["MediaCore", "Demux", "Mux", "StampedSource", "Bench", "RelayAPI"],
+            dependencies: ["MediaCore", "Demux", "Mux", "StampedSource", "Bench", "RelayAPI", "Relay"],
             path: "Tests/TestSupport",
             swiftSettings: swiftSettings
         ),

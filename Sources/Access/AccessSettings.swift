@@ -10,8 +10,13 @@ public enum AccessAction: String, Sendable, Hashable, CaseIterable, Codable {
     case admin
     /// `/metrics`.
     case metrics
-    /// The archive: finding, playing back and exporting recordings (watching live is `read`).
+    /// The archive: finding and playing back recordings, viewing incidents and bookmarks
+    /// (watching live is `read`).
     case playback
+    /// Taking recordings away: a clip and its manifest, an incident's evidence bundle.
+    case export
+    /// Bookmarking, and making and changing incidents.
+    case incident
 }
 
 /// One grant: an action, on the streams whose names match a glob (`*`, `?`); nil: every stream.

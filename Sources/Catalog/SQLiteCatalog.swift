@@ -81,6 +81,24 @@ public final class SQLiteCatalog: CatalogStore {
                     detail TEXT NOT NULL)
                 """, [])
             _ = try await db.query("CREATE INDEX IF NOT EXISTS audit_by_stream ON audit (stream, at)", [])
+            // Incidents: the whole record as JSON beside the columns searched.
+            _ = try await db.query("""
+                CREATE TABLE IF NOT EXISTS incidents (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    range_start REAL NOT NULL,
+                    range_end REAL NOT NULL,
+                    body TEXT NOT NULL)
+                """, [])
+            _ = try await db.query("""
+                CREATE TABLE IF NOT EXISTS bookmarks (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    stream TEXT NOT NULL,
+                    at REAL NOT NULL,
+                    note TEXT NOT NULL,
+                    who TEXT NOT NULL,
+                    made REAL NOT NULL)
+                """, [])
+            _ = try await db.query("CREATE INDEX IF NOT EXISTS bookmarks_by_stream ON bookmarks (stream, at)", [])
         } catch {
             try? await db.close()
             throw error
@@ -301,6 +319,57 @@ public final class SQLiteCatalog: CatalogStore {
                               start: r.column("range_start")?.double.map { Date(timeIntervalSince1970: $0) },
                               end: r.column("range_end")?.double.map { Date(timeIntervalSince1970: $0) },
                               address: r.column("address")?.string, detail: detail)
+        }
+    }
+
+    // MARK: incidents and bookmarks
+
+    public func addIncident(_ incident: Incident) async throws -> Incident {
+        _ = try await db.query("INSERT INTO incidents (range_start, range_end, body) VALUES (?, ?, '')",
+                               [.float(incident.start.timeIntervalSince1970), .float(incident.end.timeIntervalSince1970)])
+        var i = incident
+        i.id = try await db.lastAutoincrementID()
+        _ = try await updateIncident(i)
+        return i
+    }
+
+    public func updateIncident(_ incident: Incident) async throws -> Bool {
+        let body = String(decoding: try CatalogJSON.encoder.encode(incident), as: UTF8.self)
+        return !(try await db.query("UPDATE incidents SET range_start = ?, range_end = ?, body = ? WHERE id = ? RETURNING id",
+                                    [.float(incident.start.timeIntervalSince1970), .float(incident.end.timeIntervalSince1970),
+                                     .text(body), .integer(incident.id)])).isEmpty
+    }
+
+    public func incident(id: Int) async throws -> Incident? {
+        try await db.query("SELECT body FROM incidents WHERE id = ?", [.integer(id)]).first?.column("body")?.string.flatMap(CatalogJSON.incident)
+    }
+
+    public func incidents(from: Date, to: Date, limit: Int) async throws -> [Incident] {
+        try await db.query("SELECT body FROM incidents WHERE range_end > ? AND range_start < ? ORDER BY id DESC LIMIT ?",
+                           [.float(from.timeIntervalSince1970), .float(to.timeIntervalSince1970), .integer(limit)])
+            .compactMap { $0.column("body")?.string.flatMap(CatalogJSON.incident) }
+    }
+
+    public func addBookmark(_ b: Bookmark) async throws -> Bookmark {
+        _ = try await db.query("INSERT INTO bookmarks (stream, at, note, who, made) VALUES (?, ?, ?, ?, ?)",
+                               [.text(b.stream), .float(b.time.timeIntervalSince1970), .text(b.note), .text(b.who), .float(b.made.timeIntervalSince1970)])
+        var out = b
+        out.id = try await db.lastAutoincrementID()
+        return out
+    }
+
+    public func bookmarks(stream: String?, from: Date, to: Date, limit: Int) async throws -> [Bookmark] {
+        let range: [SQLiteData] = [.float(from.timeIntervalSince1970), .float(to.timeIntervalSince1970), .integer(limit)]
+        let rows: [SQLiteRow]
+        if let stream {
+            rows = try await db.query("SELECT id, stream, at, note, who, made FROM bookmarks WHERE stream = ? AND at >= ? AND at < ? ORDER BY at LIMIT ?", [.text(stream)] + range)
+        } else {
+            rows = try await db.query("SELECT id, stream, at, note, who, made FROM bookmarks WHERE at >= ? AND at < ? ORDER BY at LIMIT ?", range)
+        }
+        return rows.compactMap { r in
+            guard let id = r.column("id")?.integer, let stream = r.column("stream")?.string, let at = r.column("at")?.double,
+                  let note = r.column("note")?.string, let who = r.column("who")?.string, let made = r.column("made")?.double else { return nil }
+            return Bookmark(id: id, stream: stream, time: Date(timeIntervalSince1970: at), note: note, who: who, made: Date(timeIntervalSince1970: made))
         }
     }
 }

@@ -52,6 +52,16 @@ public final class PostgresCatalog: CatalogStore {
             stream TEXT NOT NULL, range_start DOUBLE PRECISION, range_end DOUBLE PRECISION, address TEXT, detail TEXT NOT NULL)
         """,
         "CREATE INDEX IF NOT EXISTS audit_by_stream ON audit (stream, at)",
+        """
+        CREATE TABLE IF NOT EXISTS incidents (
+            id BIGSERIAL PRIMARY KEY, range_start DOUBLE PRECISION NOT NULL, range_end DOUBLE PRECISION NOT NULL, body TEXT NOT NULL)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS bookmarks (
+            id BIGSERIAL PRIMARY KEY, stream TEXT NOT NULL, at DOUBLE PRECISION NOT NULL, note TEXT NOT NULL, who TEXT NOT NULL,
+            made DOUBLE PRECISION NOT NULL)
+        """,
+        "CREATE INDEX IF NOT EXISTS bookmarks_by_stream ON bookmarks (stream, at)",
         // The fleet: nodes heartbeat; each pulled stream is leased to one node at a time.
         """
         CREATE TABLE IF NOT EXISTS nodes (
@@ -251,6 +261,65 @@ public final class PostgresCatalog: CatalogStore {
 
     public func removeHold(stream: String, id: Int) async throws -> Bool {
         !(try await database.query("DELETE FROM holds WHERE stream = \(stream) AND id = \(id) RETURNING id")).isEmpty
+    }
+
+    // MARK: incidents and bookmarks
+
+    public func addIncident(_ incident: Incident) async throws -> Incident {
+        let rows = try await database.query("""
+            INSERT INTO incidents (range_start, range_end, body)
+            VALUES (\(incident.start.timeIntervalSince1970), \(incident.end.timeIntervalSince1970), '') RETURNING id
+            """)
+        var i = incident
+        i.id = try rows.first?.decode(Int.self) ?? 0
+        _ = try await updateIncident(i)
+        return i
+    }
+
+    public func updateIncident(_ incident: Incident) async throws -> Bool {
+        let body = String(decoding: try CatalogJSON.encoder.encode(incident), as: UTF8.self)
+        return !(try await database.query("""
+            UPDATE incidents SET range_start = \(incident.start.timeIntervalSince1970), range_end = \(incident.end.timeIntervalSince1970),
+            body = \(body) WHERE id = \(incident.id) RETURNING id
+            """)).isEmpty
+    }
+
+    public func incident(id: Int) async throws -> Incident? {
+        try await database.query("SELECT body FROM incidents WHERE id = \(id)").first
+            .flatMap { try? $0.decode(String.self) }.flatMap(CatalogJSON.incident)
+    }
+
+    public func incidents(from: Date, to: Date, limit: Int) async throws -> [Incident] {
+        try await database.query("""
+            SELECT body FROM incidents WHERE range_end > \(from.timeIntervalSince1970) AND range_start < \(to.timeIntervalSince1970)
+            ORDER BY id DESC LIMIT \(limit)
+            """).compactMap { (try? $0.decode(String.self)).flatMap(CatalogJSON.incident) }
+    }
+
+    public func addBookmark(_ b: Bookmark) async throws -> Bookmark {
+        let rows = try await database.query("""
+            INSERT INTO bookmarks (stream, at, note, who, made)
+            VALUES (\(b.stream), \(b.time.timeIntervalSince1970), \(b.note), \(b.who), \(b.made.timeIntervalSince1970)) RETURNING id
+            """)
+        var out = b
+        out.id = try rows.first?.decode(Int.self) ?? 0
+        return out
+    }
+
+    public func bookmarks(stream: String?, from: Date, to: Date, limit: Int) async throws -> [Bookmark] {
+        let a = from.timeIntervalSince1970, z = to.timeIntervalSince1970
+        let rows: [PostgresRow]
+        if let stream {
+            rows = try await database.query("""
+                SELECT id, stream, at, note, who, made FROM bookmarks WHERE stream = \(stream) AND at >= \(a) AND at < \(z) ORDER BY at LIMIT \(limit)
+                """)
+        } else {
+            rows = try await database.query("SELECT id, stream, at, note, who, made FROM bookmarks WHERE at >= \(a) AND at < \(z) ORDER BY at LIMIT \(limit)")
+        }
+        return rows.compactMap { r in
+            guard let (id, stream, at, note, who, made) = try? r.decode((Int, String, Double, String, String, Double).self) else { return nil }
+            return Bookmark(id: id, stream: stream, time: Date(timeIntervalSince1970: at), note: note, who: who, made: Date(timeIntervalSince1970: made))
+        }
     }
 
     public func addAudit(_ e: AuditEntry) async throws {

@@ -45,3 +45,35 @@ public struct RecordingListing: Sendable, Codable, Equatable {
                   segments: spans.reduce(0) { $0 + $1.segments }, bytes: spans.reduce(0) { $0 + $1.bytes })
     }
 }
+
+/// `GET /api/keys`: the node's public keys (what its evidence bundles are checked with).
+public struct NodeKeys: Sendable, Codable, Equatable {
+    public struct Key: Sendable, Codable, Equatable {
+        public var algorithm: String
+        /// The first 16 hex digits of the public key's SHA-256.
+        public var id: String
+        /// The raw Ed25519 public key, base64: `liverelay recordings verify-export --key` takes it.
+        public var publicKey: String
+        public init(algorithm: String, id: String, publicKey: String) {
+            self.algorithm = algorithm
+            self.id = id
+            self.publicKey = publicKey
+        }
+    }
+    public var node: String
+    public var keys: [Key]
+    public init(node: String, keys: [Key]) {
+        self.node = node
+        self.keys = keys
+    }
+}
+
+/// `GET /api/incidents/{id}`: the incident and the bookmarks on its streams within its range.
+public struct IncidentView: Sendable, Codable, Equatable {
+    public var incident: Incident
+    public var bookmarks: [Bookmark]
+    public init(incident: Incident, bookmarks: [Bookmark]) {
+        self.incident = incident
+        self.bookmarks = bookmarks
+    }
+}

@@ -32,6 +32,15 @@ struct AccessRequirement: Equatable {
             if parts.count == 3 && parts[1] == "recordings" && method == .get {
                 return AccessRequirement(action: .playback, stream: parts[2], cors: true)
             }
+            // The node's public key: what evidence is checked with.
+            if parts.count == 2 && parts[1] == "keys" && method == .get { return AccessRequirement(action: .read, cors: true) }
+            // Bookmarks and incidents: made and changed with `incident`, viewed with `playback`,
+            // exported with `export`; each handler asks the same of every stream named.
+            if parts.count == 2 && (parts[1] == "bookmarks" || parts[1] == "incidents") {
+                return AccessRequirement(action: method == .get ? .playback : .incident, cors: true)
+            }
+            if parts.count == 3 && parts[1] == "incidents" { return AccessRequirement(action: method == .get ? .playback : .incident, cors: true) }
+            if parts.count == 4 && parts[1] == "incidents" && parts[3] == "export" && method == .get { return AccessRequirement(action: .export, media: true, cors: true) }
             guard parts.count >= 2, parts[1] == "streams" else { return AccessRequirement(action: .admin) }
             let stream = parts.count >= 3 ? parts[2] : nil
             if method == .get { return AccessRequirement(action: .read, stream: stream, cors: true) }
@@ -49,8 +58,11 @@ struct AccessRequirement: Equatable {
                                          door: parts[2] == "publish" ? .http : .webrtc)
             }
             // The archive played or exported: a player fetches these without headers.
-            if parts.count >= 3, ["recording.m3u8", "recording.mp4", "recording.json", "recording"].contains(parts[2]) {
+            if parts.count >= 3, ["recording.m3u8", "recording"].contains(parts[2]) {
                 return AccessRequirement(action: .playback, stream: stream, media: true, cors: true)
+            }
+            if parts.count >= 3, ["recording.mp4", "recording.json"].contains(parts[2]) {
+                return AccessRequirement(action: .export, stream: stream, media: true, cors: true)
             }
             let media = parts.count >= 3 && ["preview.mjpg", "snapshot.jpg", "hls", "watch"].contains(parts[2])
             return AccessRequirement(action: .read, stream: stream, media: media, cors: true)

@@ -13,7 +13,9 @@ public import ServiceLifecycle
 /// LiveRelay's HTTP face, one route group per feature: API, preview, HLS, pages, metrics.
 public enum RelayHTTP {
     /// The HTTP routes, and the WebSocket routes (the ops wall), behind the same access checks.
-    public static func routers(engine: RelayEngine, metrics: RelayMetrics, authorizer: Authorizer, webrtc: WebRTCServer? = nil)
+    /// - Parameter nodeKey: signs evidence bundles (`serve` keeps one in its state directory).
+    public static func routers(engine: RelayEngine, metrics: RelayMetrics, authorizer: Authorizer, webrtc: WebRTCServer? = nil,
+                               nodeKey: NodeKey = .ephemeral())
         -> (http: Router<RelayRequestContext>, webSocket: Router<RelayRequestContext>) {
         let c = engine.configuration
         let router = Router(context: RelayRequestContext.self)
@@ -26,6 +28,7 @@ public enum RelayHTTP {
         OpenAPIRoutes.add(to: router)
         RecordingRoutes.add(to: router, engine: engine)
         RecordingPlaybackRoutes.add(to: router, engine: engine, cache: RecordedFileIndexCache())
+        IncidentRoutes.add(to: router, engine: engine, key: nodeKey)
         let limits = ClientLimits(viewers: c.limits.viewersPerClient, blockingRequests: c.limits.blockingRequestsPerClient)
         PreviewRoutes.add(to: router, engine: engine, limits: limits)
         HLSRoutes.add(to: router, engine: engine, limits: limits)
@@ -42,10 +45,10 @@ public enum RelayHTTP {
     /// (slowloris) are closed after `idle_timeout`; a response whose client stopped reading,
     /// after `write_stall_timeout`; at most `limits.connections` at once.
     public static func service(engine: RelayEngine, metrics: RelayMetrics, authorizer: Authorizer, tls: TLSConfiguration?,
-                               webrtc: WebRTCServer? = nil,
+                               webrtc: WebRTCServer? = nil, nodeKey: NodeKey = .ephemeral(),
                                logger: Logger, onListening: @escaping @Sendable (Int) -> Void) async throws -> any Service {
         let configuration = engine.configuration
-        let (router, wsRouter) = routers(engine: engine, metrics: metrics, authorizer: authorizer, webrtc: webrtc)
+        let (router, wsRouter) = routers(engine: engine, metrics: metrics, authorizer: authorizer, webrtc: webrtc, nodeKey: nodeKey)
         let appConfiguration = ApplicationConfiguration(address: .hostname(configuration.listenHost, port: configuration.listenPort), serverName: "LiveRelay")
         let onRunning: @Sendable (any Channel) async -> Void = { channel in onListening(channel.localAddress?.port ?? configuration.listenPort) }
         let limits = configuration.limits

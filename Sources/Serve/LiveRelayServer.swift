@@ -55,6 +55,7 @@ public enum LiveRelayServer {
     ///   - reload: reads the configuration again (on SIGHUP: streams added, removed or changed
     ///     are applied; unchanged ones keep running).
     ///   - catalog: keeps what the API changes across restarts; nil: nothing is kept.
+    ///   - nodeKey: signs evidence bundles; nil: a key for this run only.
     ///   - banner: where each server says where it listens (`notice`); nil: `logger`. Serve
     ///     itself writes nothing to stdout or stderr.
     /// What `serve` checks before it starts anything, beyond the file itself: the auth
@@ -67,7 +68,7 @@ public enum LiveRelayServer {
     }
 
     public static func run(configuration file: Configuration, sources: SourceOpener = SourceOpener(), captureAge: CaptureAgeReader? = nil,
-                           reload: (@Sendable () throws -> Configuration)? = nil, catalog: (any CatalogStore)? = nil,
+                           reload: (@Sendable () throws -> Configuration)? = nil, catalog: (any CatalogStore)? = nil, nodeKey: NodeKey? = nil,
                            logger: Logger, banner: Logger? = nil, onListening: @escaping @Sendable (Int) -> Void) async throws {
         // Parsing writes nowhere: the secrets it found are masked in every line from here on.
         Redactor.remember(secrets: file.secrets)
@@ -190,7 +191,8 @@ public enum LiveRelayServer {
         }
         // systemd (Type=notify) is told the server is ready once HTTP listens, and that it stops.
         let server = try await RelayHTTP.service(engine: engine, metrics: metrics, authorizer: authorizer,
-                                                 tls: try certificates?.serverConfiguration(), webrtc: webrtc, logger: logger) { port in
+                                                 tls: try certificates?.serverConfiguration(), webrtc: webrtc, nodeKey: nodeKey ?? .ephemeral(),
+                                                 logger: logger) { port in
             onListening(port)
             SystemdNotifier.ready(status: "serving \(engine.hubs.count) streams on port \(port)")
         }

@@ -76,13 +76,38 @@ struct RecordingsCommand: AsyncParsableCommand {
     struct VerifyExport: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "verify-export",
-            abstract: "Check an exported clip (recording.mp4) against its manifest (recording.json); name the first altered piece."
+            abstract: "Check an incident's evidence bundle with the node's public key (BUNDLE --key KEY), or a clip against its manifest (CLIP MANIFEST).",
+            discussion: """
+            With --key, BUNDLE is an incident's evidence bundle (GET /api/incidents/ID/export). It \
+            is checked with no catalog and no node: the manifest's Ed25519 signature against KEY \
+            (base64, as GET /api/keys and `liverelay keys` give it, or a file holding it), then \
+            every file it lists, piece by piece, and each segment's hash-chain link. Exit 0: it \
+            proves itself; 1: the first thing that does not, named; 2: unreadable input.
+            """
         )
 
-        @Argument(help: "The clip.") var clip: String
-        @Argument(help: "Its manifest.") var manifest: String
+        @Argument(help: "The evidence bundle (with --key), or the clip (recording.mp4).") var file: String
+        @Argument(help: "The clip's manifest (recording.json); not with --key.") var manifest: String?
+        @Option(help: "The node's public key (base64), or a file holding it: BUNDLE is an evidence bundle.") var key: String?
 
         func run() async throws {
+            if let key {
+                guard manifest == nil else { throw ValidationError("a bundle carries its own manifest: give BUNDLE --key KEY") }
+                var text = key
+                if FileManager.default.fileExists(atPath: key), let read = try? String(contentsOfFile: key, encoding: .utf8) { text = read }
+                switch EvidenceBundle.verify(path: file, publicKey: text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                case .success(let m):
+                    let pieces = m.files.map(\.clip.pieces.count).reduce(0, +)
+                    print("\(file): signed by key \(m.key.id) of node \(m.node); incident \(m.incident.id) (\(m.incident.title)), "
+                          + "\(m.files.count) files, \(pieces) pieces and every chain link verified"
+                          + (m.missing.isEmpty ? "" : "; nothing recorded of " + m.missing.map(\.stream).joined(separator: ", ")))
+                case .failure(let f):
+                    print("\(file): \(f)")
+                    throw ExitCode(1)
+                }
+                return
+            }
+            guard let manifest else { throw ValidationError("give CLIP MANIFEST, or BUNDLE --key KEY") }
             let decoder = JSONDecoder()
             decoder.keyDecodingStrategy = .convertFromSnakeCase
             decoder.dateDecodingStrategy = .iso8601
@@ -93,11 +118,11 @@ struct RecordingsCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(Data("liverelay: \(manifest) is not an export manifest: \(error)\n".utf8))
                 throw ExitCode(2)
             }
-            if let finding = m.check(clip: clip) {
-                print("\(clip): \(finding)")
+            if let finding = m.check(clip: file) {
+                print("\(file): \(finding)")
                 throw ExitCode(1)
             }
-            print("\(clip): \(m.pieces.count) pieces verified against the manifest (\(m.stream), \(m.start) to \(m.end), \(m.segments.count) segments of node \(m.node))")
+            print("\(file): \(m.pieces.count) pieces verified against the manifest (\(m.stream), \(m.start) to \(m.end), \(m.segments.count) segments of node \(m.node))")
         }
     }
 

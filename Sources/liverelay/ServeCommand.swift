@@ -92,10 +92,18 @@ struct ServeCommand: AsyncParsableCommand {
             catalog = nil
         } }
         defer { if let catalog { Task { await catalog.close() } } }
+        // The node's signing key (evidence bundles), made at the first start.
+        let nodeKey: NodeKey?
+        do {
+            nodeKey = try NodeKey.loadOrCreate(directory: stateDir)
+        } catch {
+            logger.warning("evidence: no node key kept; bundles are signed with a key for this run only (GET /api/keys)", metadata: ["error": "\(error)"])
+            nodeKey = nil
+        }
         // The banner: lines of text on stdout, or records with the URLs as keys (--log-format).
         let banner = LoggingSetup.banner(format: logging.logFormat)
         try await LiveRelayServer.run(configuration: configuration, sources: .liverelay, captureAge: StampedSource.captureAge, reload: reload,
-                                      catalog: catalog, logger: logger, banner: banner) { port in
+                                      catalog: catalog, nodeKey: nodeKey, logger: logger, banner: banner) { port in
             let host = c.listenHost == "0.0.0.0" ? "127.0.0.1" : c.listenHost
             let base = "\(scheme)://\(host):\(port)"
             banner.notice("LiveRelay listening on \(base)/", metadata: ["url": "\(base)/"])

@@ -37,6 +37,19 @@ import TestSupport
         #expect(problems.count == 1 && problems[0].contains("stream d") && problems[0].contains("streams.d"), "\(problems)")
     }
 
+    @Test func incidentsAndBookmarksAreKeptAndFound() async throws {
+        let dir = Paths.tempDirectory("catalog-incidents")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("catalog.sqlite").path
+        let c = try await SQLiteCatalog.open(path: path)
+        try await CatalogIncidentChecks.run(c)
+        await c.close()
+        // Reopened: still there.
+        let again = try await SQLiteCatalog.open(path: path)
+        #expect(try await again.incidents(from: .distantPast, to: .distantFuture, limit: 10).count == 2)
+        await again.close()
+    }
+
     @Test func aCatalogThatCannotBeMadeIsAnError() async throws {
         await #expect(throws: (any Error).self) { _ = try await SQLiteCatalog.open(path: "/proc/liverelay/catalog.sqlite") }
     }

@@ -59,6 +59,7 @@ func withPostgres(_ body: (String) async throws -> Void) async throws {
         let audit = try await c.audit(stream: "cam", since: t0 - 1, limit: 10)
         #expect(audit.first?.detail == "it's \"quoted\"")
         #expect(audit.first?.address == "10.0.0.1")
+        try await CatalogIncidentChecks.run(c)
     }
 
     @Test func aChangeIsKeptAndToldToEveryNode() async throws {

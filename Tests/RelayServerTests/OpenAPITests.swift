@@ -131,6 +131,12 @@ import WebRTC
             ("FleetReport", try RelayAPI.encoder.encode(fleet)),
             ("StreamEvent", try RelayAPI.eventEncoder.encode(event)),
             ("Error", try RelayAPI.encoder.encode(APIError(error: "no"))),
+            ("IncidentView", try RelayAPI.encoder.encode(IncidentView(incident: Incident(id: 3, title: "Gate 3", notes: "two units", streams: ["cam"], start: at,
+                                                                                         end: at.addingTimeInterval(60), createdBy: "lead", created: at, updated: at),
+                                                                      bookmarks: [Bookmark(id: 1, stream: "cam", time: at, note: "a car", who: "unit1", made: at)]))),
+            ("NodeKeys", try RelayAPI.encoder.encode(NodeKeys(node: "node-a", keys: [.init(algorithm: "Ed25519", id: "0123456789abcdef", publicKey: "AAAA")]))),
+            ("AuditEntry", try RelayAPI.encoder.encode(AuditEntry(id: 1, at: at, who: "lead", action: .incident, stream: "cam", start: at, end: at,
+                                                                  address: "10.0.0.1", detail: "incident 3 made"))),
         ]
         for sample in samples {
             let schema = try #require(schemas[sample.schema], "no schema \(sample.schema) in openapi.json")

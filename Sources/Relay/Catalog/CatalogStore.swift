@@ -58,6 +58,17 @@ public protocol CatalogStore: Sendable {
     func addAudit(_ entry: AuditEntry) async throws
     /// The audit log, newest first: of one stream (nil: all), at or after `since`, at most `limit`.
     func audit(stream: String?, since: Date, limit: Int) async throws -> [AuditEntry]
+    /// Keeps a new incident; returns it with its id.
+    func addIncident(_ incident: Incident) async throws -> Incident
+    /// Replaces the incident with `incident.id`; false when there is none.
+    func updateIncident(_ incident: Incident) async throws -> Bool
+    func incident(id: Int) async throws -> Incident?
+    /// Incidents overlapping `from`..<`to`, newest first, at most `limit`.
+    func incidents(from: Date, to: Date, limit: Int) async throws -> [Incident]
+    /// Keeps a bookmark; returns it with its id.
+    func addBookmark(_ bookmark: Bookmark) async throws -> Bookmark
+    /// Bookmarks of `stream` (nil: all) at `from`..<`to`, in time order, at most `limit`.
+    func bookmarks(stream: String?, from: Date, to: Date, limit: Int) async throws -> [Bookmark]
 }
 
 extension CatalogStore {

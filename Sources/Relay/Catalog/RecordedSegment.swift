@@ -134,10 +134,14 @@ public struct SHA256Stream: Sendable {
 }
 
 /// Who did what to which range of the archive, when and from where: played back, exported,
-/// held, released, or deleted (retention, as `retention`).
+/// held, released, deleted (retention, as `retention`), bookmarked, or an incident of it made,
+/// viewed or changed.
 public struct AuditEntry: Sendable, Codable, Equatable {
     public enum Action: String, Sendable, Codable {
         case playback, export, manifest, hold, release, delete
+        /// An incident made, viewed or changed (one line per stream it names).
+        case incident
+        case bookmark
     }
     public var id: Int
     public var at: Date

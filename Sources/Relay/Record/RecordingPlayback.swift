@@ -281,6 +281,33 @@ extension RecordingExport {
     }
 }
 
+extension RecordingExport {
+    /// The whole clip through `emit`, hashed as it goes: each piece's SHA-256 and the whole
+    /// clip's (one read of the files for both); nil when a file cannot be read as it was
+    /// indexed (the clip is cut short there).
+    public func writeHashing(chunk: Int = 256 << 10, offload: (@escaping @Sendable () -> [UInt8]?) async throws -> [UInt8]?,
+                             _ emit: ([UInt8]) async throws -> Void) async throws -> (pieceHashes: [String], sha256: String)? {
+        var whole = SHA256Stream()
+        var hashes: [String] = []
+        for i in pieces.indices {
+            var piece = SHA256Stream()
+            var at = 0
+            while at < pieces[i].length {
+                let n = min(chunk, pieces[i].length - at)
+                let start = at
+                guard let b = try await offload({ self.bytes(ofPiece: i, from: start, count: n, read: { Self.read(path: $0, offset: $1, count: $2) }) })
+                else { return nil }
+                piece.update(b)
+                whole.update(b)
+                try await emit(b)
+                at += n
+            }
+            hashes.append(piece.hex())
+        }
+        return (hashes, whole.hex())
+    }
+}
+
 /// What an exported clip is, beside it (`recording.json`): the stream and node, the range
 /// asked for and the range in it, the archive's segments it came from with their hashes and
 /// chain, and every piece of the clip with its place and SHA-256, so that `liverelay recordings
@@ -293,6 +320,10 @@ public struct ExportManifest: Codable, Sendable, Equatable {
         public var bytes: Int
         public var sha256: String
         public var chain: String
+        /// The chain value of the segment before it in the stream's chain ("" for its first),
+        /// so that the link can be checked with no catalog: `chain` is the SHA-256 of
+        /// `previous_chain + sha256`. Nil where it was not looked up (a clip's own manifest).
+        public var previousChain: String?
     }
     public struct Piece: Codable, Sendable, Equatable {
         public var offset: Int
@@ -322,12 +353,64 @@ public struct ExportManifest: Codable, Sendable, Equatable {
     public static func make(_ export: RecordingExport, stream: String, node: String, requestedStart: Date,
                             requestedDuration: Double) -> ExportManifest? {
         var whole = SHA256Stream()
+        var hashes: [String] = []
+        for i in export.pieces.indices {
+            guard let b = export.bytes(ofPiece: i, read: { RecordingExport.read(path: $0, offset: $1, count: $2) }) else { return nil }
+            whole.update(b)
+            hashes.append(SHA256Stream.hex(b))
+        }
+        return ExportManifest(export, stream: stream, node: node, requestedStart: requestedStart, requestedDuration: requestedDuration,
+                              pieceHashes: hashes, sha256: whole.hex())
+    }
+
+    /// Checks `clip` against this manifest: nil when every piece and the whole hash match, else
+    /// a line naming the first piece that does not.
+    public func check(clip path: String) -> String? {
+        guard let f = FileHandle(forReadingAtPath: path) else { return "cannot read \(path)" }
+        defer { try? f.close() }
+        guard let size = try? f.seekToEnd() else { return "cannot read \(path)" }
+        return check(size: Int(size)) { RecordingExport.read(path: path, offset: $0, count: $1) }
+    }
+
+    /// Checks a clip of `size` bytes, read through `read(offset, count)`, against this
+    /// manifest: every piece, the whole hash, and each segment's chain link where the manifest
+    /// has the link before it.
+    public func check(size: Int, read: (Int, Int) -> [UInt8]?) -> String? {
+        var whole = SHA256Stream()
+        for p in pieces {
+            guard let b = read(p.offset, p.length) else {
+                return "the clip ends before piece at byte \(p.offset)\(Self.describe(p)) (clip \(size) bytes, manifest \(bytes))"
+            }
+            whole.update(b)
+            if SHA256Stream.hex(b) != p.sha256 { return "altered: the piece at byte \(p.offset)\(Self.describe(p)) does not match its hash" }
+        }
+        if size != bytes { return "the clip is \(size) bytes, the manifest says \(bytes)" }
+        if whole.hex() != sha256 { return "the clip's SHA-256 does not match the manifest's" }
+        for s in segments {
+            guard let previous = s.previousChain else { continue }
+            var link = SHA256Stream()
+            link.update(Array((previous + s.sha256).utf8))
+            if link.hex() != s.chain { return "the hash chain breaks at \(s.file): its link is not the SHA-256 of the one before and its own hash" }
+        }
+        return nil
+    }
+
+    static func describe(_ p: Piece) -> String {
+        guard let file = p.file else { return " (the initialization section)" }
+        return " (\(file) at \(p.fileOffset ?? 0)\(p.time.map { ", \(HLSPlaylist.iso8601($0))" } ?? ""))"
+    }
+}
+
+extension ExportManifest {
+    /// The manifest of `export` whose pieces hashed to `pieceHashes` (in order) and whole to
+    /// `sha256`; `previousChains` (by segment path) fills each segment's `previous_chain`.
+    public init(_ export: RecordingExport, stream: String, node: String, requestedStart: Date, requestedDuration: Double,
+                pieceHashes: [String], sha256: String, previousChains: [String: String] = [:]) {
         var pieces: [Piece] = []
         var fragments = export.selection.fragments.makeIterator()
         for (i, p) in export.pieces.enumerated() {
-            guard let b = export.bytes(ofPiece: i, read: { RecordingExport.read(path: $0, offset: $1, count: $2) }) else { return nil }
-            whole.update(b)
-            var piece = Piece(offset: export.offsets[i], length: p.length, sha256: SHA256Stream.hex(b), file: nil, fileOffset: nil, time: nil)
+            var piece = Piece(offset: export.offsets[i], length: p.length, sha256: pieceHashes.indices.contains(i) ? pieceHashes[i] : "",
+                              file: nil, fileOffset: nil, time: nil)
             if case .fragment(let path, let offset, _, _, _) = p, let f = fragments.next() {
                 piece.file = URL(fileURLWithPath: path).lastPathComponent
                 piece.fileOffset = offset
@@ -339,35 +422,11 @@ public struct ExportManifest: Codable, Sendable, Equatable {
         for f in export.selection.fragments where segments.last?.file != URL(fileURLWithPath: f.segment.path).lastPathComponent {
             let s = f.segment
             segments.append(Segment(file: URL(fileURLWithPath: s.path).lastPathComponent, start: s.start, duration: s.duration,
-                                    bytes: s.bytes, sha256: s.sha256, chain: s.chain))
+                                    bytes: s.bytes, sha256: s.sha256, chain: s.chain, previousChain: previousChains[s.path]))
         }
         let sel = export.selection
-        return ExportManifest(stream: stream, node: node, requestedStart: requestedStart, requestedDuration: requestedDuration,
-                              start: sel.start ?? requestedStart, end: sel.end ?? requestedStart, stoppedAt: export.stoppedAt,
-                              bytes: export.length, sha256: whole.hex(), segments: segments, pieces: pieces, made: Date())
-    }
-
-    /// Checks `clip` against this manifest: nil when every piece and the whole hash match, else
-    /// a line naming the first piece that does not.
-    public func check(clip path: String) -> String? {
-        guard let f = FileHandle(forReadingAtPath: path) else { return "cannot read \(path)" }
-        defer { try? f.close() }
-        guard let size = try? f.seekToEnd() else { return "cannot read \(path)" }
-        var whole = SHA256Stream()
-        for p in pieces {
-            guard let b = RecordingExport.read(path: path, offset: p.offset, count: p.length) else {
-                return "the clip ends before piece at byte \(p.offset)\(Self.describe(p)) (clip \(size) bytes, manifest \(bytes))"
-            }
-            whole.update(b)
-            if SHA256Stream.hex(b) != p.sha256 { return "altered: the piece at byte \(p.offset)\(Self.describe(p)) does not match its hash" }
-        }
-        if Int(size) != bytes { return "the clip is \(size) bytes, the manifest says \(bytes)" }
-        if whole.hex() != sha256 { return "the clip's SHA-256 does not match the manifest's" }
-        return nil
-    }
-
-    static func describe(_ p: Piece) -> String {
-        guard let file = p.file else { return " (the initialization section)" }
-        return " (\(file) at \(p.fileOffset ?? 0)\(p.time.map { ", \(HLSPlaylist.iso8601($0))" } ?? ""))"
+        self.init(stream: stream, node: node, requestedStart: requestedStart, requestedDuration: requestedDuration,
+                  start: sel.start ?? requestedStart, end: sel.end ?? requestedStart, stoppedAt: export.stoppedAt,
+                  bytes: export.length, sha256: sha256, segments: segments, pieces: pieces, made: Date())
     }
 }

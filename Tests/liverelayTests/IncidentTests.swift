@@ -1,0 +1,192 @@
+import Testing
+import Foundation
+import TestSupport
+import Bench
+import Relay
+import RelayAPI
+import Wire
+import StampedSource
+
+/// Incidents as an ops centre uses them: three stamped cameras recorded, bookmarks and an
+/// incident of two of them made through the API with permissions, its evidence bundle exported,
+/// opened by GNU tar and ffprobe, proved offline by `verify-export --key`, and refused for a
+/// flipped byte, a removed file, an edited manifest and another node's key; retention keeps the
+/// incident's range while it is open and takes it once it is closed.
+@Suite(.ownThreads, .serialized) struct IncidentTests {
+    static var iso: ISO8601DateFormatter {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f
+    }
+
+    func curl(_ args: [String]) throws -> CommandResult {
+        try ChildProcess.run("/usr/bin/curl", ["-s", "-g", "-m", "30"] + args, timeout: 60)
+    }
+
+    /// The HTTP status and body of a request.
+    func call(_ method: String, _ url: String, _ user: [String], json: String? = nil) throws -> (code: String, body: String) {
+        var args = ["-X", method, "-w", "\n%{http_code}"] + user
+        if let json { args += ["-H", "Content-Type: application/json", "--data-binary", json] }
+        let out = try curl(args + [url]).stdout
+        let code = out.split(separator: "\n").last.map(String.init) ?? ""
+        return (code, String(out.dropLast(code.count)).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    func verify(_ bundle: String, key: String) throws -> CommandResult {
+        try ChildProcess.run(Paths.liverelay, ["recordings", "verify-export", bundle, "--key", key], timeout: 60)
+    }
+
+    @Test(.tags(.exclusive)) func markedHeldExportedProvedAndReleased() throws {
+        let dir = Paths.tempDirectory("incident")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let rec = dir.appendingPathComponent("rec").path
+        let pw = ["lead": "lead-secret-1", "viewer": "viewer-secret-2", "unit1": "unit1-secret-3", "chief": "chief-secret-4"]
+        let h = try pw.mapValues { try AccessTests.hash($0) }
+        let camera = "source: \"testsrc://?size=320x180&fps=30&gop=30\", preview: false, record: {path: \(rec), segment_duration: 1s, keep: 8s}"
+        let (serve, port, _) = try Servers.serve("""
+        auth:
+          users:
+            - {name: lead, password: "\(h["lead"]!)", permissions: [read, playback, export, incident]}
+            - {name: viewer, password: "\(h["viewer"]!)", permissions: [read, playback]}
+            - {name: unit1, password: "\(h["unit1"]!)", permissions: [read, playback, {action: incident, streams: cam1}]}
+            - {name: chief, password: "\(h["chief"]!)", permissions: [admin]}
+          anonymous: []
+        streams:
+          cam1: {\(camera)}
+          cam2: {\(camera)}
+          cam3: {\(camera)}
+        """, dir: dir)
+        defer { serve.stop() }
+        let base = "http://127.0.0.1:\(port)"
+        let lead = ["-u", "lead:\(pw["lead"]!)"], viewer = ["-u", "viewer:\(pw["viewer"]!)"], unit1 = ["-u", "unit1:\(pw["unit1"]!)"]
+        let chief = ["-u", "chief:\(pw["chief"]!)"]
+        let began = Date()
+        Thread.sleep(forTimeInterval: 6)
+        let start = began.addingTimeInterval(1.5), end = began.addingTimeInterval(4.5)
+
+        // Bookmarks: by the unit on its own camera, refused on another and to a viewer.
+        let mark = try call("POST", "\(base)/api/bookmarks", unit1, json: "{\"stream\": \"cam1\", \"time\": \"\(Self.iso.string(from: began.addingTimeInterval(2.5)))\", \"note\": \"a car stops\"}")
+        #expect(mark.code == "201", "\(mark)")
+        #expect(try Servers.decode(Bookmark.self, mark.body).who == "unit1")
+        #expect(try call("POST", "\(base)/api/bookmarks", unit1, json: "{\"stream\": \"cam2\"}").code == "403")
+        #expect(try call("POST", "\(base)/api/bookmarks", viewer, json: "{\"stream\": \"cam1\"}").code == "403")
+        #expect(try call("POST", "\(base)/api/bookmarks", lead, json: "{\"stream\": \"nosuch\"}").code == "400")
+        #expect(try call("POST", "\(base)/api/bookmarks", lead, json: "{\"stream\": \"cam2\", \"note\": \"now\"}").code == "201")
+
+        // The incident: two cameras, a range of 3 s.
+        let body = "{\"title\": \"Gate 3\", \"notes\": \"two units\", \"streams\": [\"cam1\", \"cam2\"], \"start\": \"\(Self.iso.string(from: start))\", \"end\": \"\(Self.iso.string(from: end))\"}"
+        #expect(try call("POST", "\(base)/api/incidents", viewer, json: body).code == "403")
+        #expect(try call("POST", "\(base)/api/incidents", unit1, json: body).code == "403", "incident only on cam1")
+        #expect(try call("POST", "\(base)/api/incidents", lead, json: "{\"title\": \"x\", \"streams\": [], \"start\": \"\(Self.iso.string(from: start))\", \"end\": \"\(Self.iso.string(from: end))\"}").code == "400")
+        let made = try call("POST", "\(base)/api/incidents", lead, json: body)
+        #expect(made.code == "201", "\(made)")
+        let incident = try Servers.decode(Incident.self, made.body)
+        #expect(incident.state == .open && incident.createdBy == "lead" && incident.streams == ["cam1", "cam2"])
+        // Held on both cameras while open.
+        for cam in ["cam1", "cam2"] {
+            let holds = try Servers.api([RecordingHold].self, "\(base)/api/recordings/\(cam)/holds", chief, maxTime: 5)
+            #expect(holds.map(\.reason) == ["incident \(incident.id)"], "\(cam)")
+        }
+        // Viewed by the viewer (playback), with its bookmarks; found by text and by stream.
+        let view = try Servers.api(IncidentView.self, "\(base)/api/incidents/\(incident.id)", viewer)
+        #expect(view.incident == incident)
+        #expect(view.bookmarks.map(\.note) == ["a car stops"])
+        #expect(try Servers.api([Incident].self, "\(base)/api/incidents?q=gate", viewer).map(\.id) == [incident.id])
+        #expect(try Servers.api([Incident].self, "\(base)/api/incidents?stream=cam3", viewer).isEmpty)
+
+        // The bundle: the viewer may not take it; the lead does.
+        #expect(try call("GET", "\(base)/api/incidents/\(incident.id)/export", viewer).code == "403")
+        let bundle = dir.appendingPathComponent("bundle.tar").path
+        let got = try curl(lead + ["-o", bundle, "-w", "%{http_code}", "\(base)/api/incidents/\(incident.id)/export"])
+        #expect(got.stdout == "200", "\(got.stdout)")
+        let keys = try Servers.api(NodeKeys.self, "\(base)/api/keys", viewer)
+        let key = try #require(keys.keys.first?.publicKey)
+        // The node's key on disk is the one served, and `liverelay keys` prints it.
+        let printed = try ChildProcess.run(Paths.liverelay, ["keys", "--state-dir", dir.path], timeout: 10).stdout
+        #expect(printed.contains(key), "\(printed)")
+
+        // Proved offline.
+        let ok = try verify(bundle, key: key)
+        #expect(ok.status == 0 && ok.stdout.contains("incident \(incident.id) (Gate 3), 2 files"), "\(ok.output)")
+        // GNU tar opens it; each MP4 plays and holds the incident's moment.
+        let out = dir.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        #expect(try ChildProcess.run("/usr/bin/tar", ["-xf", bundle, "-C", out.path], timeout: 30).status == 0)
+        let files = try FileManager.default.contentsOfDirectory(atPath: out.appendingPathComponent("incident-\(incident.id)").path).sorted()
+        #expect(files == ["cam1.mp4", "cam2.mp4", "manifest.json", "manifest.json.sig"])
+        for cam in ["cam1", "cam2"] {
+            let mp4 = out.appendingPathComponent("incident-\(incident.id)/\(cam).mp4").path
+            let stamps = try RecordingPlaybackTests().stamps(of: mp4, dir: dir)
+            let first = try #require(stamps.first, "\(cam): no stamp")
+            let last = try #require(stamps.last)
+            // From the keyframe at or before the start (a GOP is 1 s) to the end.
+            let startMs = Int64(start.timeIntervalSince1970 * 1000), endMs = Int64(end.timeIntervalSince1970 * 1000)
+            #expect(first.captureMillis <= startMs + 40 && first.captureMillis > startMs - 1100, "\(cam): first picture at \(first.captureMillis - startMs) ms from the start")
+            #expect(last.captureMillis >= endMs - 1100 && last.captureMillis <= endMs + 1100, "\(cam): last picture at \(last.captureMillis - endMs) ms from the end")
+        }
+        let manifest = try EvidenceBundle.decoder.decode(EvidenceManifest.self,
+                                                         from: Data(contentsOf: out.appendingPathComponent("incident-\(incident.id)/manifest.json")))
+        #expect(manifest.key.publicKey == key && manifest.bookmarks.map(\.note) == ["a car stops"])
+        #expect(manifest.files.allSatisfy { $0.clip.segments.allSatisfy { $0.previousChain != nil } })
+        #expect(manifest.audit.contains { $0.action == .incident && $0.detail.contains("made") }, "\(manifest.audit)")
+
+        // Refused: a flipped byte in each MP4, a removed file, an edited manifest, another key.
+        let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: bundle)))
+        let members = try Tar.members(length: original.count) { o, n in o + n <= original.count ? Array(original[o..<(o + n)]) : nil }.get()
+        func member(_ suffix: String) throws -> Tar.Member { try #require(members.first { $0.name.hasSuffix(suffix) }) }
+        func rejected(_ bytes: [UInt8], _ name: String) throws -> String {
+            let path = dir.appendingPathComponent(name).path
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let r = try verify(path, key: key)
+            #expect(r.status == 1, "\(name): \(r.output)")
+            return r.stdout
+        }
+        for cam in ["cam1", "cam2"] {
+            var flipped = original
+            let m = try member("/\(cam).mp4")
+            flipped[m.offset + m.size / 2] ^= 0x01
+            let said = try rejected(flipped, "flipped-\(cam).tar")
+            #expect(said.contains("\(cam).mp4: altered"), "\(said)")
+        }
+        var without: [UInt8] = []
+        for m in members where !m.name.hasSuffix("/cam2.mp4") {
+            without += Tar.header(name: m.name, size: m.size, mtime: 0)! + original[m.offset..<(m.offset + m.size)] + Tar.padding(after: m.size)
+        }
+        #expect(try rejected(without + Tar.end, "removed.tar").contains("missing: cam2.mp4"))
+        var edited = original
+        let mm = try member("/manifest.json")
+        let text = Array(edited[mm.offset..<(mm.offset + mm.size)])
+        let at = try #require(text.indices.first { text[$0...].starts(with: Array("Gate 3".utf8)) })
+        edited[mm.offset + at + 3] = UInt8(ascii: "s") // "Gats 3"
+        #expect(try rejected(edited, "edited.tar").contains("does not match its signature"))
+        let other = try verify(bundle, key: NodeKey.ephemeral().publicKey)
+        #expect(other.status == 1 && other.stdout.contains("signed by another key"), "\(other.output)")
+
+        // Retention: 8 s after the range ended, the third camera's same range is gone while the
+        // incident's two are kept.
+        func recorded(_ cam: String) throws -> Int {
+            try Servers.api(RecordingListing.self, "\(base)/api/recordings/\(cam)?start=\(Self.iso.string(from: start))&end=\(Self.iso.string(from: end))", lead).spans.count
+        }
+        let kept = Date().addingTimeInterval(30)
+        while Date() < kept, try recorded("cam3") > 0 { Thread.sleep(forTimeInterval: 0.5) }
+        #expect(try recorded("cam3") == 0, "retention did not take cam3's range")
+        #expect(try recorded("cam1") > 0 && recorded("cam2") > 0, "an open incident's range was taken")
+        // Closed: its holds go, and retention takes the range.
+        let closed = try call("PATCH", "\(base)/api/incidents/\(incident.id)", lead, json: "{\"state\": \"closed\"}")
+        #expect(closed.code == "200" && (try? Servers.decode(Incident.self, closed.body).state) == .closed, "\(closed)")
+        #expect(try Servers.api([RecordingHold].self, "\(base)/api/recordings/cam1/holds", chief, maxTime: 5).isEmpty)
+        let gone = Date().addingTimeInterval(20)
+        while Date() < gone, try recorded("cam1") > 0 || recorded("cam2") > 0 { Thread.sleep(forTimeInterval: 0.5) }
+        #expect(try recorded("cam1") == 0 && recorded("cam2") == 0, "a closed incident's range was kept")
+
+        // Every step is in the audit log, by whom (the admin's to read).
+        #expect(try call("GET", "\(base)/api/audit", lead).code == "403")
+        let audit = try Servers.api([AuditEntry].self, "\(base)/api/audit?stream=cam1", chief, maxTime: 5)
+        let steps = Set(audit.map { "\($0.who) \($0.action.rawValue) \($0.detail.split(separator: ":").first ?? "")" })
+        for step in ["unit1 bookmark bookmark 1", "lead incident incident \(incident.id) made", "viewer incident incident \(incident.id) viewed",
+                     "lead export incident \(incident.id) evidence bundle", "lead incident incident \(incident.id) changed"] {
+            #expect(steps.contains(step), "\(step) not in \(steps.sorted())")
+        }
+        #expect(manifest.audit.contains { $0.action == .bookmark && $0.who == "unit1" })
+    }
+}
