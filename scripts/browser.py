@@ -13,6 +13,8 @@ and python3-selenium (scripts/setup.sh installs them).
              [--wall]        the ops wall (window.wall): print "painting NAME" when a tile first
                              paints, "signal NAME lost|ok" as tiles lose and regain their
                              source, and at the end each tile's path, pictures, changes, latency
+             [--keys KEYS [--keys-after 3]]  press KEYS on the page, one at a time, once it has
+                             loaded (the wall's 1-9, f, m, b), before the mode below
              [--stamps ID --csv OUT]  read LiveRelay's test-source stamp from every frame the
                              <video> presents (requestVideoFrameCallback), write
                              frame,capture_ms,received_ms,latency_ms rows to OUT
@@ -56,6 +58,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=20)
     ap.add_argument("--fake-camera", action="store_true", help="Chromium's fake camera and microphone, allowed without asking")
     ap.add_argument("--hold", type=float, default=0, help="stay on the page this many seconds more at the end")
+    ap.add_argument("--keys", help="keys pressed on the page, one at a time, --keys-after seconds after it loads (before any other mode)")
+    ap.add_argument("--keys-after", type=float, default=3)
     ap.add_argument("--rtc-stats", action="store_true", help="add the page's RTCPeerConnection (window.pc) inbound video stats: losses, NACKs, freezes, sender reports")
     a = ap.parse_args()
     w, h = (int(x) for x in a.size.lower().split("x"))
@@ -96,6 +100,13 @@ def main():
             except Exception:
                 pass
             time.sleep(0.1)
+        if a.keys:
+            from selenium.webdriver.common.action_chains import ActionChains
+            time.sleep(a.keys_after)
+            for k in a.keys:
+                ActionChains(driver).send_keys(k).perform()
+                time.sleep(0.3)
+            out["keys"] = a.keys
         if a.img:
             out.update(watch_img(driver, a.img, a.seconds, deadline))
         if a.all_imgs:

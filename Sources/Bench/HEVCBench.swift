@@ -51,12 +51,15 @@ public struct HEVCBenchmark {
         let mounts = ["h264", "h265"].flatMap { codec in
             ["--mount", "/\(codec)=( udpsrc address=127.0.0.1 port=\(udp[codec]!) caps=video/mpegts,systemstream=true ! tsdemux latency=0 ! \(codec)parse ! rtp\(codec)pay name=pay0 pt=96 config-interval=-1 )"]
         }
-        let camera = try ChildProcess(name: "camera", "/usr/bin/python3", ["-u", scripts + "/rtsp_server.py", "--port", String(camPort)] + mounts)
+        // The cameras run at a higher priority (nice −10; as root): a camera is a device of its
+        // own, and a libx265 encoder that the bench's Chromium starves falls up to a second
+        // behind its own stamps (measured: ffmpeg's direct read went from 112 to 956 ms).
+        let camera = try ChildProcess(name: "camera", "/usr/bin/nice", ["-n", "-10", "/usr/bin/python3", "-u", scripts + "/rtsp_server.py", "--port", String(camPort)] + mounts)
         defer { camera.stop() }
         guard camera.waitFor("ready", timeout: 20) else { throw BenchError("the RTSP camera did not start: \(camera.stderr.suffix(300))") }
         let testsrc = "testsrc://?size=640x360&fps=30&gop=30&bitrate=1000"
         let sources = try ["h264": "", "h265": "&codec=hevc"].map { codec, extra in
-            try ChildProcess(name: "source-\(codec)", me, ["publish", "udp://127.0.0.1:\(udp[codec]!)", "--source", testsrc + extra, "--duration", "100000"])
+            try ChildProcess(name: "source-\(codec)", "/usr/bin/nice", ["-n", "-10", me, "publish", "udp://127.0.0.1:\(udp[codec]!)", "--source", testsrc + extra, "--duration", "100000"])
         }
         defer { for s in sources { s.stop() } }
         func cam(_ codec: String) -> String { "rtsp://127.0.0.1:\(camPort)/\(codec)" }

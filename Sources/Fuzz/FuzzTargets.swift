@@ -10,7 +10,7 @@ import Access
 /// What the fuzzers feed: input from a config file or the network that must never crash the
 /// process. Each target takes arbitrary bytes.
 enum FuzzTargets {
-    static let names = ["config", "url", "hls", "timeline", "rtmp", "demux", "flvfeed", "rtsp", "mp4", "webrtc"]
+    static let names = ["config", "url", "hls", "timeline", "rtmp", "demux", "flvfeed", "rtsp", "mp4", "webrtc", "evidence"]
 
     static func run(_ target: String, _ bytes: [UInt8]) {
         _ = silenced
@@ -54,12 +54,37 @@ enum FuzzTargets {
             mp4(bytes)
         case "webrtc":
             webrtc(bytes)
+        case "evidence":
+            evidence(bytes)
         default:
             break
         }
     }
 
     static let silenced: Void = FFmpegLog.silence()
+
+    /// An evidence bundle from anyone, as `verify-export --key` reads it: the bytes as an
+    /// archive; then as a manifest signed with the key given (so the checks after the signature
+    /// run on what the bytes say: files, pieces with any offsets and lengths, chain links), in an
+    /// archive with one clip.
+    static let evidenceKey = NodeKey.ephemeral()
+    static func evidence(_ bytes: [UInt8]) {
+        func verify(_ archive: [UInt8]) {
+            _ = EvidenceBundle.verify(length: archive.count, publicKey: evidenceKey.publicKey) { offset, count in
+                guard offset >= 0, count >= 0, offset <= archive.count - count else { return nil }
+                return Array(archive[offset..<(offset + count)])
+            }
+        }
+        verify(bytes)
+        guard let signature = try? evidenceKey.sign(bytes) else { return }
+        var archive: [UInt8] = []
+        let clip = Array(bytes.prefix(4096))
+        for (name, member) in [("incident-1/cam1.mp4", clip), ("incident-1/manifest.json", bytes), ("incident-1/manifest.json.sig", Array(signature.utf8))] {
+            guard let header = Tar.header(name: name, size: member.count, mtime: 0) else { return }
+            archive += header + member + Tar.padding(after: member.count)
+        }
+        verify(archive + Tar.end)
+    }
 
     /// What a WebRTC peer sends: the WHEP/WHIP offer (SDP text), STUN checks and RTCP on the
     /// shared UDP port, and a WHIP publisher's RTP, rebuilt into packets by the same

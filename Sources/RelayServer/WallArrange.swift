@@ -16,7 +16,7 @@ enum WallArrange {
         · state <select id="state"><option value="">any</option><option value="live">live</option><option value="lost">signal lost</option>
         <option value="damaged">damaged</option></select>
         · <button id="fullwall" title="f">full screen</button> · <button id="mute" title="m">sound off</button>
-        <span id="selected"></span> <small>keys: 1–9 select · f full screen · m sound · Esc back</small></div>
+        <span id="selected"></span> <small>keys: 1–9 select · f full screen · m sound · b bookmark · Esc back</small></div>
         """
     }
 
@@ -81,6 +81,25 @@ enum WallArrange {
         document.getElementById('selected').textContent = name ? '· selected: ' + name : '';
         listen();
       }
+      // b: the selected tile's moment marked (the time of the picture it shows, on the
+      // server's clock: its capture time where the camera says it, else its arrival).
+      wall.bookmarks = [];
+      function bookmark() {
+        const name = arrange.selected, label = document.getElementById('selected');
+        if (!name) { label.textContent = '· select a tile to bookmark it (b)'; return; }
+        const t = wall.tiles[name];
+        const time = new Date(t.shownAt || Date.now()).toISOString();
+        const token = new URLSearchParams(location.search).get('token');
+        fetch('/api/bookmarks', {method: 'POST', headers: Object.assign({'Content-Type': 'application/json'}, token ? {Authorization: 'Bearer ' + token} : {}),
+                                 body: JSON.stringify({stream: name, time})})
+          .then(r => r.json().then(j => ({ok: r.ok, j})))
+          .then(({ok, j}) => {
+            if (!ok) { label.textContent = '· bookmark refused: ' + (j.error || ''); return; }
+            wall.bookmarks.push(j);
+            label.textContent = '· selected: ' + name + ' · bookmarked ' + time.slice(11, 23);
+          })
+          .catch(e => { label.textContent = '· bookmark failed: ' + e; });
+      }
       function full(el) {
         if (document.fullscreenElement) return document.exitFullscreen().catch(() => {});
         if (el.requestFullscreen) el.requestFullscreen().catch(() => {});
@@ -98,6 +117,7 @@ enum WallArrange {
         if (/^[1-9]$/.test(e.key)) { const name = arrange.shown[+e.key - 1]; if (name) select(name); }
         else if (e.key === 'f') full(arrange.selected ? wall.tiles[arrange.selected].fig : box);
         else if (e.key === 'm') toggleSound();
+        else if (e.key === 'b') bookmark();
         else if (e.key === 'Escape') { if (document.fullscreenElement) document.exitFullscreen().catch(() => {}); else select(null); }
         else return;
         e.preventDefault();

@@ -117,6 +117,8 @@ enum WallPage {
       t.g.drawImage(src, 0, 0, cw, ch);
       const now = Date.now();
       t.painted++; t.fpsFrames++; t.lastPaint = performance.now(); t.lastPaintWall = now; t.awaitingFirst = false;
+      // The picture's own time (capture where the camera says it, else arrival): what b marks.
+      t.shownAt = arrivalMs || now;
       if (t.painted % 5 === 1) { const hh = hashCanvas(t); if (hh !== t.lastHash) { t.changes++; t.lastHash = hh; } }
       let latency = null;
       // Reading a stamp costs a read-back of pixels: twice a second per tile is enough for its

@@ -178,6 +178,17 @@ import RelayAPI
         // The archive still plays.
         let archive = try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "10", "http://127.0.0.1:\(port)/streams/good/recording.m3u8"], timeout: 15)
         #expect(archive.stdout.hasPrefix("#EXTM3U"), "seed \(seed): \(archive.stdout.prefix(200))")
+        // Incidents still work: one made over the last seconds exports a bundle that proves itself.
+        let iso = ISO8601DateFormatter()
+        let body = "{\"title\": \"after\", \"streams\": [\"good\"], \"start\": \"\(iso.string(from: Date().addingTimeInterval(-8)))\", \"end\": \"\(iso.string(from: Date().addingTimeInterval(-3)))\"}"
+        let made = try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "10", "-H", "Content-Type: application/json", "--data-binary", body,
+                                                         "http://127.0.0.1:\(port)/api/incidents"], timeout: 15)
+        let incident = try Servers.decode(Incident.self, made.stdout)
+        let bundle = dir.appendingPathComponent("after.tar").path
+        _ = try ChildProcess.run("/usr/bin/curl", ["-s", "--max-time", "20", "-o", bundle, "http://127.0.0.1:\(port)/api/incidents/\(incident.id)/export"], timeout: 25)
+        let key = try #require(try Servers.api(NodeKeys.self, "http://127.0.0.1:\(port)/api/keys").keys.first?.publicKey)
+        let verified = try ChildProcess.run(Paths.liverelay, ["recordings", "verify-export", bundle, "--key", key], timeout: 30)
+        #expect(verified.status == 0, "seed \(seed): \(verified.output)")
     }
 }
 

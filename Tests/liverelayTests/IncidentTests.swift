@@ -189,4 +189,23 @@ import StampedSource
         }
         #expect(manifest.audit.contains { $0.action == .bookmark && $0.who == "unit1" })
     }
+
+    /// `b` on the wall marks the selected tile's moment: Chromium presses 1 (select the first
+    /// tile) and b; the bookmark is in the API with the moment of the picture the tile showed.
+    @Test func theWallMarksTheSelectedTileWithB() throws {
+        let (serve, port, dir) = try Servers.serve("""
+        streams:
+          door: {source: "testsrc://?size=320x180&fps=15&gop=15", preview: false}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let before = Date()
+        let r = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "http://127.0.0.1:\(port)/",
+                                                      "--keys", "1b", "--keys-after", "4", "--wall", "--seconds", "2", "--timeout", "30"], timeout: 90)
+        let marks = try Servers.api([Bookmark].self, "http://127.0.0.1:\(port)/api/bookmarks?stream=door")
+        let mark = try #require(marks.first, "no bookmark: \(r.stdout.suffix(600)) \(r.stderr.suffix(600))")
+        #expect(marks.count == 1 && mark.stream == "door" && mark.who == "anonymous")
+        // The moment of a picture the tile had painted: after the page opened, before b was pressed.
+        #expect(mark.time > before && mark.time <= mark.made, "marked \(mark.time), made \(mark.made), page opened \(before)")
+        #expect(mark.made.timeIntervalSince(mark.time) < 2, "the picture marked is \(mark.made.timeIntervalSince(mark.time)) s old")
+    }
 }

@@ -139,8 +139,24 @@ def exchange(a, n):
                          for p in r.sample(["start", "end", "duration", "since", "limit", "token"], r.randrange(0, 4)))
             f = r.choice(["recording.m3u8", "recording.mp4", "recording.json", "recording/" + st + "-20261125-143200.mp4",
                           "recording/..%2f..%2fcatalog.sqlite", "recording/" + "a" * 400 + ".mp4", "recording/", "recording/%00.mp4"])
-            path = r.choice([f"/streams/{st}/{f}?{q}", f"/api/recordings/{st}?{q}", f"/api/audit?{q}", f"/api/recordings/{st}/holds"])
-            if path.endswith("/holds") and r.random() < 0.6:
+            iid = r.choice(EXTREMES + ["1", "2", "0", "999999999999999999999"])
+            path = r.choice([f"/streams/{st}/{f}?{q}", f"/api/recordings/{st}?{q}", f"/api/audit?{q}", f"/api/recordings/{st}/holds",
+                             f"/api/incidents?{q}&stream={st}&q={r.choice(EXTREMES)}", f"/api/incidents/{iid}", f"/api/incidents/{iid}/export",
+                             f"/api/bookmarks?{q}&stream={st}", "/api/keys"])
+            if path.startswith("/api/incidents") or path.startswith("/api/bookmarks"):
+                # Incidents and bookmarks: made, changed and searched with every field at its extremes.
+                def fields():
+                    return {k: r.choice([t(), r.choice(EXTREMES), [st] * r.randrange(0, 80), ["nope", st], "x" * 20000, None, 3, {"a": [1]}])
+                            for k in r.sample(["title", "notes", "streams", "start", "end", "state", "stream", "time", "note"], r.randrange(0, 6))}
+                method = r.choice(["GET", "POST", "PATCH", "DELETE"])
+                if method in ("POST", "PATCH"):
+                    target = path.split("?")[0]
+                    if method == "POST": target = r.choice(["/api/incidents", "/api/bookmarks"])
+                    body = r.choice([body_json(r), json.dumps(fields()).encode(), json.dumps({"title": "t", "streams": [st], "start": t(), "end": t()}).encode()])
+                    what += [f"{method} {target[:60]}"] + request(s, r, method, target, body, [("Content-Type", "application/json")])
+                else:
+                    what += [f"{method} {path[:80]}"] + request(s, r, method, path)
+            elif path.endswith("/holds") and r.random() < 0.6:
                 body = r.choice([body_json(r), json.dumps({"start": t(), "end": t(), "reason": r.choice(["", "x" * 5000, "case 1"])}).encode()])
                 what += [f"POST {path[:60]}"] + request(s, r, "POST", path, body, [("Content-Type", "application/json")])
             elif path.endswith("/holds") and r.random() < 0.5:

@@ -154,11 +154,19 @@ public enum EvidenceBundle {
         guard let raw = Data(base64Encoded: publicKey.trimmingCharacters(in: .whitespacesAndNewlines)), raw.count == 32 else {
             return .failure(Failure("the key is not an Ed25519 public key (32 bytes in base64)"))
         }
-        let given = publicKey.trimmingCharacters(in: .whitespacesAndNewlines)
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path), let size = (attributes[.size] as? NSNumber)?.intValue else {
             return .failure(Failure("cannot read \(path)"))
         }
-        func read(_ offset: Int, _ count: Int) -> [UInt8]? { RecordingExport.read(path: path, offset: offset, count: count) }
+        return verify(length: size, publicKey: publicKey) { RecordingExport.read(path: path, offset: $0, count: $1) }
+    }
+
+    /// ``verify(path:publicKey:)`` on a bundle of `length` bytes read through `read(offset,
+    /// count)` (nil: fewer bytes there).
+    public static func verify(length size: Int, publicKey: String, read: (Int, Int) -> [UInt8]?) -> Result<EvidenceManifest, Failure> {
+        guard let raw = Data(base64Encoded: publicKey.trimmingCharacters(in: .whitespacesAndNewlines)), raw.count == 32 else {
+            return .failure(Failure("the key is not an Ed25519 public key (32 bytes in base64)"))
+        }
+        let given = publicKey.trimmingCharacters(in: .whitespacesAndNewlines)
         let members: [Tar.Member]
         switch Tar.members(length: size, read: read) {
         case .success(let m): members = m
