@@ -107,7 +107,7 @@ struct ServeCommand: AsyncParsableCommand {
             let host = c.listenHost == "0.0.0.0" ? "127.0.0.1" : c.listenHost
             let base = "\(scheme)://\(host):\(port)"
             banner.notice("LiveRelay listening on \(base)/", metadata: ["url": "\(base)/"])
-            banner.notice("  the wall, every stream (click a tile, keys 1-9, f full screen, m sound): \(base)/", metadata: ["wall": "\(base)/"])
+            banner.notice("  the wall, every stream (click a tile, keys 1-9, f full screen, m sound, b bookmark): \(base)/", metadata: ["wall": "\(base)/"])
             // What each stream offers, by URL.
             for s in c.streams {
                 var offers: [(key: String, text: String, url: String)] = []
