@@ -273,11 +273,12 @@ public final class SQLiteCatalog: CatalogStore {
     }
 
     public func addHold(_ hold: RecordingHold) async throws -> RecordingHold {
-        _ = try await db.query("INSERT INTO holds (stream, range_start, range_end, reason, at) VALUES (?, ?, ?, ?, ?)",
-                               [.text(hold.stream), .float(hold.start.timeIntervalSince1970), .float(hold.end.timeIntervalSince1970),
-                                .text(hold.reason), .float(hold.at.timeIntervalSince1970)])
+        // The id from the insert itself: another request's insert on this connection may come between two statements.
+        let rows = try await db.query("INSERT INTO holds (stream, range_start, range_end, reason, at) VALUES (?, ?, ?, ?, ?) RETURNING id",
+                                      [.text(hold.stream), .float(hold.start.timeIntervalSince1970), .float(hold.end.timeIntervalSince1970),
+                                       .text(hold.reason), .float(hold.at.timeIntervalSince1970)])
         var h = hold
-        h.id = try await db.lastAutoincrementID()
+        h.id = try Self.insertedID(rows)
         return h
     }
 
@@ -324,12 +325,18 @@ public final class SQLiteCatalog: CatalogStore {
 
     // MARK: incidents and bookmarks
 
+    /// The id an `INSERT … RETURNING id` gave.
+    static func insertedID(_ rows: [SQLiteRow]) throws -> Int {
+        guard let id = rows.first?.column("id")?.integer else { throw CatalogError("an insert gave no id") }
+        return id
+    }
+
     public func addIncident(_ incident: Incident) async throws -> Incident {
-        _ = try await db.query("INSERT INTO incidents (range_start, range_end, body) VALUES (?, ?, '')",
-                               [.float(incident.start.timeIntervalSince1970), .float(incident.end.timeIntervalSince1970)])
+        let rows = try await db.query("INSERT INTO incidents (range_start, range_end, body) VALUES (?, ?, '') RETURNING id",
+                                      [.float(incident.start.timeIntervalSince1970), .float(incident.end.timeIntervalSince1970)])
         var i = incident
-        i.id = try await db.lastAutoincrementID()
-        _ = try await updateIncident(i)
+        i.id = try Self.insertedID(rows)
+        guard try await updateIncident(i) else { throw CatalogError("incident \(i.id) went as it was made") }
         return i
     }
 
@@ -351,10 +358,10 @@ public final class SQLiteCatalog: CatalogStore {
     }
 
     public func addBookmark(_ b: Bookmark) async throws -> Bookmark {
-        _ = try await db.query("INSERT INTO bookmarks (stream, at, note, who, made) VALUES (?, ?, ?, ?, ?)",
-                               [.text(b.stream), .float(b.time.timeIntervalSince1970), .text(b.note), .text(b.who), .float(b.made.timeIntervalSince1970)])
+        let rows = try await db.query("INSERT INTO bookmarks (stream, at, note, who, made) VALUES (?, ?, ?, ?, ?) RETURNING id",
+                                      [.text(b.stream), .float(b.time.timeIntervalSince1970), .text(b.note), .text(b.who), .float(b.made.timeIntervalSince1970)])
         var out = b
-        out.id = try await db.lastAutoincrementID()
+        out.id = try Self.insertedID(rows)
         return out
     }
 
@@ -372,4 +379,10 @@ public final class SQLiteCatalog: CatalogStore {
             return Bookmark(id: id, stream: stream, time: Date(timeIntervalSince1970: at), note: note, who: who, made: Date(timeIntervalSince1970: made))
         }
     }
+}
+
+/// The catalog answered something it should not have, in one line.
+struct CatalogError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

@@ -183,12 +183,13 @@ enum IncidentRoutes {
                 cameras.append(EvidenceBundle.Camera(stream: stream, export: export, previousChains: previous))
             }
             let marks = try await bookmarks(of: incident, catalog: catalog)
-            // The audit excerpt: what was done to these streams' archive within the incident's range.
+            // The audit excerpt: what was done to these streams' archive within the incident's
+            // range, by whom; the clients' addresses stay in the admin's log.
             var excerpt: [AuditEntry] = []
             for stream in incident.streams {
                 excerpt += try await catalog.audit(stream: stream, since: .distantPast, limit: 10_000).filter { e in
-                    e.detail.hasPrefix("incident \(incident.id) ") || (e.start.map { $0 < incident.end } ?? false) && (e.end.map { $0 > incident.start } ?? false)
-                }
+                    e.detail.hasPrefix("incident \(incident.id) ") || (e.start.map { $0 <= incident.end } ?? false) && (e.end.map { $0 >= incident.start } ?? false)
+                }.map { e in var e = e; e.address = nil; return e }
             }
             excerpt.sort { ($0.at, $0.id) < ($1.at, $1.id) }
             for stream in incident.streams {

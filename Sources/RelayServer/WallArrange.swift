@@ -83,7 +83,6 @@ enum WallArrange {
       }
       // b: the selected tile's moment marked (the time of the picture it shows, on the
       // server's clock: its capture time where the camera says it, else its arrival).
-      wall.bookmarks = [];
       function bookmark() {
         const name = arrange.selected, label = document.getElementById('selected');
         if (!name) { label.textContent = '· select a tile to bookmark it (b)'; return; }
@@ -95,7 +94,6 @@ enum WallArrange {
           .then(r => r.json().then(j => ({ok: r.ok, j})))
           .then(({ok, j}) => {
             if (!ok) { label.textContent = '· bookmark refused: ' + (j.error || ''); return; }
-            wall.bookmarks.push(j);
             label.textContent = '· selected: ' + name + ' · bookmarked ' + time.slice(11, 23);
           })
           .catch(e => { label.textContent = '· bookmark failed: ' + e; });

@@ -82,7 +82,8 @@ struct RecordingsCommand: AsyncParsableCommand {
             is checked with no catalog and no node: the manifest's Ed25519 signature against KEY \
             (base64, as GET /api/keys and `liverelay keys` give it, or a file holding it), then \
             every file it lists, piece by piece, and each segment's hash-chain link. Exit 0: it \
-            proves itself; 1: the first thing that does not, named; 2: unreadable input.
+            proves itself; 1: the first thing that does not (an unreadable bundle too), named; 2: \
+            an unreadable key file.
             """
         )
 
@@ -94,13 +95,21 @@ struct RecordingsCommand: AsyncParsableCommand {
             if let key {
                 guard manifest == nil else { throw ValidationError("a bundle carries its own manifest: give BUNDLE --key KEY") }
                 var text = key
-                if FileManager.default.fileExists(atPath: key), let read = try? String(contentsOfFile: key, encoding: .utf8) { text = read }
-                switch EvidenceBundle.verify(path: file, publicKey: text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                if FileManager.default.fileExists(atPath: key) {
+                    guard let read = try? String(contentsOfFile: key, encoding: .utf8) else {
+                        FileHandle.standardError.write(Data("liverelay: cannot read the key file \(key)\n".utf8))
+                        throw ExitCode(2)
+                    }
+                    text = read
+                }
+                switch EvidenceBundle.verify(path: file, publicKey: text) {
                 case .success(let m):
                     let pieces = m.files.map(\.clip.pieces.count).reduce(0, +)
-                    print("\(file): signed by key \(m.key.id) of node \(m.node); incident \(m.incident.id) (\(m.incident.title)), "
-                          + "\(m.files.count) files, \(pieces) pieces and every chain link verified"
-                          + (m.missing.isEmpty ? "" : "; nothing recorded of " + m.missing.map(\.stream).joined(separator: ", ")))
+                    let links = m.files.map { $0.clip.segments.filter { $0.previousChain != nil }.count }.reduce(0, +)
+                    let said = "signed by key \(NodeKey.id(ofBase64: m.key.publicKey) ?? "?") of node \(m.node); incident \(m.incident.id) (\(m.incident.title)), "
+                        + "\(m.files.count) files, \(pieces) pieces and \(links) chain links verified"
+                        + (m.missing.isEmpty ? "" : "; nothing of " + m.missing.map { "\($0.stream) (\($0.why))" }.joined(separator: ", "))
+                    print("\(file): " + EvidenceBundle.printable(said, limit: 1000))
                 case .failure(let f):
                     print("\(file): \(f)")
                     throw ExitCode(1)

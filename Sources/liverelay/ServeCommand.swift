@@ -93,9 +93,14 @@ struct ServeCommand: AsyncParsableCommand {
         } }
         defer { if let catalog { Task { await catalog.close() } } }
         // The node's signing key (evidence bundles), made at the first start.
+        // A key file that is there but not a key stops serve: signing with another key would
+        // make every bundle fail against the key people hold.
         let nodeKey: NodeKey?
+        let keyFile = (stateDir as NSString).appendingPathComponent(NodeKey.fileName)
         do {
             nodeKey = try NodeKey.loadOrCreate(directory: stateDir)
+        } catch where FileManager.default.fileExists(atPath: keyFile) {
+            throw ValidationError("\(error)")
         } catch {
             logger.warning("evidence: no node key kept; bundles are signed with a key for this run only (GET /api/keys)", metadata: ["error": "\(error)"])
             nodeKey = nil

@@ -82,5 +82,14 @@ struct TarTests {
             _ = Self.members((0..<Int.random(in: 0..<2048, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) })
         }
         #expect(Self.members([]) == .success([]))
+        // Entries that are not plain files are listed with their type (a verifier refuses them),
+        // and names outside the directory are told.
+        var link = Tar.header(name: "../x", size: 0, mtime: 0)!
+        link[156] = UInt8(ascii: "2")
+        for i in 148..<156 { link[i] = UInt8(ascii: " ") }
+        let linkSum = link.reduce(0) { $0 + Int($1) }
+        link.replaceSubrange(148..<156, with: Array(String(format: "%06o", linkSum).utf8) + [0, 32])
+        let listed = try? Self.members(link + Tar.end).get()
+        #expect(listed?.count == 1 && listed?.first?.isRegularFile == false && listed?.first?.isPlainPath == false)
     }
 }

@@ -153,6 +153,11 @@ import StampedSource
             without += Tar.header(name: m.name, size: m.size, mtime: 0)! + original[m.offset..<(m.offset + m.size)] + Tar.padding(after: m.size)
         }
         #expect(try rejected(without + Tar.end, "removed.tar").contains("missing: cam2.mp4"))
+        // A second cam1.mp4 appended (GNU tar extracts the last one): refused, not verified against the first.
+        let cam1 = try member("/cam1.mp4")
+        var appended = Array(original.prefix(original.count - 2 * Tar.block))
+        appended += Tar.header(name: cam1.name, size: 3, mtime: 0)! + Array("xyz".utf8) + Tar.padding(after: 3) + Tar.end
+        #expect(try rejected(appended, "appended.tar").contains("a name twice: \(cam1.name)"))
         var edited = original
         let mm = try member("/manifest.json")
         let text = Array(edited[mm.offset..<(mm.offset + mm.size)])

@@ -1,4 +1,5 @@
 public import Foundation
+import Wire
 
 /// Something that happened, seen by several cameras: a time range, its streams, a title and
 /// notes. While it is open its recordings are held (one hold per stream, reason
@@ -41,8 +42,7 @@ public struct Incident: Sendable, Codable, Equatable {
         if let to, start >= to { return false }
         if let stream, !streams.contains(stream) { return false }
         if let text, !text.isEmpty {
-            let needle = text.lowercased()
-            guard title.lowercased().contains(needle) || notes.lowercased().contains(needle) else { return false }
+            guard title.utf8ContainsIgnoringCase(text) || notes.utf8ContainsIgnoringCase(text) else { return false }
         }
         return true
     }

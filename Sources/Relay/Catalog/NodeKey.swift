@@ -1,8 +1,9 @@
 public import Foundation
 import Crypto
+import Wire
 
-/// The node's Ed25519 signing key: what signs evidence (an incident's bundle, a clip's
-/// manifest) so that it proves itself away from the node, to anyone holding the public key
+/// The node's Ed25519 signing key: what signs evidence (an incident's bundle) so that it
+/// proves itself away from the node, to anyone holding the public key
 /// (`GET /api/keys`, `liverelay keys`). Made at the first start in the state directory
 /// (`node-ed25519.key`, the 32-byte seed in base64, mode 0600) and kept.
 public struct NodeKey: Sendable {
@@ -24,7 +25,7 @@ public struct NodeKey: Sendable {
     public static func loadOrCreate(directory: String) throws -> NodeKey {
         let path = (directory as NSString).appendingPathComponent(fileName)
         if FileManager.default.fileExists(atPath: path) {
-            let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            let text = String(try String(contentsOfFile: path, encoding: .utf8).trimmingASCIISpaces())
             guard let seed = Data(base64Encoded: text), seed.count == 32,
                   let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: seed) else {
                 throw NodeKeyError("\(path): not an Ed25519 key (32 bytes in base64)")
@@ -51,6 +52,12 @@ public struct NodeKey: Sendable {
     /// The Ed25519 signature of `message`, in base64.
     public func sign(_ message: some DataProtocol) throws -> String {
         try key.signature(for: message).base64EncodedString()
+    }
+
+    /// The id of a public key given in base64 (nil: not 32 bytes of base64).
+    public static func id(ofBase64 publicKey: String) -> String? {
+        guard let raw = Data(base64Encoded: String(publicKey.trimmingASCIISpaces())), raw.count == 32 else { return nil }
+        return id(of: raw)
     }
 
     /// Whether `signature` (base64) is `publicKey`'s (base64, 32 bytes raw) over `message`.

@@ -112,7 +112,9 @@ public enum EvidenceBundle {
             }
             let name = "\(camera.stream).mp4"
             guard let header = Tar.header(name: "\(dir)/\(name)", size: export.length, mtime: mtime) else {
-                missing.append(.init(stream: camera.stream, why: "its name does not fit a tar header"))
+                missing.append(.init(stream: camera.stream, why: export.length > Tar.largestSize
+                                     ? "its clip of the range is \(export.length) bytes, more than a tar member holds (8 GiB): export it in shorter ranges"
+                                     : "its name does not fit a tar header"))
                 continue
             }
             try await emit(header)
@@ -141,7 +143,13 @@ public enum EvidenceBundle {
     /// Why a bundle does not prove itself: one line, naming the file, the key or the piece.
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
-        init(_ d: String) { description = d }
+        init(_ d: String) { description = EvidenceBundle.printable(d, limit: 600) }
+    }
+
+    /// Text from a bundle made fit for one line of a terminal: control characters as `?`, at
+    /// most `limit` characters.
+    public static func printable(_ text: String, limit: Int = 200) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.prefix(limit).map { $0.value < 0x20 || $0.value == 0x7F || (0x80..<0xA0).contains($0.value) ? "?" : $0 }))
     }
 
     /// The largest manifest read back (a 16-camera, one-hour incident's is a few MiB).
@@ -151,9 +159,6 @@ public enum EvidenceBundle {
     /// the manifest's signature, then every file it lists (each piece's hash, the whole
     /// clip's, the chain links), and that the bundle holds nothing else.
     public static func verify(path: String, publicKey: String) -> Result<EvidenceManifest, Failure> {
-        guard let raw = Data(base64Encoded: publicKey.trimmingCharacters(in: .whitespacesAndNewlines)), raw.count == 32 else {
-            return .failure(Failure("the key is not an Ed25519 public key (32 bytes in base64)"))
-        }
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path), let size = (attributes[.size] as? NSNumber)?.intValue else {
             return .failure(Failure("cannot read \(path)"))
         }
@@ -163,15 +168,23 @@ public enum EvidenceBundle {
     /// ``verify(path:publicKey:)`` on a bundle of `length` bytes read through `read(offset,
     /// count)` (nil: fewer bytes there).
     public static func verify(length size: Int, publicKey: String, read: (Int, Int) -> [UInt8]?) -> Result<EvidenceManifest, Failure> {
-        guard let raw = Data(base64Encoded: publicKey.trimmingCharacters(in: .whitespacesAndNewlines)), raw.count == 32 else {
+        let given = String(publicKey.trimmingASCIISpaces())
+        guard let givenID = NodeKey.id(ofBase64: given) else {
             return .failure(Failure("the key is not an Ed25519 public key (32 bytes in base64)"))
         }
-        let given = publicKey.trimmingCharacters(in: .whitespacesAndNewlines)
         let members: [Tar.Member]
         switch Tar.members(length: size, read: read) {
         case .success(let m): members = m
         case .failure(let e): return .failure(Failure("not a bundle: \(e)"))
         }
+        // What `tar -xf` would write must be what is checked: plain files, each name once, none
+        // outside the directory it is extracted in.
+        if let odd = members.first(where: { !$0.isRegularFile }) {
+            return .failure(Failure("an entry that is not a plain file: \(odd.name) (type \(Character(UnicodeScalar(odd.type))))"))
+        }
+        if let unsafe = members.first(where: { !$0.isPlainPath }) { return .failure(Failure("an entry named outside the bundle's directory: \(unsafe.name)")) }
+        var names = Set<String>()
+        for m in members where !names.insert(m.name).inserted { return .failure(Failure("a name twice: \(m.name)")) }
         guard let manifestMember = members.first(where: { $0.name.hasSuffix("/" + manifestName) }) else {
             return .failure(Failure("not a bundle: it has no \(manifestName)"))
         }
@@ -183,15 +196,18 @@ public enum EvidenceBundle {
               let json = read(manifestMember.offset, manifestMember.size), let sigBytes = read(signatureMember.offset, signatureMember.size) else {
             return .failure(Failure("cannot read the manifest and its signature"))
         }
-        let signature = String(decoding: sigBytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        let manifest = try? decoder.decode(EvidenceManifest.self, from: Data(json))
+        let signature = String(String(decoding: sigBytes, as: UTF8.self).trimmingASCIISpaces())
         guard NodeKey.verify(signature, of: json, publicKey: given) else {
-            if let named = manifest?.key, named.publicKey != given, NodeKey.verify(signature, of: json, publicKey: named.publicKey) {
-                return .failure(Failure("signed by another key: key \(named.id), not the key given (\(NodeKey.id(of: raw)))"))
+            // Whose it is, if the key the manifest names made it (read only to say so).
+            if let named = (try? decoder.decode(EvidenceManifest.self, from: Data(json)))?.key.publicKey, named != given,
+               NodeKey.verify(signature, of: json, publicKey: named), let namedID = NodeKey.id(ofBase64: named) {
+                return .failure(Failure("signed by another key: key \(namedID), not the key given (\(givenID))"))
             }
             return .failure(Failure("the manifest does not match its signature: it was changed after it was signed, or signed by another key"))
         }
-        guard let manifest else { return .failure(Failure("the manifest is signed but not readable as a \(format) manifest")) }
+        guard let manifest = try? decoder.decode(EvidenceManifest.self, from: Data(json)) else {
+            return .failure(Failure("the manifest is signed but not readable as a \(format) manifest"))
+        }
         guard manifest.format == format else { return .failure(Failure("the manifest's format is \(manifest.format.prefix(60)), not \(format)")) }
         var listed: Set<String> = [manifestMember.name, signatureMember.name]
         for file in manifest.files {

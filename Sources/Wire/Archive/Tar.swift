@@ -1,15 +1,19 @@
 /// POSIX ustar archives (IEEE Std 1003.1, `pax`'s ustar format): what an evidence bundle is, so
 /// that `tar -xf` opens it anywhere. Written member by member while the members stream (each
-/// member's size is known before its bytes), and read back by ``members(in:)`` from bytes no
-/// one vouches for: every number checked, every member inside what was read.
+/// member's size is known before its bytes, at most 8 GiB: the ustar size field), and read back
+/// by ``members(length:read:)`` from bytes no one vouches for: every number checked, every
+/// member inside what was read.
 public enum Tar {
     public static let block = 512
+    /// The largest member a ustar header describes: eleven octal digits, 8 GiB − 1.
+    public static let largestSize = 0o77777777777
 
     /// The 512-byte header of a regular file of `size` bytes named `name` (at most 100 bytes
-    /// of UTF-8, no NUL), modified at `mtime` (seconds since 1970); nil when the name does not fit.
+    /// of UTF-8, no NUL), modified at `mtime` (seconds since 1970); nil when the name or the
+    /// size (``largestSize``) does not fit.
     public static func header(name: String, size: Int, mtime: Int, mode: Int = 0o644) -> [UInt8]? {
         let nameBytes = Array(name.utf8)
-        guard !nameBytes.isEmpty, nameBytes.count <= 100, !nameBytes.contains(0), size >= 0, size < 0o77777777777, mtime >= 0 else { return nil }
+        guard !nameBytes.isEmpty, nameBytes.count <= 100, !nameBytes.contains(0), size >= 0, size <= largestSize, mtime >= 0 else { return nil }
         var h = [UInt8](repeating: 0, count: block)
         h.replaceSubrange(0..<nameBytes.count, with: nameBytes)
         func octal(_ value: Int, at offset: Int, width: Int) {
@@ -44,11 +48,20 @@ public enum Tar {
     /// The two zero blocks that end an archive.
     public static let end = [UInt8](repeating: 0, count: 2 * block)
 
-    /// A regular file in an archive: its name and where its bytes are.
+    /// An entry of an archive: its name, its type (`0` or NUL: a regular file; anything else a
+    /// directory, a link, a pax or GNU extension header…) and where its bytes are.
     public struct Member: Sendable, Equatable {
         public var name: String
         public var offset: Int
         public var size: Int
+        public var type: UInt8 = UInt8(ascii: "0")
+
+        public var isRegularFile: Bool { type == UInt8(ascii: "0") || type == 0 }
+
+        /// A name an extractor writes where it says: relative, without a `..` part.
+        public var isPlainPath: Bool {
+            !name.utf8.isEmpty && name.utf8.first != UInt8(ascii: "/") && !name.split(separator: "/").contains(where: { $0 == ".." })
+        }
     }
 
     public enum ReadError: Error, Equatable, CustomStringConvertible {
@@ -63,8 +76,8 @@ public enum Tar {
         }
     }
 
-    /// The regular files of an archive of `length` bytes, read through `read(offset, count)`
-    /// (nil: fewer bytes there). Other entries (directories, links) are stepped over.
+    /// The entries of an archive of `length` bytes, read through `read(offset, count)` (nil:
+    /// fewer bytes there), of every type: a reader that trusts only plain files says so.
     public static func members(length: Int, read: (Int, Int) -> [UInt8]?) -> Result<[Member], ReadError> {
         var out: [Member] = []
         var at = 0
@@ -83,7 +96,7 @@ public enum Tar {
             let (dataStart, o1) = at.addingReportingOverflow(block)
             let (dataEnd, o2) = dataStart.addingReportingOverflow(size)
             guard !o1, !o2, dataEnd <= length else { return .failure(.truncated(at: at)) }
-            if h[156] == UInt8(ascii: "0") || h[156] == 0 { out.append(Member(name: name, offset: dataStart, size: size)) }
+            out.append(Member(name: name, offset: dataStart, size: size, type: h[156]))
             let rounded = size % block == 0 ? size : size + (block - size % block)
             at = dataStart + rounded
         }
