@@ -12,8 +12,8 @@ import TestSupport
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).map { dir.appendingPathComponent($0).path }
         try #require(!files.isEmpty)
         // Demuxing opens each input through libavformat, and `rtsp` opens a real RTSP session on
-        // a loopback socket: fewer of them, same idea.
-        let count = target == "demux" || target == "flvfeed" || target == "mp4" ? "400" : target == "rtsp" ? "600" : "3000"
+        // a loopback socket: fewer of them, same idea. `evidence` signs and checks an Ed25519 signature for each input.
+        let count = target == "demux" || target == "flvfeed" || target == "mp4" || target == "evidence" ? "400" : target == "rtsp" ? "600" : "3000"
         let r = try ChildProcess.run(Paths.fuzzReplay, [target, "--random", count] + files, timeout: 120)
         #expect(r.status == 0 && r.stdout.contains("no crash"), "\(r.output.suffix(2000))")
     }

@@ -28,7 +28,7 @@ import Wire
         try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error"] + args, timeout: 30).output
     }
 
-    @Test func everyPathCarriesH265Unchanged() throws {
+    @Test(.tags(.exclusive)) func everyPathCarriesH265Unchanged() throws {
         let camera = try Servers.RTSP(mounts: [Self.camera])
         let (serve, port, dir, rtsp) = try Servers.serve("""
         server:
