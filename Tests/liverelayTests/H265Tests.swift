@@ -30,6 +30,7 @@ import Wire
 
     @Test(.tags(.exclusive)) func everyPathCarriesH265Unchanged() throws {
         let camera = try Servers.RTSP(mounts: [Self.camera])
+        let home = Paths.tempDirectory("h265")
         let (serve, port, dir, rtsp) = try Servers.serve("""
         server:
           rtsp: {listen: "127.0.0.1:0"}
@@ -40,10 +41,10 @@ import Wire
             source: \(camera.url("/hevc"))
             preview: false
             hls: {variant: lowLatency}
-            record: {path: recordings, segment_duration: 2s}
+            record: {path: "\(home.path)/recordings", segment_duration: 2s}
           phone: {source: publish, preview: false}
           field: {source: publish, preview: false}
-        """, listener: "RTSP server")
+        """, dir: home, listener: "RTSP server")
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         let srt = try #require(serve.listeningPort("SRT ingest listening on", timeout: 10))
         let base = "http://127.0.0.1:\(port)"
