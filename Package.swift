@@ -39,8 +39,10 @@ let package = Package(
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libswresample-dev", "libavutil-dev"])]
         ),
         // Wire formats and text a peer sends, parsed without a trap: no FFmpeg, no NIO, no
-        // Foundation. Both sides of a protocol use it.
-        .target(name: "Wire", dependencies: [.product(name: "Crypto", package: "swift-crypto")], swiftSettings: swiftSettings),
+        // Foundation (XML through libxml2, behind a Swift tree). Both sides of a protocol use it.
+        // libxml2 for the XML peers send (ONVIF's SOAP, WS-Discovery): Wire's XMLTree is its one user.
+        .systemLibrary(name: "CXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        .target(name: "Wire", dependencies: ["CXML2", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: swiftSettings),
         .target(
             name: "MediaCore",
             dependencies: ["CFFmpeg", "Wire", .product(name: "Logging", package: "swift-log")],

@@ -12,6 +12,8 @@ BUILD_PACKAGES=(
   pkg-config libavformat-dev libavcodec-dev libswscale-dev libswresample-dev libavutil-dev
   # build: libsrt (the build FFmpeg links) for the one-port SRT ingest
   libsrt-gnutls-dev
+  # build: libxml2 for ONVIF's SOAP answers and WS-Discovery (Wire's XMLTree)
+  libxml2-dev
   # build: WebRTC's DTLS (OpenSSL) and SRTP (libsrtp2)
   libssl-dev libsrtp2-dev
   # scripts/test.sh: the source check and the fast set's tags (python3); the fast run's every

@@ -9,7 +9,7 @@ struct LiveRelayCommand: AsyncParsableCommand {
         commandName: "liverelay",
         abstract: "Relays live video with the lowest latency a user can get.",
         version: LiveRelayCommand.version,
-        subcommands: [ServeCommand.self, ProbeCommand.self, PublishCommand.self, PasswordCommand.self, BenchCommand.self, RecordingsCommand.self, KeysCommand.self,
+        subcommands: [ServeCommand.self, ProbeCommand.self, PublishCommand.self, PasswordCommand.self, BenchCommand.self, RecordingsCommand.self, KeysCommand.self, ONVIFCommand.self,
                       ConfigCommand.self, SignCommand.self]
     )
 

@@ -4,7 +4,7 @@ public import MediaCore
 public import Demux
 
 /// Opens a source by its URL: anything libavformat opens (`rtsp://`, `rtmp://`, `srt://`,
-/// `udp://`, files), and schemes registered by the program (the command registers the stamped
+/// `udp://`, files), ONVIF cameras (`onvif://`, resolved to their RTSP streams), and schemes registered by the program (the command registers the stamped
 /// `testsrc://` source, which the engine itself knows nothing of).
 public struct SourceOpener: Sendable {
     public typealias Open = @Sendable (_ url: String, _ interrupt: InterruptHandle) throws(IngestError) -> any PacketSource
@@ -17,6 +17,8 @@ public struct SourceOpener: Sendable {
     }
 
     private var schemes: [String: Scheme] = [:]
+    /// The `onvif://` cameras: resolved once, kept, and reached for PTZ by the API.
+    public let onvif = ONVIFCameras()
 
     public init() {}
 
@@ -33,6 +35,7 @@ public struct SourceOpener: Sendable {
     public func open(url: String, options: SourceOptions, interruptHandle: InterruptHandle, pacing: PacingHint? = nil) throws(IngestError) -> any PacketSource {
         if let s = scheme(of: url) { return try s.open(url, interruptHandle) }
         if ExecSource.isExec(url) { return try ExecSource.open(url: url, options: options, interrupt: interruptHandle) }
+        if url.hasPrefixIgnoringCase("onvif://") { return try onvif.open(url: url, options: options, interruptHandle: interruptHandle) }
         if url.lowercased().hasPrefix("rtsp://") && !options.listen {
             return try RTSPSource.open(url: url, options: options, interruptHandle: interruptHandle)
         }
@@ -44,9 +47,12 @@ public struct SourceOpener: Sendable {
         if let s = scheme(of: url) { return s.validate(url) }
         if ExecSource.isExec(url) { return ExecSource.validate(url) }
         if url.isEmpty { return "empty URL" }
+        if url.hasPrefixIgnoringCase("onvif://") {
+            return ONVIFURL(url) == nil ? "malformed onvif URL (expected onvif://user:password@host[:port][/profile])" : nil
+        }
         if let r = url.utf8Range(of: "://") {
             let scheme = url[..<r.lowerBound].lowercased()
-            let known = ["rtsp", "rtsps", "rtmp", "rtmps", "srt", "udp", "tcp", "http", "https", "file"] + schemes.keys.sorted()
+            let known = ["rtsp", "rtsps", "rtmp", "rtmps", "srt", "udp", "tcp", "http", "https", "file", "onvif"] + schemes.keys.sorted()
             if !known.contains(scheme) { return "unsupported scheme \"\(scheme)\" (expected one of \(known.joined(separator: ", ")))" }
         }
         return nil

@@ -39,6 +39,8 @@ public final class RelayEngine: Sendable {
     /// What plugs into each stream and runs beside the engine, in order.
     public let features: [any EngineFeature]
     private let sources: SourceOpener
+    /// The `onvif://` cameras the streams opened: their profiles, streams and PTZ service.
+    public var onvifCameras: ONVIFCameras { sources.onvif }
     private let captureAge: CaptureAgeReader?
     private let logger: Logger
     /// Where API changes are kept across restarts; nil: they last as long as the process.
