@@ -84,6 +84,14 @@ if [ "$demo" = 0 ] && ! /usr/bin/python3 -c "import netfilterqueue" 2>/dev/null;
   /usr/bin/python3 -m pip install -q --break-system-packages NetfilterQueue==1.1.0 \
     || echo "setup: NetfilterQueue not installed; bench latency --impair will say so" >&2
 fi
+# ipycam, an ONVIF camera someone else wrote (PyPI only; OpenCV 5 needs numpy 2, newer than
+# Debian's): its own venv, for the ONVIF tests and bench (scripts/onvif_camera.py).
+if [ "$demo" = 0 ] && ! /opt/liverelay-venv/bin/python -c "import ipycam" 2>/dev/null; then
+  { /usr/bin/python3 -m venv /opt/liverelay-venv \
+    && /opt/liverelay-venv/bin/pip install -q --no-deps ipycam==1.3.0 \
+    && /opt/liverelay-venv/bin/pip install -q numpy opencv-python-headless; } \
+    || echo "setup: ipycam not installed; the ONVIF tests will fail" >&2
+fi
 # hls.js for the public watch page (a copy from PyPI's gradio wheel; never committed).
 if [ ! -s /var/lib/liverelay/assets/hls.mjs ]; then
   /usr/bin/python3 "$(dirname "$0")/hlsjs_page.py" /var/lib/liverelay/assets \

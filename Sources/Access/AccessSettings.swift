@@ -17,6 +17,8 @@ public enum AccessAction: String, Sendable, Hashable, CaseIterable, Codable {
     case export
     /// Bookmarking, and making and changing incidents.
     case incident
+    /// Steering a camera: PTZ moves, stops and presets.
+    case ptz
 }
 
 /// One grant: an action, on the streams whose names match a glob (`*`, `?`); nil: every stream.

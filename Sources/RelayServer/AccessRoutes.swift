@@ -43,6 +43,8 @@ struct AccessRequirement: Equatable {
             if parts.count == 4 && parts[1] == "incidents" && parts[3] == "export" && method == .get { return AccessRequirement(action: .export, media: true, cors: true) }
             guard parts.count >= 2, parts[1] == "streams" else { return AccessRequirement(action: .admin) }
             let stream = parts.count >= 3 ? parts[2] : nil
+            // Steering the camera: its moves, its presets and where it points.
+            if parts.count >= 4, parts[3] == "ptz" { return AccessRequirement(action: .ptz, stream: stream, cors: true) }
             if method == .get { return AccessRequirement(action: .read, stream: stream, cors: true) }
             // Anything else on the API steers: PATCH a sink, and the run-time control to come.
             return AccessRequirement(action: .admin, stream: stream)

@@ -29,6 +29,7 @@ public enum RelayHTTP {
         RecordingRoutes.add(to: router, engine: engine)
         RecordingPlaybackRoutes.add(to: router, engine: engine, cache: RecordedFileIndexCache())
         IncidentRoutes.add(to: router, engine: engine, key: nodeKey)
+        PTZRoutes.add(to: router, engine: engine)
         let limits = ClientLimits(viewers: c.limits.viewersPerClient, blockingRequests: c.limits.blockingRequestsPerClient)
         PreviewRoutes.add(to: router, engine: engine, limits: limits)
         HLSRoutes.add(to: router, engine: engine, limits: limits)

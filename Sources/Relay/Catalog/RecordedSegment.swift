@@ -142,6 +142,8 @@ public struct AuditEntry: Sendable, Codable, Equatable {
         /// An incident made, viewed or changed (one line per stream it names).
         case incident
         case bookmark
+        /// A camera steered: a PTZ move, stop, or preset gone to or set.
+        case ptz
     }
     public var id: Int
     public var at: Date

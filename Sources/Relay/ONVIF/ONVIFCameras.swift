@@ -36,6 +36,8 @@ public struct ONVIFCamera: Sendable {
 /// URI is on the camera's own host: a camera cannot send them elsewhere).
 public final class ONVIFCameras: Sendable {
     private let cache = Mutex<[String: ONVIFCamera]>([:])
+    /// One client per camera URL: what it learnt of the camera's clock is kept.
+    private let clients = Mutex<[String: ONVIFClient]>([:])
     /// Seconds per SOAP call.
     public let timeout: Double
 
@@ -46,10 +48,21 @@ public final class ONVIFCameras: Sendable {
     /// The camera behind `url`, resolved now when `refresh` or when not kept yet.
     public func camera(for url: String, refresh: Bool = false) async -> Result<ONVIFCamera, ONVIFError> {
         if !refresh, let kept = cache.withLock({ $0[url] }) { return .success(kept) }
-        guard let address = ONVIFURL(url) else { return .failure(ONVIFError(camera: "?", detail: "malformed onvif URL")) }
-        let r = await Self.resolve(ONVIFClient(url: address, timeout: timeout), profile: address.profile)
+        guard let client = client(for: url) else { return .failure(ONVIFError(camera: "?", detail: "malformed onvif URL")) }
+        let r = await Self.resolve(client, profile: client.url.profile)
         if case .success(let c) = r { cache.withLock { $0[url] = c } }
         return r
+    }
+
+    /// The client for `url`; nil when it is not an `onvif://` URL.
+    public func client(for url: String) -> ONVIFClient? {
+        guard let address = ONVIFURL(url) else { return nil }
+        return clients.withLock { c in
+            if let kept = c[url] { return kept }
+            let made = ONVIFClient(url: address, timeout: timeout)
+            c[url] = made
+            return made
+        }
     }
 
     /// The kept camera, if resolved.
