@@ -131,12 +131,24 @@ public enum ONVIFAnswer {
         public var pan: Double?
         public var tilt: Double?
         public var zoom: Double?
+
+        public init(pan: Double? = nil, tilt: Double? = nil, zoom: Double? = nil) {
+            self.pan = pan
+            self.tilt = tilt
+            self.zoom = zoom
+        }
     }
 
     public struct Preset: Sendable, Equatable {
         public var token: String
         public var name: String
         public var position: Position?
+
+        public init(token: String, name: String, position: Position? = nil) {
+            self.token = token
+            self.name = name
+            self.position = position
+        }
     }
 
     static func position(_ e: XMLElement?) -> Position? {
