@@ -10,7 +10,7 @@ import Access
 /// What the fuzzers feed: input from a config file or the network that must never crash the
 /// process. Each target takes arbitrary bytes.
 enum FuzzTargets {
-    static let names = ["config", "url", "hls", "timeline", "rtmp", "demux", "flvfeed", "rtsp", "mp4", "webrtc", "evidence"]
+    static let names = ["config", "url", "hls", "timeline", "rtmp", "demux", "flvfeed", "rtsp", "mp4", "webrtc", "evidence", "onvif"]
 
     static func run(_ target: String, _ bytes: [UInt8]) {
         _ = silenced
@@ -56,6 +56,8 @@ enum FuzzTargets {
             webrtc(bytes)
         case "evidence":
             evidence(bytes)
+        case "onvif":
+            ONVIFCameraFuzz.run(bytes)
         default:
             break
         }

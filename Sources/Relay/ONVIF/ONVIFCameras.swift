@@ -18,13 +18,13 @@ public struct ONVIFCamera: Sendable {
     public var ptzService: String?
 
     /// Chooses the main profile: `named` by token or name (any case), else the first.
-    static func choose(_ profiles: [ONVIFAnswer.Profile], named: String?) -> ONVIFAnswer.Profile? {
+    public static func choose(_ profiles: [ONVIFAnswer.Profile], named: String?) -> ONVIFAnswer.Profile? {
         guard let named else { return profiles.first }
         return profiles.first { $0.token == named } ?? profiles.first { $0.name.equalsIgnoringCase(named) || $0.token.equalsIgnoringCase(named) }
     }
 
     /// The sub stream: of the other profiles, the one with the fewest pixels below the main's.
-    static func sub(of main: ONVIFAnswer.Profile, in profiles: [ONVIFAnswer.Profile]) -> ONVIFAnswer.Profile? {
+    public static func subProfile(of main: ONVIFAnswer.Profile, in profiles: [ONVIFAnswer.Profile]) -> ONVIFAnswer.Profile? {
         profiles.filter { $0.token != main.token && $0.area > 0 && (main.area == 0 || $0.area < main.area) }.min { $0.area < $1.area }
     }
 }
@@ -89,7 +89,7 @@ public final class ONVIFCameras: Sendable {
         case .failure(let e): return .failure(e)
         case .success(let u): mainURI = u
         }
-        let sub = ONVIFCamera.sub(of: main, in: profiles)
+        let sub = ONVIFCamera.subProfile(of: main, in: profiles)
         var subURI: String?
         if let sub, case .success(let u) = await client.streamURI(media: media, profile: sub.token) { subURI = u }
         var snapshot: String?

@@ -87,7 +87,7 @@ public enum ONVIFDiscovery {
     }
 
     /// The XAddr on the sender's host if there is one, else the first moved to the sender's host.
-    static func deviceService(_ addresses: [String], sender: String) -> String? {
+    public static func deviceService(_ addresses: [String], sender: String) -> String? {
         let onSender = addresses.first { a in
             guard let u = ONVIFURL("onvif://" + hostPort(a)) else { return false }
             return u.host == sender
