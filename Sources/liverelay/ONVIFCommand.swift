@@ -50,13 +50,25 @@ struct ONVIFCommand: AsyncParsableCommand {
             }
             var names = Set<String>()
             if yaml { print("streams:") }
-            for device in devices {
-                guard let host = ONVIFURL("onvif://" + ONVIFDiscovery.hostPort(device.deviceService)) else { continue }
-                let credentials = user.map { "\(RTSPURL.percentEncoded($0)):\(RTSPURL.percentEncoded(secret ?? ""))@" } ?? ""
-                guard let address = ONVIFURL("onvif://\(credentials)\(host.authority)") else { continue }
-                let client = ONVIFClient(url: address, timeout: min(timeout * 2, 5))
-                let info = await client.deviceInformation()
-                let camera = await ONVIFCameras.resolve(client, profile: nil)
+            // Every camera asked at once: one slow or hostile camera does not hold up the list.
+            let user = user
+            let asked = await withTaskGroup(of: (Int, ONVIFURL, Result<ONVIFAnswer.DeviceInformation, ONVIFError>, Result<ONVIFCamera, ONVIFError>)?.self) { group in
+                for (index, device) in devices.enumerated() {
+                    let timeout = min(timeout * 2, 5)
+                    group.addTask {
+                        guard let host = ONVIFURL("onvif://" + ONVIFDiscovery.hostPort(device.deviceService)) else { return nil }
+                        let credentials = user.map { "\(RTSPURL.percentEncoded($0)):\(RTSPURL.percentEncoded(secret ?? ""))@" } ?? ""
+                        guard let address = ONVIFURL("onvif://\(credentials)\(host.authority)") else { return nil }
+                        let client = ONVIFClient(url: address, timeout: timeout)
+                        return (index, host, await client.deviceInformation(), await ONVIFCameras.resolve(client, profile: nil))
+                    }
+                }
+                var all: [(Int, ONVIFURL, Result<ONVIFAnswer.DeviceInformation, ONVIFError>, Result<ONVIFCamera, ONVIFError>)] = []
+                for await a in group { if let a { all.append(a) } }
+                return all.sorted { $0.0 < $1.0 }
+            }
+            for (index, host, info, camera) in asked {
+                let device = devices[index]
                 let title = [(try? info.get()).map { "\($0.manufacturer) \($0.model)" }, device.match.name, device.match.hardware]
                     .compactMap { $0 }.first { !$0.trimmingASCIISpaces().isEmpty } ?? host.authority
                 if yaml {

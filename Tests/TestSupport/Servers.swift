@@ -218,3 +218,49 @@ extension Servers {
         return try NginxEdge(origin: origin, shipped: Paths.packageRoot.appendingPathComponent("dist/nginx/liverelay-edge.conf"))
     }
 }
+
+extension Servers {
+    /// An ONVIF camera as a VMS finds one: ipycam's own ONVIF services (scripts/onvif_camera.py,
+    /// from setup's venv; user `admin`, password `password` when given) whose profiles point at a
+    /// gst-rtsp-server beside it with `/main` 640x360 and `/sub` 320x180 at 30 fps.
+    public final class ONVIFCamera: @unchecked Sendable {
+        // Safety: immutable after init.
+        public static let python = "/opt/liverelay-venv/bin/python"
+        public let rtsp: RTSP
+        public let port: Int
+        public let child: ChildProcess
+        public let directory: URL
+
+        public static func mount(_ path: String, _ width: Int, _ height: Int) -> String {
+            "\(path)=( videotestsrc is-live=true ! video/x-raw,width=\(width),height=\(height),framerate=30/1 ! x264enc tune=zerolatency speed-preset=ultrafast key-int-max=30 ! rtph264pay name=pay0 pt=96 config-interval=1 )"
+        }
+
+        public init(password: String?) throws {
+            try FastRun.refuse("ipycam (scripts/onvif_camera.py)")
+            guard FileManager.default.isExecutableFile(atPath: Self.python) else {
+                throw ServerError("no \(Self.python): scripts/setup.sh makes the venv with ipycam")
+            }
+            rtsp = try RTSP(mounts: [Self.mount("/main", 640, 360), Self.mount("/sub", 320, 180)])
+            port = FreePort.tcp()
+            directory = Paths.tempDirectory("onvif-camera")
+            let script = Paths.packageRoot.appendingPathComponent("scripts/onvif_camera.py").path
+            var command = "cd '\(directory.path)' && exec \(Self.python) '\(script)' --http-port \(port) --rtsp-port \(rtsp.port)"
+            if let password { command += " --user admin --password '\(password)'" }
+            child = try ChildProcess("/bin/sh", ["-c", command])
+            guard child.waitFor("http://", timeout: 20) else {
+                child.stop()
+                throw ServerError("the ONVIF camera did not start: \(child.stderr.suffix(800))")
+            }
+        }
+
+        /// `onvif://user:password@127.0.0.1:PORT/profile`.
+        public func url(user: String = "admin", password: String?, profile: String = "") -> String {
+            "onvif://\(user):\(password ?? "")@127.0.0.1:\(port)/\(profile)"
+        }
+
+        deinit {
+            child.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+}

@@ -4,7 +4,7 @@ public import Wire
 
 /// WS-Discovery for ONVIF cameras: one Probe to the multicast group (or one address), the
 /// answers that relate to it gathered until the deadline. Bounded against a flood: at most
-/// 4,096 datagrams read and 256 devices kept, one per endpoint. Each device is reached at the
+/// 4,096 datagrams read and 256 devices kept, one per device service address. Each device is reached at the
 /// address its answer came from: an XAddr naming another host is moved to the sender's (a
 /// forged match cannot point LiveRelay, and later the camera's credentials, elsewhere).
 public enum ONVIFDiscovery {
@@ -78,8 +78,8 @@ public enum ONVIFDiscovery {
             let sender = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             for match in WSDiscovery.matches(Array(buffer[0..<n]), answering: messageID) {
                 guard let service = deviceService(match.addresses, sender: sender) else { continue }
-                let key = match.endpoint.isEmpty ? service : match.endpoint
-                guard seen.insert(key).inserted, devices.count < maxDevices else { continue }
+                // One device per service address: a flood of made-up endpoints for one address is one device.
+                guard seen.insert(service).inserted, devices.count < maxDevices else { continue }
                 devices.append(Device(deviceService: service, sender: sender, match: match))
             }
         }
