@@ -20,6 +20,10 @@ import HTTPTypes
         for p in ["/streams/cam/recording.mp4", "/streams/cam/recording.json"] {
             #expect(AccessRequirement.of(method: .get, path: p) == AccessRequirement(action: .export, stream: "cam", media: true, cors: true), "\(p)")
         }
+        // Steering a camera, and even asking where it points: ptz, on that stream.
+        for (method, path) in [(HTTPRequest.Method.post, "/api/streams/cam/ptz"), (.get, "/api/streams/cam/ptz"), (.get, "/api/streams/cam/ptz/presets")] {
+            #expect(AccessRequirement.of(method: method, path: path) == AccessRequirement(action: .ptz, stream: "cam", cors: true), "\(method) \(path)")
+        }
         // Incidents and bookmarks: made and changed with incident, viewed with playback, exported
         // with export (each stream asked again by the handler); the node's key with read.
         #expect(AccessRequirement.of(method: .post, path: "/api/incidents").action == .incident)

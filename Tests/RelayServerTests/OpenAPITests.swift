@@ -137,6 +137,11 @@ import WebRTC
             ("NodeKeys", try RelayAPI.encoder.encode(NodeKeys(node: "node-a", keys: [.init(algorithm: "Ed25519", id: "0123456789abcdef", publicKey: "AAAA")]))),
             ("AuditEntry", try RelayAPI.encoder.encode(AuditEntry(id: 1, at: at, who: "lead", action: .incident, stream: "cam", start: at, end: at,
                                                                   address: "10.0.0.1", detail: "incident 3 made"))),
+            ("AuditEntry", try RelayAPI.encoder.encode(AuditEntry(id: 2, at: at, who: "operator", action: .ptz, stream: "cam", address: "10.0.0.1", detail: "stop"))),
+            ("PTZStatus", try RelayAPI.encoder.encode(PTZStatus(stream: "cam", profile: "Profile_Main", position: PTZPosition(pan: 0.5, tilt: -0.25, zoom: 0),
+                                                                presets: [PTZPreset(token: "home", name: "Home", position: PTZPosition(pan: 0))]))),
+            ("PTZCommand", try RelayAPI.encoder.encode(PTZCommand(action: .move, pan: 0.5, tilt: 0, zoom: -1, timeout: 2, preset: "p", name: "n"))),
+            ("PTZResult", try RelayAPI.encoder.encode(PTZResult(action: .set, preset: "preset_1"))),
         ]
         for sample in samples {
             let schema = try #require(schemas[sample.schema], "no schema \(sample.schema) in openapi.json")
