@@ -15,6 +15,9 @@ and python3-selenium (scripts/setup.sh installs them).
                              source, and at the end each tile's path, pictures, changes, latency
              [--keys KEYS [--keys-after 3]]  press KEYS on the page, one at a time, once it has
                              loaded (the wall's 1-9, f, m, b), before the mode below
+             [--steps "key:1;hold:ArrowRight:1.2;sleep:1;click:CSS;eval:JS"]  after --keys: keys
+                             pressed, held for seconds, pauses, clicks; each eval's value is
+                             reported in "evals"
              [--stamps ID --csv OUT]  read LiveRelay's test-source stamp from every frame the
                              <video> presents (requestVideoFrameCallback), write
                              frame,capture_ms,received_ms,latency_ms rows to OUT
@@ -60,6 +63,7 @@ def main():
     ap.add_argument("--hold", type=float, default=0, help="stay on the page this many seconds more at the end")
     ap.add_argument("--keys", help="keys pressed on the page, one at a time, --keys-after seconds after it loads (before any other mode)")
     ap.add_argument("--keys-after", type=float, default=3)
+    ap.add_argument("--steps", help="';'-separated key:K, hold:K:SECONDS, sleep:SECONDS, click:CSS, eval:JS (after --keys)")
     ap.add_argument("--rtc-stats", action="store_true", help="add the page's RTCPeerConnection (window.pc) inbound video stats: losses, NACKs, freezes, sender reports")
     a = ap.parse_args()
     w, h = (int(x) for x in a.size.lower().split("x"))
@@ -107,6 +111,28 @@ def main():
                 ActionChains(driver).send_keys(k).perform()
                 time.sleep(0.3)
             out["keys"] = a.keys
+        if a.steps:
+            from selenium.webdriver.common.action_chains import ActionChains
+            from selenium.webdriver.common.by import By
+            from selenium.webdriver.common.keys import Keys
+            named = {"ArrowLeft": Keys.ARROW_LEFT, "ArrowRight": Keys.ARROW_RIGHT, "ArrowUp": Keys.ARROW_UP, "ArrowDown": Keys.ARROW_DOWN}
+            if not a.keys: time.sleep(a.keys_after)
+            out["evals"] = []
+            for step in a.steps.split(";"):
+                kind, _, rest = step.partition(":")
+                if kind == "key":
+                    ActionChains(driver).send_keys(named.get(rest, rest)).perform()
+                elif kind == "hold":
+                    key, _, seconds = rest.rpartition(":")
+                    k = named.get(key, key)
+                    ActionChains(driver).key_down(k).perform(); time.sleep(float(seconds)); ActionChains(driver).key_up(k).perform()
+                elif kind == "sleep":
+                    time.sleep(float(rest))
+                elif kind == "click":
+                    driver.find_element(By.CSS_SELECTOR, rest).click()
+                elif kind == "eval":
+                    out["evals"].append(driver.execute_script("return " + rest))
+                time.sleep(0.2)
         if a.img:
             out.update(watch_img(driver, a.img, a.seconds, deadline))
         if a.all_imgs:

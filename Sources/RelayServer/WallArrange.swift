@@ -1,6 +1,6 @@
 /// The ops wall arranged by its operator: layouts (an automatic grid, 2×2, 3×3, 4×4, one large
 /// and five small), the configuration's groups, a filter by name and by state, full screen for
-/// a tile and for the wall, the keyboard (digits select, `f` full screen, `m` sound, Esc back),
+/// a tile and for the wall, the keyboard (digits select, `f` full screen, `m` sound, `b` bookmark, Esc back; PTZ keys in WallPTZ),
 /// and the selected tile's audio (AAC or Opus through WebCodecs' AudioDecoder, no re-encode;
 /// muted until asked). Each browser keeps its arrangement (localStorage). `window.wall.arrange`
 /// and `window.wall.audio` are there for tests.
@@ -16,7 +16,7 @@ enum WallArrange {
         · state <select id="state"><option value="">any</option><option value="live">live</option><option value="lost">signal lost</option>
         <option value="damaged">damaged</option></select>
         · <button id="fullwall" title="f">full screen</button> · <button id="mute" title="m">sound off</button>
-        <span id="selected"></span> <small>keys: 1–9 select · f full screen · m sound · b bookmark · Esc back</small></div>
+        <span id="selected"></span>\(WallPTZ.toolbar) <small>keys: 1–9 select · f full screen · m sound · b bookmark · arrows and +/− steer · Esc back</small></div>
         """
     }
 
@@ -80,6 +80,7 @@ enum WallArrange {
         for (const t of tiles()) t.fig.classList.toggle('selected', t.name === name);
         document.getElementById('selected').textContent = name ? '· selected: ' + name : '';
         listen();
+        if (wall.ptz) wall.ptz.select(name);
       }
       // b: the selected tile's moment marked (the time of the picture it shows, on the
       // server's clock: its capture time where the camera says it, else its arrival).

@@ -56,6 +56,7 @@ enum WallPage {
         \(script)
         \(WallTimeline.javascript)
         \(WallArrange.javascript)
+        \(WallPTZ.javascript)
         </script></body></html>
         """
     }
@@ -360,7 +361,7 @@ enum WallPage {
       const ws = wall.socket = new WebSocket(url);
       ws.binaryType = 'arraybuffer';
       ws.onmessage = e => typeof e.data === 'string' ? onText(JSON.parse(e.data)) : onBinary(e.data);
-      ws.onclose = () => { wall.connected = false; for (const t of Object.values(wall.tiles)) { if (t.decoder) { try { t.decoder.close(); } catch (e) {} t.decoder = null; } }
+      ws.onclose = () => { wall.connected = false; if (wall.onSocketClosed) wall.onSocketClosed(); for (const t of Object.values(wall.tiles)) { if (t.decoder) { try { t.decoder.close(); } catch (e) {} t.decoder = null; } }
                            setTimeout(connect, 1000); };
     }
     connect();

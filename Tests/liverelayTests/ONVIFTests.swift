@@ -194,6 +194,38 @@ import Synchronization
                 && lines.contains("operator go to preset home"), "\(lines)")
     }
 
+    @Test func theWallSteersTheSelectedCameraWhileAKeyIsHeld() throws {
+        let camera = try Servers.ONVIFCamera(password: "cam-pass-8")
+        let (serve, port, dir) = try Servers.serve("""
+        streams:
+          cam: {source: "\(camera.url(password: "cam-pass-8"))", preview: false}
+          other: {source: "testsrc://?size=160x120&fps=15", preview: false}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        #expect(HostileCameraTests.waitLive(port, "cam", timeout: 30), "\(serve.stderr.suffix(2000))")
+        func position() throws -> PTZPosition? { try Servers.api(PTZStatus.self, "http://127.0.0.1:\(port)/api/streams/cam/ptz").position }
+        #expect(try position()?.pan == 0)
+        // Select the first tile (cam), hold → for a second, let go; then the Home preset's button.
+        let steps = "key:1;sleep:1.5;eval:wall.ptz.stream;eval:wall.ptz.presets.map(p => p.token).join(',');hold:ArrowRight:1.2;sleep:0.6;eval:wall.ptz.moving"
+        let r = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "http://127.0.0.1:\(port)/",
+                                                      "--steps", steps, "--keys-after", "2", "--seconds", "1"], timeout: 90)
+        let report = try #require(r.stdout.split(separator: "\n").last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(r.output.suffix(2000))")
+        let evals = report["evals"] as? [Any] ?? []
+        #expect(evals.count == 3 && evals[0] as? String == "cam" && evals[1] as? String == "home", "\(report)")
+        #expect(evals.count == 3 && evals[2] is NSNull, "still moving after the key was let go: \(evals)")
+        let turned = try #require(try position())
+        #expect((turned.pan ?? 0) > 0.1 && abs(turned.tilt ?? 1) < 0.05, "\(turned)")
+        Thread.sleep(forTimeInterval: 0.6)
+        #expect(abs((try position()?.pan ?? 0) - (turned.pan ?? 0)) < 0.05, "the camera kept turning after the key was let go")
+        // The preset is one click away.
+        let home = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "http://127.0.0.1:\(port)/",
+                                                         "--steps", "key:1;sleep:1.5;click:[data-preset=\"home\"];sleep:1.5;eval:wall.ptz.errors", "--keys-after", "2", "--seconds", "1"], timeout: 90)
+        #expect(home.stdout.contains("\"evals\": [0]"), "\(home.output.suffix(1500))")
+        #expect(abs(try position()?.pan ?? 1) < 0.02)
+        let audit = try ChildProcess.run("/usr/bin/sqlite3", [dir.appendingPathComponent("catalog.sqlite").path, "SELECT detail FROM audit WHERE action = 'ptz'"], timeout: 10).stdout
+        #expect(audit.contains("move pan 0.5 tilt 0.0 zoom 0.0 for 1.0 s at most") && audit.contains("stop") && audit.contains("go to preset home"), "\(audit)")
+    }
+
     @Test func aHostileONVIFCameraCannotStopServe() throws {
         let seed = HostileCameraTests.seed
         let peerPort = FreePort.tcp()
