@@ -5,7 +5,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure LiveRelay against peers in the same run.",
-        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, FaultsBench.self, RecordingsBench.self, EdgeBench.self, FleetBench.self, RenditionsBench.self, WebRTCBench.self, HEVCBench.self]
+        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, FaultsBench.self, RecordingsBench.self, EdgeBench.self, FleetBench.self, RenditionsBench.self, WebRTCBench.self, HEVCBench.self, PTZBench.self]
     )
 }
 
@@ -422,6 +422,26 @@ struct HEVCBench: ParsableCommand {
         b.rounds = rounds
         b.only = only.map { Set($0.split(separator: ",").map(String.init)) }
         b.seconds = seconds
+        b.out = out
+        do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
+    }
+}
+
+struct PTZBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ptz",
+        abstract: "PTZ commands through LiveRelay's API to an ONVIF camera (ipycam behind a timestamping proxy): API → camera, against the same SOAP call sent straight to it."
+    )
+
+    @Option(help: "Commands sent (moves and stops in turn).")
+    var commands = 200
+
+    @Option(help: "Where results go.")
+    var out = "./bench-results"
+
+    func run() throws {
+        var b = PTZBenchmark()
+        b.commands = commands
         b.out = out
         do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
     }

@@ -2,7 +2,7 @@
 # Runs one hostile peer long against the real `liverelay serve` (debug build: the same overflow
 # and bounds traps as release, and assertions besides) and says whether
 # the process survived and a good stream beside stayed live:
-#   scripts/hostile/run.sh camera|rtsp_player|http_client|rtmp_publisher|srt_caller|push_origin|whip_endpoint|jwks_endpoint|webhook_receiver|webrtc_peer EXCHANGES [SEED]
+#   scripts/hostile/run.sh camera|rtsp_player|http_client|rtmp_publisher|srt_caller|push_origin|whip_endpoint|jwks_endpoint|webhook_receiver|webrtc_peer|onvif_camera EXCHANGES [SEED]
 # The peer prints what it sent per exchange into .build-hostile/FACE-SEED.log, so a crash replays
 # with the same seed. Exit 0 when serve is still running and the good stream is live.
 set -euo pipefail
@@ -76,7 +76,16 @@ case "$face" in
     # ICE-TCP frames, against one session of its own (EXCHANGES datagrams and as many frames).
     printf 'server:\n  limits: {per_client: {viewers: 8}}\nstreams:\n  good: {source: "testsrc://?size=320x240&fps=15", preview: false}\n  cam: {source: "testsrc://?size=320x240&fps=15&gop=15", preview: false}\n' > "$conf"
     ;;
-  *) echo "faces: camera rtsp_player http_client rtmp_publisher srt_caller push_origin whip_endpoint jwks_endpoint webhook_receiver webrtc_peer" >&2; exit 2 ;;
+  onvif_camera)
+    # Eight onvif:// streams resolve through the hostile camera (mutated SOAP and HTTP), while
+    # operators steer them through the PTZ API the whole time (below).
+    { echo "streams:"; echo "  good: {source: \"testsrc://?size=320x240&fps=15\", preview: false}"
+      for i in $(seq 0 7); do
+        echo "  cam$i: {source: \"onvif://admin$i:secret@127.0.0.1:$peer/\", open_timeout: 2s, read_timeout: 1s, preview: false}"
+      done; } > "$conf"
+    /usr/bin/python3 scripts/hostile/onvif_camera.py --port "$peer" --seed "$seed" --exchanges "$exchanges" > "$log" &
+    ;;
+  *) echo "faces: camera rtsp_player http_client rtmp_publisher srt_caller push_origin whip_endpoint jwks_endpoint webhook_receiver webrtc_peer onvif_camera" >&2; exit 2 ;;
 esac
 peerpid=${!:-}
 "$bin" serve --config "$conf" --listen "127.0.0.1:$http" --state-dir "$out/$face-$seed.state" > "$out/$face-$seed.serve.log" 2>&1 &
@@ -96,6 +105,17 @@ elif [ "$face" = webrtc_peer ]; then
     || { echo "webrtc_peer seed $seed: a correct check went unanswered or wrong; see $log"; exit 1; }
 elif [ "$face" = http_client ]; then
   /usr/bin/python3 scripts/hostile/http_client.py --port "$http" --stream cam --seed "$seed" --exchanges "$exchanges" > "$log"
+elif [ "$face" = onvif_camera ]; then
+  # Operators steering the hostile cameras: status, moves and new presets, four at a time.
+  while kill -0 "$peerpid" 2>/dev/null && kill -0 "$serve" 2>/dev/null; do
+    pids=()
+    for i in 0 1 2 3; do
+      curl -s -m 30 -o /dev/null "http://127.0.0.1:$http/api/streams/cam$i/ptz" & pids+=($!)
+      curl -s -m 30 -o /dev/null -X POST --data-binary '{"action": "move", "pan": 0.5}' "http://127.0.0.1:$http/api/streams/cam$((i + 4))/ptz" & pids+=($!)
+    done
+    wait "${pids[@]}" || true
+  done
+  kill "$peerpid" 2>/dev/null || true
 else
   while kill -0 "$peerpid" 2>/dev/null && kill -0 "$serve" 2>/dev/null; do sleep 2; done
   kill "$peerpid" 2>/dev/null || true
