@@ -38,17 +38,7 @@ enum ONVIFCameraFuzz {
     /// Answers every request on one loopback listener with the bytes (HTTP/1.1 200, closed
     /// after each), while the real client resolves the camera and asks its PTZ.
     static func overSocket(_ bytes: [UInt8]) {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard listener >= 0 else { return }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, len) == 0 && listen(listener, 16) == 0 && getsockname(listener, $0, &len) == 0 }
-        }
-        guard bound else { close(listener); return }
-        let port = UInt16(bigEndian: addr.sin_port)
+        guard let (listener, port) = loopbackListener(backlog: 16) else { return }
         let answer = Array("HTTP/1.1 200 OK\r\nContent-Type: application/soap+xml\r\nContent-Length: \(bytes.count)\r\nConnection: close\r\n\r\n".utf8) + bytes
         let serverDone = DispatchSemaphore(value: 0)
         let server = Thread {
