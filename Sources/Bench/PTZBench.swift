@@ -32,8 +32,9 @@ public struct PTZBenchmark {
         let proxy = try StampingProxy(upstream: cameraPort)
         defer { proxy.stop() }
         let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-        // The camera serves no video (rtsp port 1): the stream reconnects, PTZ works all the same.
-        let yaml = "streams:\n  cam: {source: \"onvif://admin:bench@127.0.0.1:\(proxy.port)/\", preview: false}\n"
+        // The camera serves no video (RTSP port 1): on demand, the stream is never opened (no
+        // resolution traffic through the proxy); the PTZ API resolves the camera once.
+        let yaml = "streams:\n  cam: {source: \"onvif://admin:bench@127.0.0.1:\(proxy.port)/\", preview: false, on_demand: true}\n"
         let (serve, port) = try ChildProcess.serve(me: me, yaml: yaml, file: work.appendingPathComponent("ptz.yaml"))
         defer { serve.stop() }
         let api = "http://127.0.0.1:\(port)/api/streams/cam/ptz"
@@ -129,6 +130,7 @@ final class StampingProxy: @unchecked Sendable {
         listener = fd
         port = Int(UInt16(bigEndian: addr.sin_port))
         Thread { [self] in
+            defer { close(fd) }
             while running.withLock({ $0 }) {
                 var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 guard poll(&p, 1, 200) == 1 else { continue }
@@ -172,8 +174,8 @@ final class StampingProxy: @unchecked Sendable {
         }
     }
 
+    /// Stops accepting and pumping; the listener is closed by its thread.
     func stop() {
         running.withLock { $0 = false }
-        close(listener)
     }
 }

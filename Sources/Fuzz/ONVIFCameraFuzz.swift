@@ -23,7 +23,8 @@ enum ONVIFCameraFuzz {
             _ = ONVIFAnswer.capabilities(answer)
             let profiles = ONVIFAnswer.profiles(answer)
             if let main = ONVIFCamera.choose(profiles, named: profiles.last?.name) { _ = ONVIFCamera.subProfile(of: main, in: profiles) }
-            _ = ONVIFAnswer.mediaURI(answer).map { ONVIFCameras.withCredentials($0, of: ONVIFURL("onvif://u:p@127.0.0.1")!) }
+            _ = ONVIFAnswer.streamURI(answer).map { ONVIFCameras.withCredentials($0.withoutCredentials, of: ONVIFURL("onvif://u:p@127.0.0.1")!) }
+            _ = ONVIFAnswer.snapshotURI(answer)
             _ = ONVIFAnswer.presets(answer)
             _ = ONVIFAnswer.status(answer)
             _ = ONVIFAnswer.presetToken(answer)
@@ -60,7 +61,6 @@ enum ONVIFCameraFuzz {
                 }
                 close(c)
             }
-            close(listener)
         }
         server.start()
         let done = DispatchSemaphore(value: 0)
@@ -74,8 +74,9 @@ enum ONVIFCameraFuzz {
             done.signal()
         }
         _ = done.wait(timeout: .now() + 15)
-        // Wakes the server's poll: it stops and closes the listener.
+        // Wakes the server's poll; the listener is closed once the server is done with it.
         shutdown(listener, Int32(SHUT_RDWR))
         serverDone.wait()
+        close(listener)
     }
 }

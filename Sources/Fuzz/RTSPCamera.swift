@@ -11,21 +11,6 @@ import Relay
 /// and the probe all run as in production. `CSeq:` lines are renumbered 1, 2, 3… so that
 /// answers meet their requests (the first byte is skipped: it once chose a reorder queue, and
 /// the corpus keeps it).
-/// A TCP socket listening on 127.0.0.1 at a port the kernel picks, and that port.
-func loopbackListener(backlog: Int32) -> (Int32, UInt16)? {
-    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard listener >= 0 else { return nil }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &addr) { p in
-        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, len) == 0 && listen(listener, backlog) == 0 && getsockname(listener, $0, &len) == 0 }
-    }
-    guard bound else { close(listener); return nil }
-    return (listener, UInt16(bigEndian: addr.sin_port))
-}
-
 enum RTSPCamera {
     static func serve(_ bytes: [UInt8]) {
         guard let (listener, port) = loopbackListener(backlog: 8) else { return }
@@ -85,4 +70,19 @@ enum RTSPCamera {
         }
         return out
     }
+}
+
+/// A TCP socket listening on 127.0.0.1 at a port the kernel picks, and that port.
+func loopbackListener(backlog: Int32) -> (Int32, UInt16)? {
+    let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard listener >= 0 else { return nil }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &addr) { p in
+        p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, len) == 0 && listen(listener, backlog) == 0 && getsockname(listener, $0, &len) == 0 }
+    }
+    guard bound else { close(listener); return nil }
+    return (listener, UInt16(bigEndian: addr.sin_port))
 }

@@ -1,8 +1,10 @@
 /// PTZ from the ops wall: when the selected tile's camera can be steered (its PTZ status
 /// answers: an `onvif://` source with a PTZ profile, and the viewer has `ptz`), the arrow keys
 /// pan and tilt and +/− zoom while they are held, and its presets are buttons beside the
-/// selection (and "save here" makes one). Commands go one after another (a stop never
-/// overtakes its move). A held key sends its move again every 500 ms with a one-second
+/// selection (and "save here" makes one). Keys are taken by their code (Shift or a keyboard
+/// layout does not change which is held; with Ctrl, Alt or Meta they are not PTZ). Commands go
+/// one after another (a stop never overtakes its move), each given up after 3 s. A held key
+/// sends its move again every 500 ms, when nothing is still on its way, with a one-second
 /// timeout, so the camera stops within a second of a lost page or connection; releasing the
 /// key, leaving the window, hiding the page or losing the wall's socket stops it at once.
 /// `window.wall.ptz` is there for tests.
@@ -17,14 +19,18 @@ enum WallPTZ {
       const token = new URLSearchParams(location.search).get('token');
       const headers = Object.assign({'Content-Type': 'application/json'}, token ? {Authorization: 'Bearer ' + token} : {});
       const url = name => '/api/streams/' + encodeURIComponent(name) + '/ptz';
-      let chain = Promise.resolve();
+      let chain = Promise.resolve(), pending = 0;
       function command(o, keepalive) {
         const name = ptz.stream;
         if (!name) return chain;
-        ptz.sent++;
-        chain = chain.then(() => fetch(url(name), {method: 'POST', headers, body: JSON.stringify(o), keepalive: !!keepalive})
-          .then(r => r.json().then(j => { ptz.last = {status: r.status, action: o.action}; if (!r.ok) { ptz.errors++; el.title = j.error || ''; } return j; }))
-          .catch(() => { ptz.errors++; }));
+        ptz.sent++; pending++;
+        chain = chain.then(() => {
+          const abort = new AbortController(), timer = setTimeout(() => abort.abort(), 3000);
+          return fetch(url(name), {method: 'POST', headers, body: JSON.stringify(o), keepalive: !!keepalive, signal: abort.signal})
+            .then(r => r.json().then(j => { ptz.last = {status: r.status, action: o.action}; if (!r.ok) { ptz.errors++; el.title = j.error || ''; } return j; }))
+            .catch(() => { ptz.errors++; })
+            .finally(() => { clearTimeout(timer); pending--; });
+        });
         return chain;
       }
       async function refresh(name) {
@@ -53,7 +59,8 @@ enum WallPTZ {
         ptz.stream = null; ptz.presets = []; el.hidden = true; el.replaceChildren();
         if (name) refresh(name);
       };
-      const AXES = {ArrowLeft: ['pan', -1], ArrowRight: ['pan', 1], ArrowUp: ['tilt', 1], ArrowDown: ['tilt', -1], '+': ['zoom', 1], '=': ['zoom', 1], '-': ['zoom', -1]};
+      const AXES = {ArrowLeft: ['pan', -1], ArrowRight: ['pan', 1], ArrowUp: ['tilt', 1], ArrowDown: ['tilt', -1],
+                    Equal: ['zoom', 1], NumpadAdd: ['zoom', 1], Minus: ['zoom', -1], NumpadSubtract: ['zoom', -1]};
       const held = new Set();
       function move() {
         const v = {pan: 0, tilt: 0, zoom: 0};
@@ -69,16 +76,18 @@ enum WallPTZ {
         command({action: 'stop'}, keepalive);
       }
       ptz.stop = stop;
-      setInterval(() => { if (ptz.moving) command(Object.assign({action: 'move', timeout: 1}, ptz.moving)); }, 500);
+      setInterval(() => { if (ptz.moving && pending === 0) command(Object.assign({action: 'move', timeout: 1}, ptz.moving)); }, 500);
       document.addEventListener('keydown', e => {
-        if (!ptz.stream || !(e.key in AXES) || (e.target.matches && e.target.matches('input, select'))) return;
+        if (!ptz.stream || !(e.code in AXES) || e.ctrlKey || e.altKey || e.metaKey || (e.target.matches && e.target.matches('input, select'))) return;
         e.preventDefault();
-        if (held.has(e.key)) return;
-        held.add(e.key); move();
+        if (held.has(e.code)) return;
+        held.add(e.code); move();
       });
       document.addEventListener('keyup', e => {
-        if (!held.has(e.key)) return;
-        held.delete(e.key);
+        // A modifier let go or pressed ends every move (a key held with Meta gets no keyup on some systems).
+        if (['Control', 'Alt', 'Meta', 'OS'].includes(e.key) && ptz.moving) return stop();
+        if (!held.has(e.code)) return;
+        held.delete(e.code);
         held.size ? move() : stop();
       });
       window.addEventListener('blur', () => stop());

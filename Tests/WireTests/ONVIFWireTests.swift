@@ -79,13 +79,24 @@ struct ONVIFWireTests {
         <trt:Profiles token="main"><Name>Main</Name><VideoEncoderConfiguration><Encoding>H265</Encoding><Resolution><Width>1920</Width><Height>1080</Height></Resolution>
         <RateControl><FrameRateLimit>25</FrameRateLimit></RateControl></VideoEncoderConfiguration><PTZConfiguration token="p"/></trt:Profiles>
         <trt:Profiles token="sub"><Name>Sub</Name><VideoEncoderConfiguration><Resolution><Width>99999999999999999999</Width><Height>-5</Height></Resolution></VideoEncoderConfiguration></trt:Profiles>
-        <trt:Profiles><Name>no token</Name></trt:Profiles></trt:GetProfilesResponse></s:Body></s:Envelope>
+        <trt:Profiles><Name>no token</Name></trt:Profiles><trt:Profiles token="two words"/><trt:Profiles token="é"/></trt:GetProfilesResponse></s:Body></s:Envelope>
         """
         let list = ONVIFAnswer.profiles(try ONVIFAnswer.body(Array(profiles.utf8)).get())
         #expect(list == [.init(token: "main", name: "Main", encoding: "H265", width: 1920, height: 1080, fps: 25, ptz: true),
                          .init(token: "sub", name: "Sub")])
         let uri = #"<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope"><s:Body><R><MediaUri><Uri> rtsp://10.0.0.5/live </Uri></MediaUri></R></s:Body></s:Envelope>"#
         #expect(ONVIFAnswer.mediaURI(try ONVIFAnswer.body(Array(uri.utf8)).get()) == "rtsp://10.0.0.5/live")
+        func answer(_ uri: String) throws -> XMLElement {
+            try ONVIFAnswer.body(Array(#"<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope"><s:Body><R><MediaUri><Uri>\#(uri)</Uri></MediaUri></R></s:Body></s:Envelope>"#.utf8)).get()
+        }
+        // Only rtsp(s) is a stream, without the camera's own credentials; only http(s) without them a snapshot.
+        #expect(ONVIFAnswer.streamURI(try answer("rtsp://cam:pw@10.0.0.5:554/live?a=1"))?.withoutCredentials == "rtsp://10.0.0.5:554/live?a=1")
+        for uri in ["file:///etc/passwd", "pipe:0", "http://169.254.169.254/latest", "concat:a|b", "srt://10.0.0.5:9000"] {
+            #expect(ONVIFAnswer.streamURI(try answer(uri)) == nil, "\(uri)")
+        }
+        #expect(ONVIFAnswer.snapshotURI(try answer("http://10.0.0.5/snap.jpg")) == "http://10.0.0.5/snap.jpg")
+        #expect(ONVIFAnswer.snapshotURI(try answer("http://u:p@10.0.0.5/snap.jpg")) == nil)
+        #expect(ONVIFAnswer.snapshotURI(try answer("file:///etc/passwd")) == nil)
         let spaced = #"<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope"><s:Body><R><MediaUri><Uri>rtsp://a b/</Uri></MediaUri></R></s:Body></s:Envelope>"#
         #expect(ONVIFAnswer.mediaURI(try ONVIFAnswer.body(Array(spaced.utf8)).get()) == nil)
         let fault = """

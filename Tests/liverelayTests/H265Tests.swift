@@ -39,6 +39,9 @@ import Wire
         streams:
           cam:
             source: \(camera.url("/hevc"))
+            # TCP: the slices are compared with the camera's, and a UDP pull on this loaded
+            # machine (two H.265 publishers, seven readers) once lost a quarter of them.
+            transport: tcp
             preview: false
             hls: {variant: lowLatency}
             record: {path: "\(home.path)/recordings", segment_duration: 2s}

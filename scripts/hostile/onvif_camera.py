@@ -82,9 +82,9 @@ def broken(doc, r, what):
         what.append("truncated"); return doc[:r.randrange(len(doc) + 1)]
     if k == 1:
         what.append("entity bomb"); return ('<?xml version="1.0"?><!DOCTYPE s:Envelope [<!ENTITY a "aaaaaaaaaa">' + "".join(
-            f'<!ENTITY {c} "{("&" + p + ";") * 10}">' for p, c in zip("abcdefgh", "bcdefghi")) + ']>') + doc.replace("<s:Body>", "<s:Body>&i;", 1).split("?>", 1)[1]
+            f'<!ENTITY {c} "{("&" + p + ";") * 10}">' for p, c in zip("abcdefgh", "bcdefghi")) + ']>') + doc.replace("<s:Body>", "<s:Body>&i;", 1).split("?>", 1)[-1]
     if k == 2:
-        what.append("external entity"); return '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>' + doc.split("?>", 1)[1].replace("<tt:Name>", "<tt:Name>&e;")
+        what.append("external entity"); return '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>' + doc.split("?>", 1)[-1].replace("<tt:Name>", "<tt:Name>&e;")
     if k == 3:
         n = r.choice([300, 100000]); what.append(f"{n} levels deep"); return doc.replace("<s:Body>", "<s:Body>" + "<a>" * n, 1)
     if k == 4:
@@ -142,22 +142,26 @@ def discovery():
         data, addr = s.recvfrom(65535)
         m = re.search(rb"MessageID>([^<]*)<", data)
         if not m or b"ProbeMatch" in data: continue
-        mid = m.group(1).decode("latin-1")
         k += 1
-        r = random.Random(f"{a.seed}:wsd:{k}")
-        for i in range(r.choice([1, 50, 600])):
-            relates = mid if r.random() < 0.5 else r.choice(["urn:uuid:other", "", mid + "x", "\xff"])
-            xaddr = r.choice([f"http://127.0.0.1:{a.port}/onvif/device_service", "http://10.66.66.66/onvif/device_service",
-                              "ftp://127.0.0.1/", "http://" + "h" * 600 + "/", "http://127.0.0.1:70000/", ""])
-            doc = (f'<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope" xmlns:a="http://schemas.xmlsoap.org/ws/2004/08/addressing" '
-                   f'xmlns:d="http://schemas.xmlsoap.org/ws/2005/04/discovery"><s:Header><a:RelatesTo>{relates}</a:RelatesTo></s:Header><s:Body><d:ProbeMatches>'
-                   + f'<d:ProbeMatch><a:EndpointReference><a:Address>urn:uuid:cam{i}</a:Address></a:EndpointReference><d:Scopes>onvif://www.onvif.org/name/%ff%zz'
-                   f'</d:Scopes><d:XAddrs>{xaddr}</d:XAddrs></d:ProbeMatch>' * r.choice([1, 1, 40]) + '</d:ProbeMatches></s:Body></s:Envelope>')
-            payload = doc.encode("utf-8", "surrogateescape")
-            if r.random() < 0.2: payload = broken(doc, r, []).encode("utf-8", "surrogateescape")[:65000]
-            try: s.sendto(payload[:65000], addr)
-            except OSError: pass
+        try: flood(s, addr, m.group(1).decode("latin-1"), random.Random(f"{a.seed}:wsd:{k}"))
+        except Exception as e: print(f"probe {k}: the flood stopped: {e!r}", flush=True)
         print(f"probe {k} answered", flush=True)
+
+
+def flood(s, addr, mid, r):
+    """One probe's answers: 1, 50 or 600 datagrams of 1 or 40 matches each."""
+    for i in range(r.choice([1, 50, 600])):
+        relates = mid if r.random() < 0.5 else r.choice(["urn:uuid:other", "", mid + "x", "\xff"])
+        xaddr = r.choice([f"http://127.0.0.1:{a.port}/onvif/device_service", "http://10.66.66.66/onvif/device_service",
+                          "ftp://127.0.0.1/", "http://" + "h" * 600 + "/", "http://127.0.0.1:70000/", ""])
+        doc = (f'<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope" xmlns:a="http://schemas.xmlsoap.org/ws/2004/08/addressing" '
+               f'xmlns:d="http://schemas.xmlsoap.org/ws/2005/04/discovery"><s:Header><a:RelatesTo>{relates}</a:RelatesTo></s:Header><s:Body><d:ProbeMatches>'
+               + f'<d:ProbeMatch><a:EndpointReference><a:Address>urn:uuid:cam{i}</a:Address></a:EndpointReference><d:Scopes>onvif://www.onvif.org/name/%ff%zz'
+               f'</d:Scopes><d:XAddrs>{xaddr}</d:XAddrs></d:ProbeMatch>' * r.choice([1, 1, 40]) + '</d:ProbeMatches></s:Body></s:Envelope>')
+        payload = doc.encode("utf-8", "surrogateescape")
+        if r.random() < 0.2: payload = broken(doc, r, []).encode("utf-8", "surrogateescape")[:65000]
+        try: s.sendto(payload[:65000], addr)
+        except OSError: pass
 
 
 if a.wsd:

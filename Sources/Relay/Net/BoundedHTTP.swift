@@ -46,15 +46,22 @@ public enum BoundedHTTP {
         }
     }
 
+    /// A client that answers a redirect with the redirect: for requests that carry a secret
+    /// meant for that host alone (ONVIF's signed SOAP).
+    static let withoutRedirects = HTTPClient(eventLoopGroupProvider: .singleton,
+                                             configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
+
     /// Sends one request from a task; at most `timeout` seconds for the whole exchange.
+    /// `followRedirects: false` gives a 3xx answer back as it is.
     public static func send(method: String, url: String, headers: [(String, String)] = [], body: [UInt8]? = nil,
-                            timeout: Double, maxBody: Int) async -> Result<Answer, Failure> {
+                            timeout: Double, maxBody: Int, followRedirects: Bool = true) async -> Result<Answer, Failure> {
         var request = HTTPClientRequest(url: url)
         request.method = HTTPMethod(rawValue: method)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
         do {
-            let response = try await HTTPClient.shared.execute(request, timeout: .milliseconds(Int64(saturating: timeout * 1000)))
+            let client = followRedirects ? HTTPClient.shared : withoutRedirects
+            let response = try await client.execute(request, timeout: .milliseconds(Int64(saturating: timeout * 1000)))
             do {
                 let bytes = try await response.body.collect(upTo: maxBody)
                 return .success(Answer(status: Int(response.status.code), body: Array(bytes.readableBytesView),

@@ -112,7 +112,7 @@ public final class ONVIFCameras: Sendable {
         var camera = kept(url)
         var resolvedNow = false
         if camera == nil {
-            camera = try resolveWaiting(url)
+            camera = try resolveWaiting(url, interruptHandle: interruptHandle)
             resolvedNow = true
         }
         guard var current = camera else { throw IngestError(.failed, source: url, stage: "resolving ONVIF profiles", detail: "no camera") }
@@ -120,18 +120,22 @@ public final class ONVIFCameras: Sendable {
             return try openRTSP(Self.withCredentials(current.mainURI, of: address), options: options, interruptHandle: interruptHandle)
         } catch {
             guard !resolvedNow, error.kind != .stopped else { throw error }
-            guard let again = try? resolveWaiting(url), again.mainURI != current.mainURI else { throw error }
+            guard let again = try? resolveWaiting(url, interruptHandle: interruptHandle), again.mainURI != current.mainURI else { throw error }
             current = again
             return try openRTSP(Self.withCredentials(current.mainURI, of: address), options: options, interruptHandle: interruptHandle)
         }
     }
 
+    /// `rtsp://` by LiveRelay's RTSP client, `rtsps://` by FFmpeg's (TLS); the resolution took
+    /// nothing else.
     private func openRTSP(_ uri: String, options: SourceOptions, interruptHandle: InterruptHandle) throws(IngestError) -> any PacketSource {
-        if uri.hasPrefixIgnoringCase("rtsp://") { return try RTSPSource.open(url: uri, options: options, interruptHandle: interruptHandle) }
-        return try IngestSession(url: uri, options: options, interruptHandle: interruptHandle)
+        if RTSPURL(uri)?.scheme == .rtsps { return try IngestSession(url: uri, options: options, interruptHandle: interruptHandle) }
+        return try RTSPSource.open(url: uri, options: options, interruptHandle: interruptHandle)
     }
 
-    private func resolveWaiting(_ url: String) throws(IngestError) -> ONVIFCamera {
+    /// The camera resolved on the caller's thread, at most `timeout × 6 + 1` seconds, and
+    /// given up at once when the source is stopped.
+    private func resolveWaiting(_ url: String, interruptHandle: InterruptHandle) throws(IngestError) -> ONVIFCamera {
         let result = Mutex<Result<ONVIFCamera, ONVIFError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let task = Task {
@@ -139,10 +143,16 @@ public final class ONVIFCameras: Sendable {
             result.withLock { $0 = r }
             done.signal()
         }
-        // Five calls at most, each with its own deadline.
-        if done.wait(timeout: .now() + timeout * 6 + 1) == .timedOut {
-            task.cancel()
-            throw IngestError(.timedOut, source: url, stage: "resolving ONVIF profiles", detail: "no answer within \(Int(timeout * 6)) s")
+        let deadline = Date().addingTimeInterval(timeout * 6 + 1)
+        while done.wait(timeout: .now() + 0.1) == .timedOut {
+            if interruptHandle.isInterrupted {
+                task.cancel()
+                throw IngestError(.stopped, source: url, stage: "resolving ONVIF profiles", detail: "stopped")
+            }
+            if Date() > deadline {
+                task.cancel()
+                throw IngestError(.timedOut, source: url, stage: "resolving ONVIF profiles", detail: "no answer within \(Int(timeout * 6 + 1)) s")
+            }
         }
         switch result.withLock({ $0 }) {
         case .success(let c)?: return c

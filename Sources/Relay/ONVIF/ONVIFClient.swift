@@ -21,7 +21,8 @@ public struct ONVIFError: Error, Sendable, CustomStringConvertible {
 }
 
 /// SOAP calls to one ONVIF camera over HTTP (BoundedHTTP: SwiftNIO's parser, a deadline per
-/// call, answers capped at 1 MiB), each signed with a fresh WS-Security UsernameToken. A camera
+/// call, answers capped at 1 MiB, redirects not followed: a signed request goes to the camera's
+/// own address and nowhere else), each signed with a fresh WS-Security UsernameToken. A camera
 /// whose clock is off refuses the token's time: after a refusal the client reads the camera's
 /// clock once and signs with it.
 public final class ONVIFClient: Sendable {
@@ -50,8 +51,10 @@ public final class ONVIFClient: Sendable {
         // Refused: perhaps the clock. Read the camera's (open by the standard) and sign again if it differs.
         guard case .success(let answer) = await send(url.deviceService, ONVIFRequest.getSystemDateAndTime, signed: false),
               let theirs = ONVIFAnswer.systemTime(answer) else { return first }
-        let skew = theirs - Int64(Date().timeIntervalSince1970)
-        guard abs(skew) > 5, abs(skew - clockOffset.withLock { $0 }) > 5 else { return first }
+        // Signed with the camera's clock from now on (back to this machine's when they agree again).
+        var skew = theirs - Int64(Date().timeIntervalSince1970)
+        if abs(skew) <= 5 { skew = 0 }
+        guard abs(skew - clockOffset.withLock { $0 }) > 5 else { return first }
         clockOffset.withLock { $0 = skew }
         return await send(service, body, signed: true)
     }
@@ -64,7 +67,7 @@ public final class ONVIFClient: Sendable {
         let envelope = ONVIFRequest.envelope(body: body, credentials: signed ? credentials : nil, nonce: nonce, created: created)
         let answer: BoundedHTTP.Answer
         switch await BoundedHTTP.send(method: "POST", url: service, headers: [("Content-Type", "application/soap+xml; charset=utf-8")],
-                                      body: envelope, timeout: timeout, maxBody: XMLTree.defaultMaxBytes) {
+                                      body: envelope, timeout: timeout, maxBody: XMLTree.defaultMaxBytes, followRedirects: false) {
         case .success(let a): answer = a
         case .failure(let f): return .failure(ONVIFError(camera: camera, detail: Redactor.scrub(f.description)))
         }
@@ -104,19 +107,20 @@ public final class ONVIFClient: Sendable {
         await call(media, ONVIFRequest.getProfiles).map(ONVIFAnswer.profiles)
     }
 
+    /// The profile's RTSP URI, without credentials.
     public func streamURI(media: String, profile: String) async -> Result<String, ONVIFError> {
-        await uri(call(media, ONVIFRequest.getStreamURI(profile: profile)), what: "stream URI")
+        await uri(call(media, ONVIFRequest.getStreamURI(profile: profile)), what: "rtsp:// stream URI") { ONVIFAnswer.streamURI($0)?.withoutCredentials }
     }
 
     public func snapshotURI(media: String, profile: String) async -> Result<String, ONVIFError> {
-        await uri(call(media, ONVIFRequest.getSnapshotURI(profile: profile)), what: "snapshot URI")
+        await uri(call(media, ONVIFRequest.getSnapshotURI(profile: profile)), what: "http:// snapshot URI", ONVIFAnswer.snapshotURI)
     }
 
-    private func uri(_ r: Result<XMLElement, ONVIFError>, what: String) async -> Result<String, ONVIFError> {
+    private func uri(_ r: Result<XMLElement, ONVIFError>, what: String, _ read: (XMLElement) -> String?) async -> Result<String, ONVIFError> {
         switch r {
         case .failure(let e): return .failure(e)
         case .success(let answer):
-            guard let u = ONVIFAnswer.mediaURI(answer) else { return .failure(ONVIFError(camera: camera, detail: "no \(what) in its answer")) }
+            guard let u = read(answer) else { return .failure(ONVIFError(camera: camera, detail: "no \(what) in its answer")) }
             return .success(u)
         }
     }

@@ -4,7 +4,7 @@ public import Wire
 
 /// WS-Discovery for ONVIF cameras: one Probe to the multicast group (or one address), the
 /// answers that relate to it gathered until the deadline. Bounded against a flood: at most
-/// 4,096 datagrams read and 256 devices kept, one per device service address. Each device is reached at the
+/// 4,096 datagrams read and 256 devices kept, one per address. Each device is reached at the
 /// address its answer came from: an XAddr naming another host is moved to the sender's (a
 /// forged match cannot point LiveRelay, and later the camera's credentials, elsewhere).
 public enum ONVIFDiscovery {
@@ -71,15 +71,15 @@ public enum ONVIFDiscovery {
                     f.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, b.baseAddress, b.count, 0, $0, &length) }
                 }
             }
-            guard n > 0 else { continue }
             datagrams += 1
+            guard n > 0 else { continue }
             var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
             guard inet_ntop(AF_INET, &from.sin_addr, &text, socklen_t(INET_ADDRSTRLEN)) != nil else { continue }
             let sender = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             for match in WSDiscovery.matches(Array(buffer[0..<n]), answering: messageID) {
                 guard let service = deviceService(match.addresses, sender: sender) else { continue }
-                // One device per service address: a flood of made-up endpoints for one address is one device.
-                guard seen.insert(service).inserted, devices.count < maxDevices else { continue }
+                // One device per address: a flood of made-up endpoints, ports and paths from one sender is one device.
+                guard seen.insert(sender).inserted, devices.count < maxDevices else { continue }
                 devices.append(Device(deviceService: service, sender: sender, match: match))
             }
         }

@@ -104,10 +104,10 @@ public enum ONVIFAnswer {
         public var area: Int { (width ?? 0).multipliedReportingOverflow(by: height ?? 0).overflow ? 0 : (width ?? 0) * (height ?? 0) }
     }
 
-    /// The profiles of GetProfiles, at most 64; those without a token are left out.
+    /// The profiles of GetProfiles, at most 64; those without a usable token are left out.
     public static func profiles(_ e: XMLElement) -> [Profile] {
         e.children("Profiles").prefix(64).compactMap { p in
-            guard let token = p.attributes["token"], !token.isEmpty, token.utf8.count <= 64 else { return nil }
+            guard let token = token(p.attributes["token"]) else { return nil }
             let encoder = p.child("VideoEncoderConfiguration")
             func dimension(_ name: String) -> Int? { encoder?.path("Resolution", name).flatMap { PeerNumber.integer($0.value, in: 1...32_768) } }
             return Profile(token: token, name: printable(p.child("Name")?.value ?? token, limit: 64),
@@ -118,11 +118,31 @@ public enum ONVIFAnswer {
         }
     }
 
-    /// The URI of GetStreamUri's or GetSnapshotUri's MediaUri.
+    /// The URI of GetStreamUri's or GetSnapshotUri's MediaUri, as the camera wrote it.
     public static func mediaURI(_ e: XMLElement) -> String? {
         guard let uri = e.path("MediaUri", "Uri")?.value, !uri.isEmpty, uri.utf8.count <= 2048,
               !uri.utf8.contains(where: { $0 < 0x21 || $0 == 0x7F }) else { return nil }
         return uri
+    }
+
+    /// GetStreamUri's URI when it is an `rtsp://` or `rtsps://` URL, its credentials left out
+    /// (some cameras write theirs in): nothing else is opened (a `file:`, `pipe:` or `http:` URI
+    /// from a camera would have libavformat read a local file or another host).
+    public static func streamURI(_ e: XMLElement) -> RTSPURL? {
+        mediaURI(e).flatMap { RTSPURL($0) }.flatMap { RTSPURL($0.withoutCredentials) }
+    }
+
+    /// GetSnapshotUri's URI when it is an `http://` or `https://` URL without credentials.
+    public static func snapshotURI(_ e: XMLElement) -> String? {
+        guard let u = mediaURI(e), u.hasPrefixIgnoringCase("http://") || u.hasPrefixIgnoringCase("https://") else { return nil }
+        let authority = u.utf8.dropFirst(u.hasPrefixIgnoringCase("https://") ? 8 : 7).prefix { $0 != 0x2F }
+        return authority.contains(0x40) ? nil : u
+    }
+
+    /// A token as ONVIF's ReferenceToken: 1 to 64 bytes of printable ASCII without spaces.
+    static func token(_ s: String?) -> String? {
+        guard let s, !s.isEmpty, s.utf8.count <= 64, s.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else { return nil }
+        return s
     }
 
     // MARK: PTZ
@@ -158,11 +178,11 @@ public enum ONVIFAnswer {
         return p.pan == nil && p.tilt == nil && p.zoom == nil ? nil : p
     }
 
-    /// GetPresets' presets, at most 256; those without a token are left out.
+    /// GetPresets' presets, at most 256; those without a usable token are left out.
     public static func presets(_ e: XMLElement) -> [Preset] {
         e.children("Preset").prefix(256).compactMap { p in
-            guard let token = p.attributes["token"], !token.isEmpty, token.utf8.count <= 64 else { return nil }
-            return Preset(token: printable(token, limit: 64), name: printable(p.child("Name")?.value ?? token, limit: 64), position: position(p.child("PTZPosition")))
+            guard let token = token(p.attributes["token"]) else { return nil }
+            return Preset(token: token, name: printable(p.child("Name")?.value ?? token, limit: 64), position: position(p.child("PTZPosition")))
         }
     }
 
@@ -173,7 +193,6 @@ public enum ONVIFAnswer {
 
     /// SetPreset's new token.
     public static func presetToken(_ e: XMLElement) -> String? {
-        guard let t = e.child("PresetToken")?.value, !t.isEmpty, t.utf8.count <= 64 else { return nil }
-        return printable(t, limit: 64)
+        token(e.child("PresetToken")?.value)
     }
 }

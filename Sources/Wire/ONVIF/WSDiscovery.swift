@@ -32,21 +32,8 @@ public enum WSDiscovery {
         func scope(_ key: String) -> String? {
             let prefix = "onvif://www.onvif.org/\(key)/"
             guard let s = scopes.first(where: { $0.hasPrefixIgnoringCase(prefix) }) else { return nil }
-            let raw = s.utf8.dropFirst(prefix.utf8.count)
-            var bytes: [UInt8] = []
-            var i = raw.startIndex
-            while i != raw.endIndex {
-                let b = raw[i]
-                if b == 0x25, let h = raw.index(i, offsetBy: 2, limitedBy: raw.endIndex), h != raw.endIndex,
-                   let v = Hex.decode(String(decoding: raw[raw.index(after: i)...h], as: UTF8.self)), let byte = v.first {
-                    bytes.append(byte)
-                    i = raw.index(after: h)
-                } else {
-                    bytes.append(b)
-                    i = raw.index(after: i)
-                }
-            }
-            return ONVIFAnswer.printable(String(decoding: bytes, as: UTF8.self), limit: 64)
+            let raw = s.dropFirst(prefix.count)
+            return ONVIFAnswer.printable(RTSPURL.percentDecoded(raw) ?? String(raw), limit: 64)
         }
     }
 
