@@ -39,8 +39,7 @@ import Wire
         streams:
           cam:
             source: \(camera.url("/hevc"))
-            # TCP: the slices are compared with the camera's, and a UDP pull on this loaded
-            # machine (two H.265 publishers, seven readers) once lost a quarter of them.
+            # TCP: the slices are compared with the camera's, byte for byte.
             transport: tcp
             preview: false
             hls: {variant: lowLatency}
@@ -70,8 +69,11 @@ import Wire
         defer { srtPublisher.stop() }
         let direct = dir.appendingPathComponent("direct.hevc").path, relayed = dir.appendingPathComponent("relayed.hevc").path
         // The direct read starts first and ends last: every relayed picture falls within it.
-        let readDirect = try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-rtsp_transport", "tcp", "-i", camera.url("/hevc"), "-t", "6", "-c", "copy", "-f", "hevc", direct])
-        usleep(300_000)
+        let readDirect = try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-rtsp_transport", "tcp", "-i", camera.url("/hevc"), "-t", "8", "-c", "copy", "-f", "hevc", direct])
+        // Two seconds ahead: RTSP out starts a reader at the last keyframe (up to a GOP, 1 s,
+        // old), and ffmpeg's own RTSP setup takes a moment, so the direct read must already have
+        // that keyframe's slices (0.3 s ahead missed about 30 of them in two full runs).
+        usleep(2_000_000)
         let readRelayed = try ChildProcess("/usr/bin/ffmpeg", ["-v", "error", "-rtsp_transport", "tcp", "-i", "rtsp://127.0.0.1:\(rtsp)/cam", "-t", "4", "-c", "copy", "-f", "hevc", relayed])
         let gst = try ChildProcess("/usr/bin/timeout", ["-k", "1", "25", "/usr/bin/gst-launch-1.0", "-q", "rtspsrc", "location=rtsp://127.0.0.1:\(rtsp)/cam", "protocols=udp",
                                                     "!", "rtph265depay", "!", "h265parse", "!", "avdec_h265", "!", "fakesink", "num-buffers=60"])
