@@ -209,10 +209,12 @@ import Synchronization
         let steps = "key:1;sleep:1.5;eval:wall.ptz.stream;eval:wall.ptz.presets.map(p => p.token).join(',');hold:ArrowRight:1.2;sleep:0.6;eval:wall.ptz.moving"
         let r = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "http://127.0.0.1:\(port)/",
                                                       "--steps", steps, "--keys-after", "2", "--seconds", "1"], timeout: 90)
-        let report = try #require(r.stdout.split(separator: "\n").last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }, "\(r.output.suffix(2000))")
-        let evals = report["evals"] as? [Any] ?? []
-        #expect(evals.count == 3 && evals[0] as? String == "cam" && evals[1] as? String == "home", "\(report)")
-        #expect(evals.count == 3 && evals[2] is NSNull, "still moving after the key was let go: \(evals)")
+        // The steps' evals: the selected stream, its presets' tokens, and whether it still moves (null).
+        struct Steps: Decodable { var evals: [String?] }
+        let report = try #require(r.stdout.split(separator: "\n").last.flatMap { try? JSONDecoder().decode(Steps.self, from: Data($0.utf8)) }, "\(r.output.suffix(2000))")
+        let evals = report.evals
+        #expect(evals.count == 3 && evals[0] == "cam" && evals[1] == "home", "\(evals)")
+        #expect(evals.count == 3 && evals[2] == nil, "still moving after the key was let go: \(evals)")
         let turned = try #require(try position())
         #expect((turned.pan ?? 0) > 0.1 && abs(turned.tilt ?? 1) < 0.05, "\(turned)")
         Thread.sleep(forTimeInterval: 0.6)
