@@ -15,6 +15,7 @@ and python3-selenium (scripts/setup.sh installs them).
                              source, and at the end each tile's path, pictures, changes, latency
              [--keys KEYS [--keys-after 3]]  press KEYS on the page, one at a time, once it has
                              loaded (the wall's 1-9, f, m, b), before the mode below
+             [--cpu-throttle N]  the page's main thread N times slower (a browser that cannot keep up)
              [--steps "key:1;hold:ArrowRight:1.2;sleep:1;click:CSS;eval:JS"]  after --keys: keys
                              pressed, held for seconds, pauses, clicks; each eval's value is
                              reported in "evals"
@@ -64,6 +65,7 @@ def main():
     ap.add_argument("--keys", help="keys pressed on the page, one at a time, --keys-after seconds after it loads (before any other mode)")
     ap.add_argument("--keys-after", type=float, default=3)
     ap.add_argument("--steps", help="';'-separated key:K, hold:K:SECONDS, sleep:SECONDS, click:CSS, eval:JS (after --keys)")
+    ap.add_argument("--cpu-throttle", type=float, default=0, help="slow the page's main thread this many times (Chromium's CPU throttling): a browser that cannot keep up")
     ap.add_argument("--rtc-stats", action="store_true", help="add the page's RTCPeerConnection (window.pc) inbound video stats: losses, NACKs, freezes, sender reports")
     a = ap.parse_args()
     w, h = (int(x) for x in a.size.lower().split("x"))
@@ -94,6 +96,8 @@ def main():
         driver.set_window_size(w + (w - vw), h + (h - vh))
         # An MJPEG <img> keeps its response open: do not wait for the load event.
         driver.execute_cdp_cmd("Page.enable", {})
+        if a.cpu_throttle > 1:
+            driver.execute_cdp_cmd("Emulation.setCPUThrottlingRate", {"rate": a.cpu_throttle})
         driver.get("about:blank")
         driver.execute_script("window.location.href = arguments[0]", a.url)
         deadline = time.time() + a.timeout
@@ -147,9 +151,9 @@ def main():
             if a.csv:
                 with open(a.csv, "w") as f:
                     f.write("frame,capture_ms,received_ms,latency_ms\n")
-                    for n, t, now in log:
+                    for n, t, now, *_ in log:
                         f.write(f"{n},{t},{now},{now - t}\n")
-            lat = sorted(now - t for _, t, now in log)
+            lat = sorted(e[2] - e[1] for e in log)
             out.update({"stamps": len(log), "p50": lat[len(lat) // 2] if lat else None})
         if a.video:
             out.update(watch_video(driver, a.video, a.seconds, deadline))
@@ -215,13 +219,18 @@ def wait_text(driver, spec, seconds):
 
 WALL_STATE = """
 if (!window.wall) return null;
+const p95 = l => { if (!l.length) return null; const s = l.slice().sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(s.length * 0.95))]; };
 const out = {};
 for (const [name, t] of Object.entries(window.wall.tiles)) {
   const lat = t.latency.slice().sort((a, b) => a - b);
   out[name] = {path: t.path, why: t.why, rendition: t.rendition || null, painted: t.painted, changes: t.changes, lost: !!t.lostSince, state: t.state,
                visible: t.visible, dropped: t.dropped + t.serverDropped, bytes: t.bytes,
-               latency_p50: lat.length ? lat[lat.length >> 1] : null, latency_kind: t.latencyKind,
-               width: t.canvas.width, height: t.canvas.height};
+               latency_p50: lat.length ? lat[lat.length >> 1] : null, latency_p95: p95(lat), latency_kind: t.latencyKind,
+               width: t.canvas.width, height: t.canvas.height,
+               // The page's freshness: times it fell behind, whether it says it is dropping now,
+               // the server's drops by reason, and where pictures waited on the page (p95, ms).
+               behind: t.behind || 0, dropping: t.fig.dataset.dropping || '', server_drops: t.serverReasons || {},
+               wait_receive_p95: p95(t.waits ? t.waits.receive : []), wait_decode_p95: p95(t.waits ? t.waits.decode : [])};
 }
 return {connected: window.wall.connected, decoders: window.wall.decoders, tiles: out};
 """

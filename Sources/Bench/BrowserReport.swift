@@ -105,13 +105,28 @@ public struct BrowserReport: Decodable, Sendable {
         /// Milliseconds; null before a latency was measured.
         public var latencyP50: Double?
         public var latencyKind: String?
+        public var latencyP95: Double?
         public var width: Int?
         public var height: Int?
+        /// Times the page fell behind on this tile and skipped to a keyframe; what it says now
+        /// (`page`, `decoder`; empty: not dropping).
+        public var behind: Int?
+        public var dropping: String?
+        /// The server's drops for this tile, by reason (`page_behind`, `too_old`, …).
+        public var serverDrops: [String: Int]?
+        /// Where pictures waited on the page, p95 in ms: from the server to the page's handler
+        /// beyond the tile's best (the socket and the message queue), and in the decoder.
+        public var waitReceiveP95: Double?
+        public var waitDecodeP95: Double?
 
         enum CodingKeys: String, CodingKey {
-            case path, why, rendition, painted, changes, lost, state, visible, dropped, bytes, width, height
+            case path, why, rendition, painted, changes, lost, state, visible, dropped, bytes, width, height, behind, dropping
             case latencyP50 = "latency_p50"
+            case latencyP95 = "latency_p95"
             case latencyKind = "latency_kind"
+            case serverDrops = "server_drops"
+            case waitReceiveP95 = "wait_receive_p95"
+            case waitDecodeP95 = "wait_decode_p95"
         }
     }
 

@@ -110,7 +110,7 @@ public final class FleetNode: StreamPlacement {
     /// A stream placed by leases: every source but a publisher's (which lives where its
     /// publisher connects).
     public static func isLeased(_ s: Configuration.Stream) -> Bool {
-        !s.source.hasPrefix("publish://") && s.renditionOf == nil
+        !s.source.hasPrefix("publish://") && s.partOf == nil
     }
 
     /// The scheme of a stream no live node reads yet: opening it fails, said in one line.
@@ -120,8 +120,8 @@ public final class FleetNode: StreamPlacement {
         var out = s
         if let r = s.record { out.record?.path = settings.recordDirectory(r.path) }
         // A rendition is made where its parent is read.
-        let leased = s.renditionOf ?? s.name
-        guard Self.isLeased(s) || s.renditionOf != nil else { return out }
+        let leased = s.partOf ?? s.name
+        guard Self.isLeased(s) || s.partOf != nil else { return out }
         let now = MonotonicClock.nanoseconds()
         let (held, owner) = state.withLock { st -> (Bool, NodeRow?) in
             if let d = st.held[leased], d > now { return (true, nil) }
@@ -153,8 +153,8 @@ public final class FleetNode: StreamPlacement {
     }
 
     public func remoteOwner(of name: String) -> StreamOwner? {
-        guard let s = wiring.withLock({ $0 })?.stream(name), Self.isLeased(s) || s.renditionOf != nil else { return nil }
-        let stream = s.renditionOf ?? name
+        guard let s = wiring.withLock({ $0 })?.stream(name), Self.isLeased(s) || s.partOf != nil else { return nil }
+        let stream = s.partOf ?? name
         return state.withLock { st -> StreamOwner? in
             if st.held[stream] != nil { return nil }
             guard let l = st.leases[stream], l.node != settings.node, l.until > st.databaseNow, st.live.contains(l.node),
@@ -164,7 +164,7 @@ public final class FleetNode: StreamPlacement {
     }
 
     public func owner(of name: String) -> String? {
-        let stream = wiring.withLock({ $0 })?.stream(name)?.renditionOf ?? name
+        let stream = wiring.withLock({ $0 })?.stream(name)?.partOf ?? name
         return state.withLock { st in
             if st.held[stream] != nil { return settings.node }
             guard let l = st.leases[stream], l.until > st.databaseNow, st.live.contains(l.node) else { return nil }

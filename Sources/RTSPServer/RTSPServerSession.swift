@@ -84,8 +84,9 @@ final class RTSPServerSession: @unchecked Sendable {
         }
     }
 
-    /// Which stream (and track) a request URI names: `rtsp://host:port/{stream}[/streamid=N]`,
-    /// or the path alone. The URI is read by Wire's `RTSPURL`, as the client reads a camera's.
+    /// Which stream (and track) a request URI names: `rtsp://host:port/{stream}[/sub][/streamid=N]`,
+    /// or the path alone; `/sub` is the stream's sub stream (`NAME_sub`). The URI is read by
+    /// Wire's `RTSPURL`, as the client reads a camera's.
     static func target(_ uri: String) -> (stream: String, track: Int?)? {
         guard let path = RTSPURL.requestPath(uri) else { return nil }
         var parts = path.split(separator: "/")
@@ -95,8 +96,9 @@ final class RTSPServerSession: @unchecked Sendable {
             track = n
             parts.removeLast()
         }
-        guard parts.count == 1, let segment = parts.first, let name = RTSPURL.percentDecoded(segment), !name.isEmpty else { return nil }
-        return (name, track)
+        let sub = parts.count == 2 && parts[1] == Substring(Configuration.Substream.suffix)
+        guard parts.count == 1 || sub, let segment = parts.first, let name = RTSPURL.percentDecoded(segment), !name.isEmpty else { return nil }
+        return (sub ? Configuration.Substream.streamName(name) : name, track)
     }
 
     /// The stream's hub if it exists and this client may read it; else the response to give.

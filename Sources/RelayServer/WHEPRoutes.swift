@@ -20,6 +20,11 @@ enum WHEPRoutes {
     static func h264Fallback(_ engine: RelayEngine, of name: String) async -> StreamHub? {
         guard let rung = engine.settings(name)?.renditions.first(where: \.isFallback),
               let hub = engine.hubs[RenditionSettings.streamName(name, rung.name)] else { return nil }
+        return await started(hub)
+    }
+
+    /// `hub`, started on demand and waited for (at most 5 s); nil when it did not start.
+    static func started(_ hub: StreamHub) async -> StreamHub? {
         for _ in 0..<50 {
             hub.demand()
             if hub.latestEpoch != nil { return hub }
@@ -31,8 +36,23 @@ enum WHEPRoutes {
     static func add(to router: Router<RelayRequestContext>, engine: RelayEngine, webrtc: WebRTCServer) {
         router.post("/streams/:name/whep") { request, context in
             let name = try context.parameters.require("name")
-            guard let hub = engine.hubs[name] else {
+            guard var hub = engine.hubs[name] else {
                 return try HTTPResponses.jsonError(.notFound, "no stream \"\(name.prefix(100))\"")
+            }
+            // `?stream=sub`: the camera's sub stream (`substream`), started for this viewer.
+            switch request.uri.queryParameters.get("stream") {
+            case nil, "main": break
+            case Configuration.Substream.suffix:
+                guard let sub = engine.hubs[Configuration.Substream.streamName(name)] else {
+                    return try HTTPResponses.jsonError(.notFound, "stream \"\(name.prefix(100))\" has no sub stream (substream)")
+                }
+                guard let live = await started(sub) else {
+                    let why = sub.currentStatus.lastError.map { ": " + $0 } ?? ""
+                    return try HTTPResponses.jsonError(.serviceUnavailable, "the sub stream did not start within 5 s" + why)
+                }
+                hub = live
+            case let other?:
+                return try HTTPResponses.jsonError(.badRequest, "stream=\(other.prefix(20)): expected main or sub")
             }
             let type = request.headers[.contentType] ?? ""
             guard type.lowercased().hasPrefix("application/sdp") else {

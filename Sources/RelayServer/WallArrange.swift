@@ -81,6 +81,8 @@ enum WallArrange {
         document.getElementById('selected').textContent = name ? '· selected: ' + name : '';
         listen();
         if (wall.ptz) wall.ptz.select(name);
+        // The selected tile takes the main stream (the others may play the sub stream).
+        sendWatch();
       }
       // b: the selected tile's moment marked (the time of the picture it shows, on the
       // server's clock: its capture time where the camera says it, else its arrival).

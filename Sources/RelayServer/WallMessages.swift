@@ -18,8 +18,17 @@ struct WallClientMessage: Decodable {
     /// Each watched tile's height on screen in device pixels: the wall sends the smallest
     /// rendition at least that tall (the stream itself when none is).
     var sizes: [String: Int]?
+    /// The page fell behind on this tile (its message queue or decoder): skip its queue to the
+    /// next keyframe as well.
+    var behind: String?
+    /// Tiles to play at full quality whatever their size (the selected one, the single view,
+    /// full screen): the main stream, never the sub stream.
+    var main: [String]?
+    /// For each tile, how many of its binary frames the page has handled over the session: the
+    /// server keeps at most `WallSession.pageWindow` unhandled in flight.
+    var acks: [String: UInt64]?
 
-    private enum Keys: String, CodingKey { case watch, decoders, policy, fallback, audio, sizes }
+    private enum Keys: String, CodingKey { case watch, decoders, policy, fallback, audio, sizes, behind, main, acks }
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Keys.self)
@@ -28,6 +37,9 @@ struct WallClientMessage: Decodable {
         fallback = try c.decodeIfPresent(String.self, forKey: .fallback)
         audio = try c.decodeIfPresent(String.self, forKey: .audio)
         sizes = try c.decodeIfPresent([String: Int].self, forKey: .sizes)
+        behind = try c.decodeIfPresent(String.self, forKey: .behind)
+        main = try c.decodeIfPresent([String].self, forKey: .main)
+        acks = try c.decodeIfPresent([String: UInt64].self, forKey: .acks)
         if c.contains(.policy), !(try c.decodeNil(forKey: .policy)) {
             do {
                 policy = .success(try c.decode(PolicyPatch.Body.self, forKey: .policy))

@@ -15,7 +15,7 @@ enum WallPage {
         var cards = ""
         let hubs = engine.hubs
         // A rendition is its stream's, not a tile of its own.
-        for (name, hub) in hubs.sorted(by: { $0.key < $1.key }) where visible(name) && engine.settings(name)?.renditionOf == nil {
+        for (name, hub) in hubs.sorted(by: { $0.key < $1.key }) where visible(name) && engine.settings(name)?.partOf == nil {
             let s = hub.currentStatus
             let n = OpsPage.escape(name)
             cards += """
@@ -41,7 +41,7 @@ enum WallPage {
         body.only #wall{display:block} body.only figure:not(.shown){display:none} body.only h1{display:none}
         figure{margin:0;background:#1b1b1b;padding:4px} canvas{width:100%;height:auto;background:#000;display:block}
         figcaption{font-size:13px;padding:2px} small{color:#aaa} .lost canvas{outline:3px solid #c33}
-        .damaged canvas{outline:3px solid #d90} [data-damage]{color:#d90}
+        .damaged canvas{outline:3px solid #d90} [data-damage]{color:#d90} .dropping small{color:#fb4}
         .single{display:none} body.only .single{display:inline} a{color:#8af}
         .timeline{font-size:13px} .bar{position:relative;height:18px;background:#2a2a2a;margin:4px 0;cursor:pointer}
         .bar .span{position:absolute;top:0;bottom:0;background:#3a7;min-width:1px} .bar .head{position:absolute;top:-2px;bottom:-2px;width:2px;background:#fd4}
@@ -78,7 +78,10 @@ enum WallPage {
         frames: 0, painted: 0, changes: 0, lastHash: null, fps: 0, fpsFrames: 0, lastPaint: 0, lastPaintWall: 0,
         state: fig.querySelector('[data-state]').textContent, lostSince: null, decoder: null, codec: null,
         stamped: null, stampTries: 0, latency: [], latencyKind: null, arrivals: new Map(), waitKey: true,
-        dropped: 0, serverDropped: 0, sent: 0, bytes: 0, stampLog: []};
+        dropped: 0, serverDropped: 0, sent: 0, bytes: 0, stampLog: [],
+        // Where its pictures wait on this page (ms, the last 300 of each) and how often it fell behind.
+        waits: {receive: [], decode: []}, floorCur: Infinity, floorPrev: Infinity, floorSince: 0,
+        behind: 0, behindAt: -1e9, behindWhere: '', behindSent: 0};
     }
     const tileBySlot = [];
 
@@ -129,10 +132,13 @@ enum WallPage {
         const stamp = readStamp(src, w, h);
         if (stamp !== null) {
           t.stamped = true; latency = now - stamp.capture; t.latencyKind = 'capture → screen';
-          // For the bench: every stamped picture painted, [frame, capture ms, painted ms].
-          if (t.stampLog.length < 100000) t.stampLog.push([stamp.frame, stamp.capture, now]);
+          // For the bench: every stamped picture painted, [frame, capture ms, painted ms, width].
+          if (t.stampLog.length < 100000) t.stampLog.push([stamp.frame, stamp.capture, now, w]);
+        } else {
+          // The measured tile: a picture painted without its stamp (a blank or broken one).
+          if (t.name === measure && t.stamped) t.unstamped = (t.unstamped || 0) + 1;
+          if (!t.stamped && ++t.stampTries > 30) t.stamped = false;
         }
-        else if (!t.stamped && ++t.stampTries > 30) t.stamped = false;
       }
       // Without a stamp: capture → screen on the sender's clock (RTSP sender reports), else
       // arrival at LiveRelay → screen; each labelled.
@@ -177,25 +183,76 @@ enum WallPage {
       send({fallback: t.name});
     }
 
+    // The wall never queues. A picture waits in three places, each bounded: the server's queue
+    // for this tile (the viewer's policy, 500 ms by default), the socket (a write that waits
+    // 100 ms skips to the next keyframe), and this page: its message queue, when the page cannot
+    // keep up with its tiles (a browser reads the socket whatever its script does), and its
+    // decoders (whose pictures come out on this same thread). A picture handled here more than
+    // PAGE_LATE_MS later than the tile's best of the last 5 to 10 s (the floor: clock offset and
+    // transit, whatever the two clocks) means the page fell behind; so does a decoder with more
+    // than 3 pictures queued, or a decoded picture that comes out late (not painted, unless the
+    // tile has painted nothing for 500 ms). The tile then skips to the
+    // next keyframe that is not late itself (or to any, once it has shown nothing for 500 ms),
+    // says it is dropping, and asks the server to skip its queue too (counted `page_behind`).
+    const PAGE_LATE_MS = 350;
+    function lateness(t, arrivalMs) {
+      const now = Date.now(), age = now - arrivalMs;
+      if (now - t.floorSince > 5000) { t.floorPrev = t.floorCur; t.floorCur = Infinity; t.floorSince = now; }
+      t.floorCur = Math.min(t.floorCur, age);
+      return Math.max(0, age - Math.min(t.floorCur, t.floorPrev));
+    }
+    function noteWait(list, ms) { list.push(ms); if (list.length > 300) list.shift(); }
+    // Closes the tile's decoder with everything it holds; the next keyframe makes a new one.
+    function dropDecoder(t) {
+      if (t.decoder && t.decoder.state !== 'closed') { try { t.decoder.close(); } catch (e) {} }
+      t.decoder = null; t.arrivals.clear();
+    }
+    function fellBehind(t, where) {
+      const now = performance.now();
+      t.waitKey = true; t.behind++; t.behindAt = now; t.behindWhere = where;
+      // Its message queue: what the server has queued for it goes too.
+      if (where === 'page' && now - t.behindSent > 250) { t.behindSent = now; send({behind: t.name}); }
+    }
+
     function decodeH264(t, flags, ts, codec, payload, arrivalMs) {
       const key = (flags & WF.KEY) !== 0;
       if (!t.decoder || (flags & WF.RESTART) || codec !== t.codec) {
         if (!key) return;
-        if (t.decoder && t.decoder.state !== 'closed') { try { t.decoder.close(); } catch (e) {} }
+        // Another source (a restart, the sub or main stream) may be stamped on another clock.
+        if ((flags & WF.RESTART) || codec !== t.codec) { t.floorCur = t.floorPrev = Infinity; t.floorSince = 0; }
+        dropDecoder(t);
         t.codec = codec;
-        t.decoder = new VideoDecoder({
+        const decoder = t.decoder = new VideoDecoder({
           output: frame => { const a = t.arrivals.get(frame.timestamp); t.arrivals.delete(frame.timestamp);
+                             if (a) noteWait(t.waits.decode, performance.now() - a[2]);
+                             // Decoded pictures wait for this (main) thread too: one that comes out
+                             // late is not painted (unless the tile has painted nothing for 500 ms
+                             // and it is less than 4 times late); twice as late, what the decoder
+                             // still holds goes with it.
+                             const late = a && a[0] ? lateness(t, a[0]) : 0;
+                             if (late > PAGE_LATE_MS && (performance.now() - t.lastPaint < 500 || late > 4 * PAGE_LATE_MS)) {
+                               frame.close(); t.dropped++; fellBehind(t, 'decoder');
+                               if (late > 2 * PAGE_LATE_MS && t.decoder === decoder) dropDecoder(t);
+                               return;
+                             }
                              painted(t, frame, frame.displayWidth, frame.displayHeight, a && a[0], a && a[1]); frame.close(); },
           error: e => fallback(t, 'decoder: ' + e.message)});
         try { t.decoder.configure({codec, optimizeForLatency: true}); } catch (e) { fallback(t, 'configure: ' + e.message); return; }
         t.waitKey = false;
       }
-      // The page's own freshness: a decoder that falls behind skips to the next keyframe.
-      if (t.decoder.decodeQueueSize > 3) t.waitKey = true;
-      if (t.waitKey && !key) { t.dropped++; return; }
+      // The page's own freshness (above): a late picture or a full decoder skips to a keyframe.
+      const late = arrivalMs ? lateness(t, arrivalMs) : 0;
+      noteWait(t.waits.receive, late);
+      if (late > PAGE_LATE_MS) fellBehind(t, 'page');
+      else if (t.decoder.decodeQueueSize > 3) {
+        fellBehind(t, 'decoder');
+        // A keyframe while the decoder is behind: a new decoder starts on it, the old backlog goes.
+        if (key) { dropDecoder(t); decodeH264(t, flags, ts, codec, payload, arrivalMs); return; }
+      }
+      if (t.waitKey && !(key && (late <= PAGE_LATE_MS || performance.now() - t.lastPaint > 500))) { t.dropped++; return; }
       t.waitKey = false;
       if (t.arrivals.size > 64) t.arrivals.clear();
-      t.arrivals.set(ts, [arrivalMs, (flags & WF.CAPTURE) !== 0]);
+      t.arrivals.set(ts, [arrivalMs, (flags & WF.CAPTURE) !== 0, performance.now()]);
       t.frames++;
       try { t.decoder.decode(new EncodedVideoChunk({type: key ? 'key' : 'delta', timestamp: ts, data: payload})); }
       catch (e) { fallback(t, 'decode: ' + e.message); }
@@ -219,6 +276,7 @@ enum WallPage {
       const codec = new TextDecoder().decode(new Uint8Array(buf, WF.HEADER, clen));
       const payload = new Uint8Array(buf, WF.HEADER + clen);
       const t = tileBySlot[slot];
+      if (t) { t.received = (t.received || 0) + 1; t.lastReceived = performance.now(); }
       if (!t || !t.visible) return;
       if (kind === WF.KIND_H264 && t.path === 'h264') decodeH264(t, flags, ts, codec, payload, arrivalMs);
       else if (kind === WF.KIND_JPEG) showJPEG(t, flags, payload, arrivalMs);
@@ -244,6 +302,7 @@ enum WallPage {
         const t = wall.tiles[m.stream]; if (!t) return;
         t.path = m.path; t.why = m.why; t.waitKey = true;
         t.rendition = m.rendition || '';
+        t.switches = (t.switches || 0) + 1; t.switchedAt = performance.now();
         t.fig.dataset.path = m.path;
         t.fig.dataset.rendition = m.rendition || 'source';
       } else if (m.type === 'event') {
@@ -263,11 +322,24 @@ enum WallPage {
         for (const [name, s] of Object.entries(m.tiles)) {
           const t = wall.tiles[name]; if (!t) continue;
           t.serverDropped = s.dropped; t.sent = s.sent; t.bytes = s.bytes;
+          // The server skipped pictures this page had not handled yet: the tile is dropping.
+          const skipped = (s.dropped_by_reason || {}).page_behind || 0;
+          if (skipped > ((t.serverReasons || {}).page_behind || 0)) { t.behindAt = performance.now(); t.behindWhere = 'page'; }
+          t.serverReasons = s.dropped_by_reason || {};
         }
       }
     }
 
     function send(o) { if (wall.socket && wall.socket.readyState === 1) wall.socket.send(JSON.stringify(o)); }
+
+    // Every 100 ms, how many frames of each tile this page has handled: the server keeps only a
+    // few unhandled in flight, so a page whose script is too slow for its tiles gets fewer
+    // pictures (the next keyframe) instead of a queue. The timer runs on the same slow thread.
+    setInterval(() => {
+      const acks = {};
+      for (const t of Object.values(wall.tiles)) if (t.received && t.received !== t.acked) { acks[t.name] = t.acked = t.received; }
+      if (Object.keys(acks).length) send({acks});
+    }, 100);
 
     // This viewer's own freshness (?freshness=latest|max_age|lossless&depth=N&max_age_ms=N, or
     // the single view's selector): applies to its tiles only, never to the stream's other outputs.
@@ -307,8 +379,15 @@ enum WallPage {
       // Each tile's height in device pixels: the server picks the smallest rendition that fills it.
       const sizes = {};
       for (const name of watch) { const c = wall.tiles[name].fig.querySelector('canvas'); sizes[name] = Math.round(c.clientHeight * (window.devicePixelRatio || 1)); }
-      send(p ? {watch, sizes, decoders: wall.decoders, policy: p} : {watch, sizes, decoders: wall.decoders});
+      // The tiles that take the main stream whatever their size: the single view, the selected
+      // tile, the tile in full screen (the others may take the camera's sub stream).
+      const main = watch.filter(name => name === only || (wall.arrange && wall.arrange.selected === name)
+                                        || (document.fullscreenElement && document.fullscreenElement === wall.tiles[name].fig));
+      const m = {watch, sizes, main, decoders: wall.decoders};
+      if (p) m.policy = p;
+      send(m);
     }
+    document.addEventListener('fullscreenchange', () => sendWatch());
 
     // Only what is on screen is sent: tiles scrolled away and background tabs cost nothing.
     const seen = new IntersectionObserver(entries => {
@@ -330,11 +409,13 @@ enum WallPage {
     for (const t of Object.values(wall.tiles)) resized.observe(t.fig.querySelector('canvas'));
 
     // A tile with no picture for 1 s shows the slate, whatever the server knows yet: a frozen
-    // last picture with no warning is never shown.
+    // last picture with no warning is never shown. A tile that is dropping to keep up while its
+    // pictures still arrive says so instead (its caption), and is not lost.
     setInterval(() => {
       const now = performance.now();
       for (const t of Object.values(wall.tiles))
-        if (t.visible && !document.hidden && t.painted > 0 && !t.awaitingFirst && !t.lostSince && now - t.lastPaint > 1000) setLost(t, t.lastPaintWall);
+        if (t.visible && !document.hidden && t.painted > 0 && !t.awaitingFirst && !t.lostSince && now - t.lastPaint > 1000
+            && !(now - t.behindAt < 2000 && now - (t.lastReceived || 0) < 1000)) setLost(t, t.lastPaintWall);
     }, 100);
 
     // Every second: fps, drops and latency on each tile.
@@ -345,7 +426,12 @@ enum WallPage {
         const lat = t.latency.slice().sort((a, b) => a - b);
         const p50 = lat.length ? Math.round(lat[lat.length >> 1]) + ' ms ' + t.latencyKind : 'no latency yet';
         const path = t.path === 'h264' ? 'H.264 → WebCodecs' : t.path === 'jpeg' ? 'JPEG' : t.path === 'none' ? 'no picture path' : (t.path || '…');
-        t.fig.querySelector('[data-info]').textContent = `${path}${t.rendition ? ' ' + t.rendition : ''} · ${t.fps} fps · drops ${t.serverDropped + t.dropped} · ${p50}`;
+        // Dropping to keep up: said on the tile for 2 s after the page last fell behind.
+        const dropping = now - t.behindAt < 2000;
+        t.fig.dataset.dropping = dropping ? t.behindWhere : '';
+        t.fig.classList.toggle('dropping', dropping);
+        t.fig.querySelector('[data-info]').textContent = `${path}${t.rendition ? ' ' + t.rendition : ''} · ${t.fps} fps · drops ${t.serverDropped + t.dropped}`
+          + (dropping ? ` (dropping: the ${t.behindWhere === 'page' ? 'page' : 'decoder'} is behind)` : '') + ` · ${p50}`;
         t.fig.querySelector('[data-info]').title = t.why;
       }
     }, 1000);
@@ -361,7 +447,7 @@ enum WallPage {
       const ws = wall.socket = new WebSocket(url);
       ws.binaryType = 'arraybuffer';
       ws.onmessage = e => typeof e.data === 'string' ? onText(JSON.parse(e.data)) : onBinary(e.data);
-      ws.onclose = () => { wall.connected = false; if (wall.onSocketClosed) wall.onSocketClosed(); for (const t of Object.values(wall.tiles)) { if (t.decoder) { try { t.decoder.close(); } catch (e) {} t.decoder = null; } }
+      ws.onclose = () => { wall.connected = false; for (const t of Object.values(wall.tiles)) t.received = t.acked = 0; if (wall.onSocketClosed) wall.onSocketClosed(); for (const t of Object.values(wall.tiles)) { if (t.decoder) { try { t.decoder.close(); } catch (e) {} t.decoder = null; } }
                            setTimeout(connect, 1000); };
     }
     connect();

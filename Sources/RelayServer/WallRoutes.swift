@@ -72,8 +72,16 @@ final class WallSession: Sendable {
         var path: WallPath
         var task: Task<Void, Never>
         var counters: TileCounters
-        /// The stream whose packets it plays: the tile's own, or one of its renditions.
+        /// The stream whose packets it plays: the tile's own, its sub stream, or a rendition.
         var source: String
+        var started = ContinuousClock.now
+        /// The stream it is moving to, playing the old one until the new one's first keyframe.
+        var pending: Pending?
+    }
+    private struct Pending {
+        var source: String
+        var task: Task<Void, Never>
+        var started = ContinuousClock.now
     }
     /// Each tile's height on screen (device pixels), as the page last said.
     private let heights = Mutex<[String: Int]>([:])
@@ -84,6 +92,21 @@ final class WallSession: Sendable {
     private let fellBack = Mutex<Set<String>>([])
     /// The tile whose audio this page plays (nil: none; muted by default).
     private let listening = Mutex<String?>(nil)
+    /// Tiles the page wants at full quality whatever their size (the selected tile, the single
+    /// view, full screen): never the sub stream.
+    private let mainWanted = Mutex<Set<String>>([])
+    /// Streams whose sub stream failed for this page, when and why: their tiles play the main
+    /// stream, and try the sub stream again after `subRetry`.
+    private let subFailed = Mutex<[String: (at: ContinuousClock.Instant, why: String)]>([:])
+    static let subRetry = Duration.seconds(30)
+    /// A sub stream that has not given a tile its first picture in this long has failed it.
+    static let subFirstPicture = Duration.seconds(6)
+    /// Binary frames sent for each tile over the session, and how many the page said it has
+    /// handled (`acks`); nil until the page first acks (a browserless viewer never does).
+    private let flow = Mutex<[String: (sent: UInt64, handled: UInt64?)]>([:])
+    /// At most this many of a tile's pictures in flight to a page that acks: the page's message
+    /// queue is bounded however slow its script (a browser reads its WebSocket regardless).
+    static let pageWindow: UInt64 = 12
     /// Text messages, written in the order they were made by one task (stream events must not
     /// overtake each other); small and few, so unbounded is fine.
     private let texts = AsyncStream<String>.makeStream()
@@ -92,7 +115,7 @@ final class WallSession: Sendable {
         id = Self.nextID.add(1, ordering: .relaxed).newValue
         self.engine = engine
         self.outbound = outbound
-        streams = engine.hubs.keys.sorted().filter { context.mayRead($0) && engine.settings($0)?.renditionOf == nil }
+        streams = engine.hubs.keys.sorted().filter { context.mayRead($0) && engine.settings($0)?.partOf == nil }
         logger = context.logger
     }
 
@@ -131,11 +154,23 @@ final class WallSession: Sendable {
             restart(name)
             return
         }
+        if let acks = message.acks {
+            flow.withLock { f in
+                for (name, n) in acks.prefix(1024) where streams.contains(name) {
+                    // Never more than was sent: a page cannot open its own window.
+                    f[name, default: (0, nil)].handled = min(n, f[name]?.sent ?? 0)
+                }
+            }
+        }
+        if let name = message.behind, let source = tiles.withLock({ $0[name]?.source }) {
+            (engine.hubs[source]?.output(named: feedName) as? VideoFeed)?.handle.fellBehind(.pageBehind)
+        }
         if let name = message.audio {
             let listen = streams.contains(name) ? name : nil
             listening.withLock { $0 = listen }
-            for stream in streams {
-                (engine.hubs[stream]?.output(named: feedName) as? VideoFeed)?.listen(stream == listen)
+            let sources: [String: String] = tiles.withLock { $0.mapValues(\.source) }
+            for (stream, source) in sources {
+                (engine.hubs[source]?.output(named: feedName) as? VideoFeed)?.listen(stream == listen)
             }
         }
         if let decoders = message.decoders {
@@ -150,6 +185,9 @@ final class WallSession: Sendable {
                 send(text: WallServerMessage.error(message: "policy: " + e.message).text)
             }
         }
+        if let main = message.main {
+            mainWanted.withLock { $0 = Set(main.prefix(1024)).intersection(streams) }
+        }
         if let sizes = message.sizes {
             heights.withLock { h in
                 h = [:]
@@ -161,10 +199,9 @@ final class WallSession: Sendable {
             let current = Set(tiles.withLock { Array($0.keys) })
             for name in current.subtracting(wanted) { stop(name) }
             for name in wanted.subtracting(current) { start(name) }
-            // A tile resized (a layout, the single view) whose rung changes starts again on it.
-            for name in wanted.intersection(current) where tiles.withLock({ $0[name]?.path == .h264 && $0[name]?.source != currentRung(name) }) {
-                restart(name)
-            }
+            // A tile resized (a layout, the single view) or selected whose rung changes moves to
+            // it at its next keyframe.
+            for name in wanted.intersection(current) { moveIfNeeded(name) }
         }
     }
 
@@ -175,11 +212,15 @@ final class WallSession: Sendable {
         rung(name, transcode: !decodesAsIs(engine.hubs[name]?.currentStatus.codec))?.stream
     }
 
-    /// The smallest rendition of `name` at least as tall as its tile on screen; the stream
-    /// itself when none is, when the page said no size, or for a tile as tall as the source.
-    /// `transcode` (the page cannot decode the source's codec): always a rendition, the tallest
-    /// when none is tall enough (the H.264 fallback is the source's size); nil when it has none.
+    /// The camera's sub stream for a tile smaller than the main picture (not the selected tile,
+    /// the single view or full screen), while the sub stream has not failed this page lately and
+    /// is H.264 (or not known yet); else the smallest rendition of `name` at least as tall as its
+    /// tile on screen; the stream itself when none is, when the page said no size, or for a tile
+    /// as tall as the source. `transcode` (the page cannot decode the source's codec): always a
+    /// rendition, the tallest when none is tall enough (the H.264 fallback is the source's
+    /// size); nil when it has none.
     func rung(_ name: String, transcode: Bool = false) -> (stream: String, label: String?)? {
+        if !transcode, let sub = substreamRung(name) { return sub }
         guard let s = engine.settings(name), !s.renditions.isEmpty else { return transcode ? nil : (name, nil) }
         let height = heights.withLock { $0[name] } ?? 0
         let source = engine.hubs[name]?.currentStatus.height ?? 0
@@ -203,6 +244,17 @@ final class WallSession: Sendable {
             return described(r)
         }
         return (name, nil)
+    }
+
+    private func substreamRung(_ name: String) -> (stream: String, label: String?)? {
+        let subName = Configuration.Substream.streamName(name)
+        guard engine.settings(name)?.substream != nil, let sub = engine.hubs[subName], !mainWanted.withLock({ $0.contains(name) }) else { return nil }
+        if let failed = subFailed.withLock({ $0[name] }), ContinuousClock.now - failed.at < Self.subRetry { return nil }
+        let height = heights.withLock { $0[name] } ?? 0
+        let main = engine.hubs[name]?.currentStatus.height ?? 0
+        let status = sub.currentStatus
+        guard height > 0, main == 0 || height < main, decodesAsIs(status.codec) else { return nil }
+        return (subName, "sub stream" + (status.width.flatMap { w in status.height.map { " \(w)x\($0)" } } ?? ""))
     }
 
     /// Whether the page takes this codec as it is: H.264 (H.265 is not sent as it is yet, even to a page that decodes it).
@@ -233,11 +285,7 @@ final class WallSession: Sendable {
         // a stream the page cannot decode as it is, the H.264 rung that fits.
         let transcode = !decodesAsIs(engine.hubs[name]?.currentStatus.codec)
         let (source, label) = path == .h264 ? (rung(name, transcode: transcode) ?? (name, nil)) : (name, nil)
-        if let label, transcode {
-            why += ": rendition \(label)"
-        } else if let label {
-            why = "H.264 to WebCodecs: rendition \(label), encoded for a tile \(heights.withLock { $0[name] ?? 0 }) px tall"
-        }
+        if path == .h264 { why = explain(name, source: source, label: label, transcode: transcode) ?? why }
         switch path {
         case .h264:
             guard let hub = engine.hubs[source] else { return }
@@ -254,10 +302,108 @@ final class WallSession: Sendable {
         send(text: WallServerMessage.path(stream: name, path: path.rawValue, why: why, rendition: label).text)
     }
 
+    /// Why an H.264 tile plays `source`; nil: the path's own reason (the stream itself).
+    private func explain(_ name: String, source: String, label: String?, transcode: Bool) -> String? {
+        let tall = heights.withLock { $0[name] ?? 0 }
+        if source == Configuration.Substream.streamName(name) {
+            return "H.264 to WebCodecs: the camera's \(label ?? "sub stream"), for a tile \(tall) px tall"
+        }
+        if let label, transcode { return "\(Self.codecTitle(engine.hubs[name]?.currentStatus.codec ?? "?")) is not decoded by this page: H.264 made from it: rendition \(label)" }
+        let subDown = subFailed.withLock { $0[name] }.map { " (the sub stream failed: \($0.why))" } ?? ""
+        if let label { return "H.264 to WebCodecs: rendition \(label), encoded for a tile \(tall) px tall" + subDown }
+        return subDown.isEmpty ? nil : "H.264 to WebCodecs: the main stream" + subDown
+    }
+
+    /// Moves an H.264 tile to the stream its size and selection now ask for, without a gap: the
+    /// new stream's feed starts beside the old one and takes over at its first keyframe (with
+    /// the restart flag: the page's decoder starts over on it, its canvas keeps the last
+    /// picture); the old one plays until then, and stays if the new one fails.
+    private func moveIfNeeded(_ name: String) {
+        guard let tile = tiles.withLock({ $0[name] }), tile.path == .h264 else { return }
+        let transcode = !decodesAsIs(engine.hubs[name]?.currentStatus.codec)
+        guard let (source, label) = rung(name, transcode: transcode) else { return }
+        if source == tile.source { cancelPending(name); return }
+        if tile.pending?.source == source { return }
+        cancelPending(name)
+        // Nothing shown yet: nothing to keep; start on the new stream at once.
+        if tile.counters.frames == 0 { restart(name); return }
+        guard let hub = engine.hubs[source] else { return }
+        let feed = VideoFeed.attach(hub: hub, name: feedName, policy: policy.withLock { $0 })
+        let why = explain(name, source: source, label: label, transcode: transcode) ?? choosePath(name).1
+        let task = Task {
+            guard let first = await feed.next() else { return }
+            if case .unsupported = first { self.subFailed(name, why: "not H.264"); return }
+            // Takes over, unless the tile was stopped or sent elsewhere meanwhile.
+            let old = self.tiles.withLock { t -> Tile? in
+                guard var now = t[name], let p = now.pending, p.source == source else { return nil }
+                let before = now
+                now.source = source
+                now.task = p.task
+                now.pending = nil
+                now.started = ContinuousClock.now
+                t[name] = now
+                return before
+            }
+            guard let old else { return }
+            old.task.cancel()
+            self.engine.hubs[old.source]?.removeOutput(self.feedName)
+            feed.listen(self.listening.withLock { $0 } == name)
+            self.send(text: WallServerMessage.path(stream: name, path: WallPath.h264.rawValue, why: why, rendition: label).text)
+            await self.pumpVideo(name, feed: feed, counters: old.counters, first: first)
+        }
+        let kept = tiles.withLock { t -> Bool in
+            guard t[name] != nil else { return false }
+            t[name]?.pending = Pending(source: source, task: task)
+            return true
+        }
+        if !kept { task.cancel(); hub.removeOutput(feedName) }
+    }
+
+    private func cancelPending(_ name: String) {
+        guard let p = tiles.withLock({ t -> Pending? in
+            let p = t[name]?.pending
+            t[name]?.pending = nil
+            return p
+        }) else { return }
+        p.task.cancel()
+        engine.hubs[p.source]?.removeOutput(feedName)
+    }
+
+    /// The sub stream failed this page's tile of `name` (it went down, gave no picture in time,
+    /// or is not H.264): the tile plays the main stream (or its rendition), and says why.
+    private func subFailed(_ name: String, why: String) {
+        subFailed.withLock { $0[name] = (ContinuousClock.now, String(why.prefix(200))) }
+        let sub = Configuration.Substream.streamName(name)
+        guard let tile = tiles.withLock({ $0[name] }) else { return }
+        if tile.pending?.source == sub { cancelPending(name) }
+        if tile.source == sub { tile.counters.frames == 0 ? restart(name) : moveIfNeeded(name) }
+    }
+
+    /// Once a second: a sub stream that gave no first picture in time has failed; a tile on the
+    /// main stream because its sub stream failed tries it again after `subRetry`.
+    private func checkSubstreams() {
+        let now = ContinuousClock.now
+        for (name, tile) in tiles.withLock({ $0 }) {
+            let sub = Configuration.Substream.streamName(name)
+            if let p = tile.pending, p.source == sub, now - p.started > Self.subFirstPicture {
+                subFailed(name, why: "no picture within \(Self.subFirstPicture)")
+            } else if tile.source == sub, tile.counters.frames == 0, now - tile.started > Self.subFirstPicture {
+                subFailed(name, why: "no picture within \(Self.subFirstPicture)")
+            } else if let failed = subFailed.withLock({ $0[name] }), now - failed.at >= Self.subRetry {
+                subFailed.withLock { _ = $0.removeValue(forKey: name) }
+                moveIfNeeded(name)
+            }
+        }
+    }
+
     private func stop(_ name: String) {
         guard let tile = tiles.withLock({ $0.removeValue(forKey: name) }) else { return }
         tile.task.cancel()
         if tile.path == .h264 { engine.hubs[tile.source]?.removeOutput(feedName) }
+        if let p = tile.pending {
+            p.task.cancel()
+            engine.hubs[p.source]?.removeOutput(feedName)
+        }
     }
 
     private func restart(_ name: String) {
@@ -270,10 +416,11 @@ final class WallSession: Sendable {
         for name in tiles.withLock({ Array($0.keys) }) { stop(name) }
     }
 
-    private func pumpVideo(_ name: String, feed: VideoFeed, counters: TileCounters) async {
+    private func pumpVideo(_ name: String, feed: VideoFeed, counters: TileCounters, first: VideoFeed.Item? = nil) async {
         guard let slot = slot(name) else { return }
+        var waiting = first
         // Stopping the tile removes the feed, whose `next` then returns nil.
-        while !Task.isCancelled, let item = await feed.next() {
+        while !Task.isCancelled, let item = await Self.take(&waiting, feed) {
                 switch item {
                 case .unsupported(let codec):
                     // Known only once the source opened: the H.264 fallback, else JPEG.
@@ -286,8 +433,16 @@ final class WallSession: Sendable {
                     let frame = WallFrame.encode(kind: .audio, flags: .key, slot: slot, wallMillis: Self.wallMillis(a.arrivalNanos),
                                                  timestamp: a.timestampMicros, codec: a.configuration, payload: a.data)
                     do { try await outbound.write(.binary(frame)) } catch { return }
+                    sent(name)
                     counters.sent(bytes: frame.readableBytes)
                 case .chunk(let c):
+                    // The page has not handled the last `pageWindow` pictures: this one and the
+                    // rest until the next keyframe are skipped (`page_behind`), not queued there.
+                    if pageIsBehind(name) {
+                        feed.handle.queue.dropTaken(.pageBehind)
+                        feed.handle.fellBehind(.pageBehind)
+                        continue
+                    }
                     // Flag 8: the time field is the sender's capture time (RTCP), not arrival here.
                     var flags: WallFrame.Flags = []
                     if c.isKeyframe { flags.insert(.key) }
@@ -297,12 +452,19 @@ final class WallSession: Sendable {
                                            timestamp: c.timestampMicros, codec: c.codec, payload: c.data)
                     let began = ContinuousClock.now
                     do { try await outbound.write(.binary(frame)) } catch { return }
+                    sent(name)
                     counters.sent(bytes: frame.readableBytes)
                     // A write that had to wait this long means the connection is backed up:
                     // the next picture this viewer gets is the next keyframe.
                     if ContinuousClock.now - began > Self.backedUp { feed.handle.fellBehind() }
                 }
         }
+    }
+
+    /// `first` once, then the feed's next items.
+    private static func take(_ first: inout VideoFeed.Item?, _ feed: VideoFeed) async -> VideoFeed.Item? {
+        if let item = first { first = nil; return item }
+        return await feed.next()
     }
 
     /// Longer than a write waits on a connection that keeps up (a few frames' time).
@@ -328,7 +490,18 @@ final class WallSession: Sendable {
             let frame = WallFrame.encode(kind: .jpeg, flags: image.isSlate ? .slate : .key, slot: slot, wallMillis: Self.wallMillis(image.arrivalNanos),
                                    timestamp: 0, codec: "", payload: image.jpeg)
             do { try await outbound.write(.binary(frame)) } catch { return }
+            sent(name)
             counters.sent(bytes: frame.readableBytes)
+        }
+    }
+
+    private func sent(_ name: String) { flow.withLock { $0[name, default: (0, nil)].sent &+= 1 } }
+
+    /// More than `pageWindow` of the tile's frames sent and not yet handled by a page that acks.
+    private func pageIsBehind(_ name: String) -> Bool {
+        flow.withLock { f in
+            guard let e = f[name], let handled = e.handled else { return false }
+            return e.sent &- handled > Self.pageWindow
         }
     }
 
@@ -344,7 +517,13 @@ final class WallSession: Sendable {
     }
 
     private func forwardEvents() async {
-        for await e in engine.events.subscribe() where e.kind.changesState && streams.contains(e.stream) {
+        for await e in engine.events.subscribe() where e.kind.changesState {
+            // A tile's sub stream went down: the tile goes back to the main stream.
+            if e.kind == .reconnecting || e.kind == .stopped, let main = engine.settings(e.stream).flatMap({ $0.isSubstream ? $0.partOf : nil }),
+               tiles.withLock({ $0[main]?.source == e.stream || $0[main]?.pending?.source == e.stream }) {
+                subFailed(main, why: e.detail ?? e.kind.rawValue)
+            }
+            guard streams.contains(e.stream) else { continue }
             send(text: WallServerMessage.event(stream: e.stream, kind: e.kind.rawValue, at: e.at.timeIntervalSince1970 * 1000,
                                                attempt: e.attempt, connection: e.connection, detail: e.detail).text)
             if Task.isCancelled { return }
@@ -354,11 +533,13 @@ final class WallSession: Sendable {
     private func sendStats() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
-            let snapshot = tiles.withLock { $0.mapValues { ($0.path, $0.counters) } }
+            checkSubstreams()
+            let snapshot = tiles.withLock { $0.mapValues { ($0.path, $0.counters, $0.source) } }
             var out: [String: WallServerMessage.TileStats] = [:]
-            for (name, (path, counters)) in snapshot {
+            for (name, (path, counters, source)) in snapshot {
                 var d = WallServerMessage.TileStats(path: path.rawValue, sent: counters.frames, bytes: counters.bytes, dropped: counters.drops)
-                if path == .h264, let feed = engine.hubs[name]?.output(named: feedName) as? VideoFeed {
+                // The tile's feed is on the stream it plays (a rendition or the sub stream).
+                if path == .h264, let feed = engine.hubs[source]?.output(named: feedName) as? VideoFeed {
                     let c = feed.handle.queue.counters
                     d.dropped = c.droppedTotal
                     d.droppedByReason = c.dropped.byName

@@ -219,7 +219,7 @@ extension LiveRelayServer {
         let rtmpKey = configuration.ingest.rtmp?.publishKey
         let srtPassphrase = configuration.ingest.srt?.passphrase
         let streams = AccessStreams(
-            parent: { name in engine?.settings(name)?.renditionOf },
+            parent: { name in engine?.settings(name)?.partOf },
             publishKeys: { name, door in
                 let own = engine?.settings(name)?.publishKey
                 switch door {

@@ -5,7 +5,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure LiveRelay against peers in the same run.",
-        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, FaultsBench.self, RecordingsBench.self, EdgeBench.self, FleetBench.self, RenditionsBench.self, WebRTCBench.self, HEVCBench.self, PTZBench.self]
+        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, TilesBench.self, FaultsBench.self, RecordingsBench.self, EdgeBench.self, FleetBench.self, RenditionsBench.self, WebRTCBench.self, HEVCBench.self, PTZBench.self]
     )
 }
 
@@ -258,6 +258,31 @@ struct WallBench: ParsableCommand {
         b.streams = streams
         b.seconds = seconds
         b.bitrate = bitrate
+        b.out = out
+        do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
+    }
+}
+
+struct TilesBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tiles",
+        abstract: "The ops wall at N tiles in Chromium: cameras with a main and a sub stream, the tiles on the sub stream and overloaded on the main one, against ffmpeg's direct read (same run); the selected tile's switch."
+    )
+
+    @Option(help: "Tile counts, comma-separated.")
+    var tiles = "16,36"
+
+    @Option(help: "Seconds measured per wall.")
+    var seconds = 12.0
+
+    @Option(help: "Where results go.")
+    var out = "./bench-results"
+
+    func run() throws {
+        var b = TilesBenchmark()
+        b.tiles = tiles.split(separator: ",").compactMap { Int($0) }.filter { (1...64).contains($0) }
+        guard !b.tiles.isEmpty else { throw ValidationError("--tiles: expected counts from 1 to 64 such as 16,36") }
+        b.seconds = seconds
         b.out = out
         do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
     }

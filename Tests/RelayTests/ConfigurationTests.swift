@@ -151,6 +151,15 @@ import TestSupport
         ("streams:\n  c: {source: testsrc://, h264_fallback: {bitrate: 1}}", "streams.c.h264_fallback.bitrate: expected a bit rate"),
         ("streams:\n  c: {source: testsrc://, renditions: [{name: h264, height: 180, bitrate: 300k}], h264_fallback: true}",
          "streams.c.h264_fallback: a rendition is named \"h264\" already"),
+        ("streams:\n  c: {source: testsrc://, substream: {source: \"rtsp://h/2\", transport: carrier}}", "streams.c.substream.transport: expected"),
+        ("streams:\n  c: {source: testsrc://, substream: {url: \"rtsp://h/2\"}}", "streams.c.substream.url: unknown key"),
+        ("streams:\n  c: {source: testsrc://, substream: {transport: tcp}}", "streams.c.substream.source: missing"),
+        ("streams:\n  c: {source: testsrc://, substream: \"gopher://h/2\"}", "streams.c.substream: unsupported scheme"),
+        ("streams:\n  c: {source: testsrc://, substream: clip.mp4}", "streams.c.substream: a sub stream is a camera's live stream"),
+        ("streams:\n  c: {source: testsrc://, substream: onvif}", "streams.c.substream: \"onvif\" takes the sub profile of an onvif:// source"),
+        ("streams:\n  c: {source: testsrc://, renditions: [{name: sub, height: 180, bitrate: 300k}], substream: \"rtsp://h/2\"}",
+         "streams.c.substream: a rendition is named \"sub\" already"),
+        ("ingest:\n  rtmp: {listen: \"127.0.0.1:1935\"}\nstreams:\n  p: {source: publish, substream: \"rtsp://h/2\"}", "streams.p.substream: a publish stream"),
     ])
     func errorsNameTheKey(yaml: String, expected: String) {
         do {
@@ -179,6 +188,35 @@ import TestSupport
         #expect(b.renditions.first?.bitrate(width: 640, height: 360, fps: 30) == 2000 && b.renditions.first.map { "\($0.encoder)" } == "software")
         #expect(c.streams.first { $0.name == "c" }?.renditions.isEmpty == true)
         #expect(a.expanded().map(\.name) == ["a", "a_180p", "a_h264"])
+    }
+
+    /// `substream`: the camera's second stream, served as `NAME_sub`, read on demand with its
+    /// own transport, belonging to its stream; an `onvif://` source has one (its sub profile)
+    /// unless told `false`; its credentials are secrets like the source's.
+    @Test func aSubstreamIsAStreamOfItsOwnThatBelongsToItsCamera() throws {
+        let c = try Configuration.parse("""
+        streams:
+          a: {source: "rtsp://u:main-pw@cam/1", transport: udp, substream: {source: "rtsp://u:sub-pw@cam/2", transport: tcp}, record: {path: /tmp/r}}
+          b: {source: "rtsp://cam/1", substream: "rtsp://cam/2"}
+          o: {source: "onvif://admin:onvif-pw@10.0.0.9:8080/main"}
+          p: {source: "onvif://admin:onvif-pw@10.0.0.9:8080", substream: false}
+          q: {source: "onvif://admin:onvif-pw@10.0.0.9", substream: onvif, transport: tcp}
+        """, sources: TestSources.opener)
+        func stream(_ n: String) throws -> Configuration.Stream { try #require(c.streams.first { $0.name == n }) }
+        let a = try stream("a").expanded()
+        #expect(a.map(\.name) == ["a", "a_sub"])
+        let sub = a[1]
+        #expect(sub.source == "rtsp://u:sub-pw@cam/2" && sub.sourceOptions.transport == .tcp && a[0].sourceOptions.transport == .udp)
+        #expect(sub.partOf == "a" && sub.isSubstream && sub.onDemandIdle == 10)
+        #expect(sub.record == nil && sub.preview == nil && sub.hls == nil && sub.forward.isEmpty)
+        #expect(try stream("a").secrets.contains("sub-pw"))
+        #expect(try stream("b").expanded()[1].sourceOptions.transport == .auto)
+        #expect(try stream("o").expanded().map(\.source) == ["onvif://admin:onvif-pw@10.0.0.9:8080/main", "onvif+sub://admin:onvif-pw@10.0.0.9:8080/main"])
+        #expect(try stream("p").expanded().count == 1)
+        let q = try stream("q").expanded()
+        #expect(q.map(\.name) == ["q", "q_sub"] && q[1].source == "onvif+sub://admin:onvif-pw@10.0.0.9" && q[1].sourceOptions.transport == .tcp)
+        #expect(TestSources.opener.validate(url: q[1].source) == nil)
+        #expect(TestSources.opener.validate(url: "onvif+sub://") != nil)
     }
 
     @Test func aPublishPortBeyondLoopbackIsOpenedByKeys() throws {

@@ -3,6 +3,7 @@ import Foundation
 import TestSupport
 import Bench
 import RelayAPI
+import Relay
 import Synchronization
 
 /// ONVIF as a VMS uses it, against ipycam (an ONVIF camera someone else wrote, run as it is,
@@ -115,6 +116,11 @@ import Synchronization
         let probe = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-rtsp_transport", "tcp", "-show_entries", "stream=width,height", "-of", "csv=p=0",
                                                                "rtsp://viewer:\(pw["viewer"]!)@127.0.0.1:\(rtspPort)/cam"], timeout: 30)
         #expect(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "640,360", "\(probe.output)")
+        // And the camera's sub profile, resolved with it and read only now (on demand): RTSP `cam/sub`.
+        #expect(try Servers.api(StreamView.self, "http://127.0.0.1:\(port)/api/streams/cam_sub", maxTime: 8).stream.state == .idle)
+        let sub = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-rtsp_transport", "tcp", "-show_entries", "stream=width,height", "-of", "csv=p=0",
+                                                             "rtsp://viewer:\(pw["viewer"]!)@127.0.0.1:\(rtspPort)/cam/sub"], timeout: 30)
+        #expect(sub.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "320,180", "\(sub.output)")
 
         func call(_ method: String, _ path: String, _ who: String?, json: String? = nil) throws -> (code: String, body: String) {
             var args = ["-s", "-m", "20", "-X", method, "-w", "\n%{http_code}"]

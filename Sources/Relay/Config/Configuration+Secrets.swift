@@ -23,6 +23,7 @@ extension Configuration.Stream {
     public var secrets: [String] {
         var out = [publishKey, srtReadPassphrase].compactMap { $0 }
         out += Redactor.secrets(in: source)
+        if let sub = substream { out += Redactor.secrets(in: sub.source) }
         if let push = hls?.push { out += Redactor.secrets(in: push) }
         for target in forward { out += Redactor.secrets(in: target.url, hideStreamKey: true) + (target.bearerToken.map { [$0] } ?? []) }
         return out

@@ -56,8 +56,14 @@ public struct Configuration: Sendable {
         public var madeByAPI = false
         /// `renditions`: the ladder below the source, each served as `NAME_RENDITION`.
         public var renditions: [RenditionSettings] = []
-        /// A rendition's stream: the stream it is made from.
-        public var renditionOf: String?
+        /// `substream`: the camera's second, smaller stream (its own source and transport),
+        /// served as `NAME_sub` and read only while something uses it; nil: none.
+        public var substream: Substream?
+        /// A rendition's or sub stream's stream: the stream it belongs to (its tile, its
+        /// permissions, its node in a fleet).
+        public var partOf: String?
+        /// This stream is `partOf`'s sub stream (a camera's own second stream, not an encode).
+        public var isSubstream = false
     }
 
     public var listenHost = "127.0.0.1"

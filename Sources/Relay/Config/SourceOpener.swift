@@ -36,6 +36,7 @@ public struct SourceOpener: Sendable {
         if let s = scheme(of: url) { return try s.open(url, interruptHandle) }
         if ExecSource.isExec(url) { return try ExecSource.open(url: url, options: options, interrupt: interruptHandle) }
         if url.hasPrefixIgnoringCase("onvif://") { return try onvif.open(url: url, options: options, interruptHandle: interruptHandle) }
+        if let main = Self.onvifMain(ofSub: url) { return try onvif.open(url: main, sub: true, options: options, interruptHandle: interruptHandle) }
         if url.lowercased().hasPrefix("rtsp://") && !options.listen {
             return try RTSPSource.open(url: url, options: options, interruptHandle: interruptHandle)
         }
@@ -47,8 +48,8 @@ public struct SourceOpener: Sendable {
         if let s = scheme(of: url) { return s.validate(url) }
         if ExecSource.isExec(url) { return ExecSource.validate(url) }
         if url.isEmpty { return "empty URL" }
-        if url.hasPrefixIgnoringCase("onvif://") {
-            return ONVIFURL(url) == nil ? "malformed onvif URL (expected onvif://user:password@host[:port][/profile])" : nil
+        if url.hasPrefixIgnoringCase("onvif://") || Self.onvifMain(ofSub: url) != nil {
+            return ONVIFURL(Self.onvifMain(ofSub: url) ?? url) == nil ? "malformed onvif URL (expected onvif://user:password@host[:port][/profile])" : nil
         }
         if let r = url.utf8Range(of: "://") {
             let scheme = url[..<r.lowerBound].lowercased()
@@ -56,6 +57,16 @@ public struct SourceOpener: Sendable {
             if !known.contains(scheme) { return "unsupported scheme \"\(scheme)\" (expected one of \(known.joined(separator: ", ")))" }
         }
         return nil
+    }
+
+    /// An ONVIF camera's sub stream (`onvif+sub://…`: a stream's `substream` when its source is
+    /// `onvif://…`): the camera's smallest other profile, resolved with the main one.
+    public static let onvifSubScheme = "onvif+sub"
+
+    /// The `onvif://` URL whose sub stream `url` is; nil when it is not an `onvif+sub://` URL.
+    static func onvifMain(ofSub url: String) -> String? {
+        guard url.hasPrefixIgnoringCase(onvifSubScheme + "://") else { return nil }
+        return "onvif://" + url.dropFirst(onvifSubScheme.utf8.count + 3)
     }
 
     /// True when the source ends by itself (files), false for live sources that reconnect.

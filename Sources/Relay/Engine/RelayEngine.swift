@@ -177,7 +177,7 @@ public final class RelayEngine: Sendable {
 
     /// A stream and its renditions' streams.
     private func removeExpanded(_ name: String) async throws(ChangeError) {
-        let derived = live.withLock { l in l.streams.values.filter { $0.renditionOf == name }.map(\.name) }
+        let derived = live.withLock { l in l.streams.values.filter { $0.partOf == name }.map(\.name) }
         try await removeLocked(name)
         for d in derived.sorted() { try? await removeLocked(d) }
     }

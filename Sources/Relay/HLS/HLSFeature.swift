@@ -8,7 +8,7 @@ public final class HLSFeature: EngineFeature {
         // A rendition's segments follow its parent's: the same picture at the same time, in the
         // segment of the same media sequence number.
         var leader: (@Sendable () -> HLSSegmenter?)?
-        if let parent = stream.renditionOf {
+        if let parent = stream.partOf {
             leader = { [weak engine] () -> HLSSegmenter? in engine?.hls(parent) }
         }
         _ = HLSSegmenter(hub: hub, settings: h, leader: leader, logger: logger)

@@ -60,7 +60,7 @@ public final class OutputHandle: Sendable {
     }
 
     /// The consumer's connection backed up: skip to the next keyframe (counted `slow_viewer`).
-    public func fellBehind() { queue.discardAll(.slowViewer, always: true) }
+    public func fellBehind(_ reason: DropReason = .slowViewer) { queue.discardAll(reason, always: true) }
 
     /// Ends the output: the stream forgets it and its queue closes.
     public func detach() { hub.removeOutput(name) }

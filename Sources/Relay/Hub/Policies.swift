@@ -69,4 +69,7 @@ public enum DropReason: String, Sendable, Hashable, CaseIterable, Codable {
     case slowViewer = "slow_viewer"
     /// A picture decoded from damaged media, held back under `clean`.
     case damaged
+    /// A viewer's page (its message queue or its decoder) fell behind and said so: it skipped to
+    /// the next keyframe.
+    case pageBehind = "page_behind"
 }

@@ -364,6 +364,7 @@ extension DropReason {
         case .corrupt: 5
         case .slowViewer: 6
         case .damaged: 7
+        case .pageBehind: 8
         }
     }
 }

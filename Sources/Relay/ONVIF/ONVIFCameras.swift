@@ -104,25 +104,34 @@ public final class ONVIFCameras: Sendable {
         return r.with(user: user, password: url.password ?? "")
     }
 
-    /// Opens the camera's main stream (on the caller's thread: a source's worker). Resolves it
-    /// first when not kept; when the kept URI fails to open, resolves again and, if the camera
-    /// now names another URI, opens that.
-    public func open(url: String, options: SourceOptions, interruptHandle: InterruptHandle) throws(IngestError) -> any PacketSource {
+    /// Opens the camera's main stream, or with `sub` its sub stream (on the caller's thread: a
+    /// source's worker). Resolves the camera first when not kept; when the kept URI fails to
+    /// open, resolves again and, if the camera now names another URI, opens that. Main and sub
+    /// share what was resolved (one camera, one client).
+    public func open(url: String, sub: Bool = false, options: SourceOptions, interruptHandle: InterruptHandle) throws(IngestError) -> any PacketSource {
         guard let address = ONVIFURL(url) else { throw IngestError(.failed, source: url, stage: "resolving ONVIF profiles", detail: "malformed onvif URL") }
+        func uri(_ c: ONVIFCamera) throws(IngestError) -> String {
+            guard sub else { return c.mainURI }
+            guard let u = c.subURI else {
+                throw IngestError(.failed, source: url, stage: "resolving ONVIF profiles",
+                                  detail: "the camera has no sub stream (no profile smaller than \(ONVIFAnswer.printable(c.main.token, limit: 64)))")
+            }
+            return u
+        }
         var camera = kept(url)
         var resolvedNow = false
         if camera == nil {
             camera = try resolveWaiting(url, interruptHandle: interruptHandle)
             resolvedNow = true
         }
-        guard var current = camera else { throw IngestError(.failed, source: url, stage: "resolving ONVIF profiles", detail: "no camera") }
+        guard let current = camera else { throw IngestError(.failed, source: url, stage: "resolving ONVIF profiles", detail: "no camera") }
+        let kept = try uri(current)
         do throws(IngestError) {
-            return try openRTSP(Self.withCredentials(current.mainURI, of: address), options: options, interruptHandle: interruptHandle)
+            return try openRTSP(Self.withCredentials(kept, of: address), options: options, interruptHandle: interruptHandle)
         } catch {
             guard !resolvedNow, error.kind != .stopped else { throw error }
-            guard let again = try? resolveWaiting(url, interruptHandle: interruptHandle), again.mainURI != current.mainURI else { throw error }
-            current = again
-            return try openRTSP(Self.withCredentials(current.mainURI, of: address), options: options, interruptHandle: interruptHandle)
+            guard let again = try? resolveWaiting(url, interruptHandle: interruptHandle), let now = try? uri(again), now != kept else { throw error }
+            return try openRTSP(Self.withCredentials(now, of: address), options: options, interruptHandle: interruptHandle)
         }
     }
 

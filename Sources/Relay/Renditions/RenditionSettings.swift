@@ -74,9 +74,11 @@ public struct RenditionSettings: Sendable, Hashable {
 }
 
 extension Configuration.Stream {
-    /// This stream and one stream per rendition (`NAME_RENDITION`), as the engine runs them.
+    /// This stream, its sub stream (`NAME_sub`) and one stream per rendition (`NAME_RENDITION`),
+    /// as the engine runs them.
     public func expanded() -> [Configuration.Stream] {
         var out = [self]
+        if let sub = substreamStream() { out.append(sub) }
         for r in renditions {
             var d = Configuration.Stream(name: RenditionSettings.streamName(name, r.name), source: RenditionSettings.sourceURL(name, r.name))
             d.title = "\(title ?? name) \(r.name)"
@@ -88,7 +90,7 @@ extension Configuration.Stream {
             d.preview = preview
             d.hls = hls
             if r.record { d.record = record }
-            d.renditionOf = name
+            d.partOf = name
             d.madeByAPI = madeByAPI
             out.append(d)
         }
