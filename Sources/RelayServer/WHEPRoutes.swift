@@ -39,6 +39,10 @@ enum WHEPRoutes {
             guard var hub = engine.hubs[name] else {
                 return try HTTPResponses.jsonError(.notFound, "no stream \"\(name.prefix(100))\"")
             }
+            let type = request.headers[.contentType] ?? ""
+            guard type.lowercased().hasPrefix("application/sdp") else {
+                return try HTTPResponses.jsonError(.unsupportedMediaType, "a WHEP offer is application/sdp")
+            }
             // `?stream=sub`: the camera's sub stream (`substream`), started for this viewer.
             switch request.uri.queryParameters.get("stream") {
             case nil, "main": break
@@ -53,10 +57,6 @@ enum WHEPRoutes {
                 hub = live
             case let other?:
                 return try HTTPResponses.jsonError(.badRequest, "stream=\(other.prefix(20)): expected main or sub")
-            }
-            let type = request.headers[.contentType] ?? ""
-            guard type.lowercased().hasPrefix("application/sdp") else {
-                return try HTTPResponses.jsonError(.unsupportedMediaType, "a WHEP offer is application/sdp")
             }
             let body = try await request.body.collect(upTo: maxOffer)
             let offer = String(decoding: body.readableBytesView, as: UTF8.self)

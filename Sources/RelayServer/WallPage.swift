@@ -300,7 +300,11 @@ enum WallPage {
         sendWatch();
       } else if (m.type === 'path') {
         const t = wall.tiles[m.stream]; if (!t) return;
-        t.path = m.path; t.why = m.why; t.waitKey = true;
+        // A new path starts at a keyframe; the same path on another stream (the sub or main
+        // stream, a rendition) restarts the decoder on its first keyframe by itself, and this
+        // message may come after that keyframe.
+        if (m.path !== t.path) t.waitKey = true;
+        t.path = m.path; t.why = m.why;
         t.rendition = m.rendition || '';
         t.switches = (t.switches || 0) + 1; t.switchedAt = performance.now();
         t.fig.dataset.path = m.path;

@@ -74,6 +74,8 @@ final class WallSession: Sendable {
         var counters: TileCounters
         /// The stream whose packets it plays: the tile's own, its sub stream, or a rendition.
         var source: String
+        /// Its H.264 feed on `source` (nil for JPEG and none).
+        var feed: VideoFeed?
         var started = ContinuousClock.now
         /// The stream it is moving to, playing the old one until the new one's first keyframe.
         var pending: Pending?
@@ -81,8 +83,12 @@ final class WallSession: Sendable {
     private struct Pending {
         var source: String
         var task: Task<Void, Never>
+        var feed: VideoFeed
         var started = ContinuousClock.now
     }
+    /// Serializes every change of a tile (start, stop, a move and its takeover, a sub stream's
+    /// failure), which the inbound messages, stream events, the stats timer and the pumps make.
+    private let changes = NSRecursiveLock()
     /// Each tile's height on screen (device pixels), as the page last said.
     private let heights = Mutex<[String: Int]>([:])
     private let tiles = Mutex<[String: Tile]>([:])
@@ -277,10 +283,12 @@ final class WallSession: Sendable {
     static func codecTitle(_ codec: String) -> String { codec == "hevc" ? "H.265" : codec }
 
     private func start(_ name: String, path forced: WallPath? = nil, why forcedWhy: String? = nil) {
+        changes.lock(); defer { changes.unlock() }
         var (path, why) = choosePath(name)
         if let forced { path = forced; why = forcedWhy ?? why }
         let counters = TileCounters()
         let task: Task<Void, Never>
+        var feed: VideoFeed?
         // H.264 tiles take the rendition their size needs (JPEG comes from the stream's preview);
         // a stream the page cannot decode as it is, the H.264 rung that fits.
         let transcode = !decodesAsIs(engine.hubs[name]?.currentStatus.codec)
@@ -289,16 +297,17 @@ final class WallSession: Sendable {
         switch path {
         case .h264:
             guard let hub = engine.hubs[source] else { return }
-            let feed = VideoFeed.attach(hub: hub, name: feedName, policy: policy.withLock { $0 })
-            feed.listen(listening.withLock { $0 } == name)
-            task = Task { await self.pumpVideo(name, feed: feed, counters: counters) }
+            let f = VideoFeed.attach(hub: hub, name: feedName, policy: policy.withLock { $0 })
+            f.listen(listening.withLock { $0 } == name)
+            feed = f
+            task = Task { await self.pumpVideo(name, source: source, feed: f, counters: counters) }
         case .jpeg:
             guard let preview = engine.preview(name) else { return }
             task = Task { await self.pumpJPEG(name, preview: preview, counters: counters) }
         case .none:
             task = Task {}
         }
-        tiles.withLock { $0[name] = Tile(path: path, task: task, counters: counters, source: source) }
+        tiles.withLock { $0[name] = Tile(path: path, task: task, counters: counters, source: source, feed: feed) }
         send(text: WallServerMessage.path(stream: name, path: path.rawValue, why: why, rendition: label).text)
     }
 
@@ -319,6 +328,7 @@ final class WallSession: Sendable {
     /// the restart flag: the page's decoder starts over on it, its canvas keeps the last
     /// picture); the old one plays until then, and stays if the new one fails.
     private func moveIfNeeded(_ name: String) {
+        changes.lock(); defer { changes.unlock() }
         guard let tile = tiles.withLock({ $0[name] }), tile.path == .h264 else { return }
         let transcode = !decodesAsIs(engine.hubs[name]?.currentStatus.codec)
         guard let (source, label) = rung(name, transcode: transcode) else { return }
@@ -330,48 +340,71 @@ final class WallSession: Sendable {
         guard let hub = engine.hubs[source] else { return }
         let feed = VideoFeed.attach(hub: hub, name: feedName, policy: policy.withLock { $0 })
         let why = explain(name, source: source, label: label, transcode: transcode) ?? choosePath(name).1
-        let task = Task {
-            guard let first = await feed.next() else { return }
-            if case .unsupported = first { self.subFailed(name, why: "not H.264"); return }
-            // Takes over, unless the tile was stopped or sent elsewhere meanwhile.
-            let old = self.tiles.withLock { t -> Tile? in
-                guard var now = t[name], let p = now.pending, p.source == source else { return nil }
-                let before = now
-                now.source = source
-                now.task = p.task
-                now.pending = nil
-                now.started = ContinuousClock.now
-                t[name] = now
-                return before
-            }
-            guard let old else { return }
-            old.task.cancel()
-            self.engine.hubs[old.source]?.removeOutput(self.feedName)
-            feed.listen(self.listening.withLock { $0 } == name)
-            self.send(text: WallServerMessage.path(stream: name, path: WallPath.h264.rawValue, why: why, rendition: label).text)
-            await self.pumpVideo(name, feed: feed, counters: old.counters, first: first)
+        // Registered before its task runs: the task takes over only as this tile's pending move.
+        tiles.withLock { t in
+            t[name]?.pending = Pending(source: source, task: Task {
+                guard let first = await feed.next() else { return }
+                if case .unsupported = first {
+                    if source == Configuration.Substream.streamName(name) { self.subFailed(name, why: "not H.264") } else { self.cancelPending(name) }
+                    return
+                }
+                guard let old = self.takeOver(name, source: source, feed: feed) else { return }
+                // The old pump ends (its feed is closed) before the new stream's first picture goes.
+                await old.task.value
+                feed.listen(self.listening.withLock { $0 } == name)
+                self.send(text: WallServerMessage.path(stream: name, path: WallPath.h264.rawValue, why: why, rendition: label).text)
+                await self.pumpVideo(name, source: source, feed: feed, counters: old.counters, first: first)
+            }, feed: feed)
         }
-        let kept = tiles.withLock { t -> Bool in
-            guard t[name] != nil else { return false }
-            t[name]?.pending = Pending(source: source, task: task)
-            return true
+    }
+
+    /// The tile's pending move to `source` becomes the tile; the old feed is detached and its
+    /// pump cancelled. Returns the tile as it was; nil when the move was called off meanwhile.
+    private func takeOver(_ name: String, source: String, feed: VideoFeed) -> Tile? {
+        changes.lock(); defer { changes.unlock() }
+        let old = tiles.withLock { t -> Tile? in
+            guard var now = t[name], let p = now.pending, p.source == source, p.feed === feed else { return nil }
+            let before = now
+            now.source = source
+            now.task = p.task
+            now.feed = feed
+            now.pending = nil
+            now.started = ContinuousClock.now
+            t[name] = now
+            return before
         }
-        if !kept { task.cancel(); hub.removeOutput(feedName) }
+        guard let old else { detach(feed, from: source); return nil }
+        old.task.cancel()
+        detach(old.feed, from: old.source)
+        return old
+    }
+
+    /// Ends `feed`: removed from `source`'s hub when it is still this viewer's output there,
+    /// else its queue closed (its `next` returns nil).
+    private func detach(_ feed: VideoFeed?, from source: String) {
+        guard let feed else { return }
+        if let hub = engine.hubs[source], (hub.output(named: feedName) as? VideoFeed) === feed {
+            hub.removeOutput(feedName)
+        } else {
+            feed.handle.queue.close()
+        }
     }
 
     private func cancelPending(_ name: String) {
+        changes.lock(); defer { changes.unlock() }
         guard let p = tiles.withLock({ t -> Pending? in
             let p = t[name]?.pending
             t[name]?.pending = nil
             return p
         }) else { return }
         p.task.cancel()
-        engine.hubs[p.source]?.removeOutput(feedName)
+        detach(p.feed, from: p.source)
     }
 
     /// The sub stream failed this page's tile of `name` (it went down, gave no picture in time,
     /// or is not H.264): the tile plays the main stream (or its rendition), and says why.
     private func subFailed(_ name: String, why: String) {
+        changes.lock(); defer { changes.unlock() }
         subFailed.withLock { $0[name] = (ContinuousClock.now, String(why.prefix(200))) }
         let sub = Configuration.Substream.streamName(name)
         guard let tile = tiles.withLock({ $0[name] }) else { return }
@@ -382,6 +415,7 @@ final class WallSession: Sendable {
     /// Once a second: a sub stream that gave no first picture in time has failed; a tile on the
     /// main stream because its sub stream failed tries it again after `subRetry`.
     private func checkSubstreams() {
+        changes.lock(); defer { changes.unlock() }
         let now = ContinuousClock.now
         for (name, tile) in tiles.withLock({ $0 }) {
             let sub = Configuration.Substream.streamName(name)
@@ -397,16 +431,18 @@ final class WallSession: Sendable {
     }
 
     private func stop(_ name: String) {
+        changes.lock(); defer { changes.unlock() }
         guard let tile = tiles.withLock({ $0.removeValue(forKey: name) }) else { return }
         tile.task.cancel()
-        if tile.path == .h264 { engine.hubs[tile.source]?.removeOutput(feedName) }
+        detach(tile.feed, from: tile.source)
         if let p = tile.pending {
             p.task.cancel()
-            engine.hubs[p.source]?.removeOutput(feedName)
+            detach(p.feed, from: p.source)
         }
     }
 
     private func restart(_ name: String) {
+        changes.lock(); defer { changes.unlock() }
         guard tiles.withLock({ $0[name] != nil }) else { return }
         stop(name)
         start(name)
@@ -416,13 +452,18 @@ final class WallSession: Sendable {
         for name in tiles.withLock({ Array($0.keys) }) { stop(name) }
     }
 
-    private func pumpVideo(_ name: String, feed: VideoFeed, counters: TileCounters, first: VideoFeed.Item? = nil) async {
+    private func pumpVideo(_ name: String, source: String, feed: VideoFeed, counters: TileCounters, first: VideoFeed.Item? = nil) async {
         guard let slot = slot(name) else { return }
         var waiting = first
         // Stopping the tile removes the feed, whose `next` then returns nil.
         while !Task.isCancelled, let item = await Self.take(&waiting, feed) {
                 switch item {
                 case .unsupported(let codec):
+                    // The sub stream is not H.264: the tile goes back to the main stream.
+                    if source == Configuration.Substream.streamName(name) {
+                        Task { self.subFailed(name, why: "not H.264") }
+                        return
+                    }
                     // Known only once the source opened: the H.264 fallback, else JPEG.
                     Task {
                         if self.rung(name, transcode: true) != nil { self.restart(name) }
@@ -471,6 +512,7 @@ final class WallSession: Sendable {
     static let backedUp = Duration.milliseconds(100)
 
     private func switchTo(_ name: String, _ path: WallPath, why: String) {
+        changes.lock(); defer { changes.unlock() }
         guard tiles.withLock({ $0[name] != nil }) else { return }
         stop(name)
         if path == .jpeg && engine.preview(name) == nil {
@@ -501,7 +543,7 @@ final class WallSession: Sendable {
     private func pageIsBehind(_ name: String) -> Bool {
         flow.withLock { f in
             guard let e = f[name], let handled = e.handled else { return false }
-            return e.sent &- handled > Self.pageWindow
+            return e.sent &- handled >= Self.pageWindow
         }
     }
 

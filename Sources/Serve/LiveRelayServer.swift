@@ -230,7 +230,11 @@ extension LiveRelayServer {
                 case .websocket, .rtsp: return []
                 }
             },
-            readPassphrase: { name in engine?.settings(name)?.srtReadPassphrase })
+            // A rendition or sub stream is read with its camera's passphrase unless it has one.
+            readPassphrase: { name in
+                guard let s = engine?.settings(name) else { return nil }
+                return s.srtReadPassphrase ?? s.partOf.flatMap { engine?.settings($0)?.srtReadPassphrase }
+            })
         return try await Authorizer(auth: configuration.auth, allowedHosts: configuration.effectiveAllowedHosts,
                                     trustedProxies: configuration.trustedProxies, streams: streams,
                                     fetchJWKS: { url in

@@ -70,6 +70,10 @@ import Wire
         #expect(RTSPServerSession.target("rtsp://h:8554/cam/streamid=1")! == ("cam", 1))
         #expect(RTSPServerSession.target("rtsp://h/cam%20two?x=1")! == ("cam two", nil))
         #expect(RTSPServerSession.target("/cam")! == ("cam", nil))
+        // A stream's sub stream, served as NAME_sub.
+        #expect(RTSPServerSession.target("rtsp://h:8554/cam/sub")! == ("cam_sub", nil))
+        #expect(RTSPServerSession.target("rtsp://h:8554/cam/sub/streamid=0")! == ("cam_sub", 0))
+        #expect(RTSPServerSession.target("rtsp://h:8554/cam/main") == nil)
         for bad in ["rtsp://h", "rtsp://h/", "rtsp://h/a/b", "rtsp://h/cam/streamid=64", "rtsp://h/cam/streamid=99999999999999999999999",
                     "rtsp://h/cam/streamid=-1", "rtsp://h/%ff", ""] {
             #expect(RTSPServerSession.target(bad) == nil, "\(bad)")

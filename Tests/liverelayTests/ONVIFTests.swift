@@ -121,6 +121,12 @@ import Synchronization
         let sub = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-rtsp_transport", "tcp", "-show_entries", "stream=width,height", "-of", "csv=p=0",
                                                              "rtsp://viewer:\(pw["viewer"]!)@127.0.0.1:\(rtspPort)/cam/sub"], timeout: 30)
         #expect(sub.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "320,180", "\(sub.output)")
+        // The same sub stream to a WHEP player (GStreamer's webrtcbin): `?stream=sub`.
+        let whep = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/whep_gst.py").path, base + "/streams/cam/whep?stream=sub",
+                                                         "--user", "viewer", "--password", pw["viewer"]!, "--seconds", "7"], timeout: 60)
+        let played = try #require(try? Servers.decode(WebRTCTests.GstResult.self, String(whep.stdout.split(separator: "\n").last { $0.hasPrefix("{") } ?? "")),
+                                  "\(whep.output.suffix(800))")
+        #expect((played.frames ?? 0) >= 20 && played.width == 320 && played.height == 180, "\(played)")
 
         func call(_ method: String, _ path: String, _ who: String?, json: String? = nil) throws -> (code: String, body: String) {
             var args = ["-s", "-m", "20", "-X", method, "-w", "\n%{http_code}"]

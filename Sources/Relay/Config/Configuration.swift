@@ -185,6 +185,10 @@ public struct Configuration: Sendable {
                 throw ConfigError(file: file, path: "streams.\(s.name).renditions[\(i)].name",
                                   problem: "its stream \(RenditionSettings.streamName(s.name, r.name)) is configured already")
             }
+            if s.substream != nil, names.contains(Substream.streamName(s.name)) {
+                throw ConfigError(file: file, path: "streams.\(s.name).substream",
+                                  problem: "its stream \(Substream.streamName(s.name)) is configured already (say substream: false to have none)")
+            }
         }
         try config.checkIngest(file: file)
         return config

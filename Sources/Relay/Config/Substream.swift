@@ -26,7 +26,9 @@ extension Configuration {
                           sources: SourceOpener) throws(ConfigError) -> Substream? {
             let onvif = ONVIFURL(main.source) != nil
             guard let node else {
-                return onvif ? Substream(source: SourceOpener.onvifSubScheme + "://" + main.source.dropFirst("onvif://".count), options: main.sourceOptions) : nil
+                // A camera's own ladder that names a rendition `sub` keeps it: no implicit one.
+                guard onvif, !main.renditions.contains(where: { $0.name == suffix }) else { return nil }
+                return Substream(source: SourceOpener.onvifSubScheme + "://" + main.source.dropFirst("onvif://".count), options: main.sourceOptions)
             }
             if case .scalar(let sc) = node, ["false", "off", "no"].contains(sc.string) { return nil }
             guard !main.renditions.contains(where: { $0.name == suffix }) else {

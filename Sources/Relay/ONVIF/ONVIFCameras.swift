@@ -120,7 +120,8 @@ public final class ONVIFCameras: Sendable {
         }
         var camera = kept(url)
         var resolvedNow = false
-        if camera == nil {
+        // A sub stream the kept camera had no URI for (a call that failed then) is asked again.
+        if camera == nil || (sub && camera?.subURI == nil) {
             camera = try resolveWaiting(url, interruptHandle: interruptHandle)
             resolvedNow = true
         }
