@@ -62,7 +62,7 @@ def request(s, r, method, path, body=b"", headers=()):
     s.sendall(head.encode("utf-8", "replace") + b"\r\n" + body)
     return what
 
-def websocket(s, r, port, what):
+def websocket(s, r, port, what, stream):
     key = base64.b64encode(os.urandom(16)).decode()
     s.sendall((f"GET /api/wall HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
@@ -79,7 +79,9 @@ def websocket(s, r, port, what):
     for _ in range(r.randrange(1, 6)):
         k = r.randrange(10)
         if k < 5:
-            msg = {r.choice(["watch", "decoders", "policy", "fallback", "x"]): value(r) for _ in range(r.randrange(1, 4))}
+            msg = {r.choice(["watch", "decoders", "policy", "fallback", "audio", "sizes", "main", "behind", "acks", "x"]): value(r) for _ in range(r.randrange(1, 4))}
+            # The page's flow control: a page that acks more than it was sent, or absurd counts.
+            if r.random() < 0.2: msg["acks"] = {stream: r.choice([0, 1, 2**63, 2**64 - 1, -1, 1e300, "x"])}
             try: p = json.dumps(msg).encode()
             except (ValueError, OverflowError): p = b"{}"
             s.sendall(frame(1, p)); what.append("ws json")
@@ -166,7 +168,7 @@ def exchange(a, n):
                 h = [("Range", "bytes=" + r.choice(EXTREMES + [""]) + "-" + r.choice(EXTREMES + [""]))] if r.random() < 0.6 else []
                 what += [f"GET {path[:80]}"] + request(s, r, r.choice(["GET", "GET", "HEAD"]), path, b"", h)
         else:
-            websocket(s, r, a.port, what)
+            websocket(s, r, a.port, what, a.stream)
         try:
             while s.recv(65536): pass
         except socket.timeout:
