@@ -73,7 +73,13 @@ extension LatencyRun {
                                    dropped: count.dropped, outOfOrder: count.outOfOrder, misreads: misreads,
                                    cpuPercent: s.relay.flatMap { cpu[$0] }, rssMiB: s.relay.flatMap { rss[$0] })
             if lab != nil, let reader { r.damaged = reader.damagedCount; r.repeats = reader.repeatCount }
-            if samples.isEmpty { r.note = "no pictures: " + String(p?.stderr.split(separator: "\n").last ?? "reader produced nothing") }
+            if samples.isEmpty {
+                r.note = "no pictures: " + String(p?.stderr.split(separator: "\n").last ?? "reader produced nothing")
+                // A relay that is gone says why (its status and last words), for the row that missed it.
+                if let relay = s.relay, let rp = processes[relay], !rp.process.isRunning {
+                    r.note += " (\(relay) exited with status \(rp.process.terminationStatus): \(rp.stderr.suffix(300)))"
+                }
+            }
             return r
         }.map { Self.judged($0, machineIdle: machineIdle) } + listedRows.map { Self.judged($0, machineIdle: machineIdle) }
     }

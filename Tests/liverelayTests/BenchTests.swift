@@ -30,7 +30,7 @@ import TestSupport
         // columns after the path: p50 p90 p99 max, Δfloor, frames, dropped, out of order, misreads, CPU, RSS, machine idle %
         for name in scenarios {
             let row = try #require(table[name], "no row for \(name) in:\n\(md)")
-            let p50 = try #require(Double(row[0]), "\(name): p50 \(row[0])")
+            let p50 = try #require(Double(row[0]), "\(name): p50 \(row[0]); the notes: \(md.split(separator: "\n").filter { $0.hasPrefix("- ") }.joined(separator: " "))")
             let frames = Int(row[5]) ?? 0, dropped = Int(row[6]) ?? -1, misreads = Int(row[8]) ?? -1
             #expect(misreads == 0, "\(name) misread \(row[8]) pictures")
             // The machine's idle share while the row's group was measured.
