@@ -15,6 +15,7 @@ and python3-selenium (scripts/setup.sh installs them).
                              source, and at the end each tile's path, pictures, changes, latency
              [--keys KEYS [--keys-after 3]]  press KEYS on the page, one at a time, once it has
                              loaded (the wall's 1-9, f, m, b), before the mode below
+             [--fake-mic FILE.wav]  the fake microphone plays FILE once (push-to-talk)
              [--cpu-throttle N]  the page's main thread N times slower (a browser that cannot keep up)
              [--steps "key:1;hold:ArrowRight:1.2;sleep:1;click:CSS;eval:JS"]  after --keys: keys
                              pressed, held for seconds, pauses, clicks; each eval's value is
@@ -61,6 +62,7 @@ def main():
     ap.add_argument("--csv")
     ap.add_argument("--timeout", type=float, default=20)
     ap.add_argument("--fake-camera", action="store_true", help="Chromium's fake camera and microphone, allowed without asking")
+    ap.add_argument("--fake-mic", help="Chromium's fake microphone plays this WAV file (once, from when the page opens it), allowed without asking")
     ap.add_argument("--hold", type=float, default=0, help="stay on the page this many seconds more at the end")
     ap.add_argument("--keys", help="keys pressed on the page, one at a time, --keys-after seconds after it loads (before any other mode)")
     ap.add_argument("--keys-after", type=float, default=3)
@@ -77,9 +79,11 @@ def main():
         opts.add_argument(arg)
     if a.insecure:
         opts.add_argument("--ignore-certificate-errors")
-    if a.fake_camera:
+    if a.fake_camera or a.fake_mic:
         opts.add_argument("--use-fake-device-for-media-stream")
         opts.add_argument("--use-fake-ui-for-media-stream")
+    if a.fake_mic:
+        opts.add_argument(f"--use-file-for-fake-audio-capture={a.fake_mic}%noloop")
     # Many MJPEG <img>s never finish loading: do not wait for the load event.
     opts.page_load_strategy = "eager"
     opts.binary_location = "/usr/bin/chromium"

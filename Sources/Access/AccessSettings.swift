@@ -19,6 +19,9 @@ public enum AccessAction: String, Sendable, Hashable, CaseIterable, Codable {
     case incident
     /// Steering a camera: PTZ moves, stops and presets.
     case ptz
+    /// Talking to a camera's speaker or a field unit (push-to-talk). `admin` on the stream
+    /// takes the floor from a talker who has only `talk`.
+    case talk
 }
 
 /// One grant: an action, on the streams whose names match a glob (`*`, `?`); nil: every stream.

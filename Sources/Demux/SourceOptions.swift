@@ -23,6 +23,10 @@ public struct SourceOptions: Sendable, Hashable {
     }
 
     public var rtspClient: RTSPClient = .liverelay
+    /// RTSP: ask the camera for its ONVIF audio backchannel (`Require:
+    /// www.onvif.org/ver20/backchannel`) and set it up beside the tracks read, for talking to
+    /// its speaker. A camera without one is read as before.
+    public var backchannel = false
     /// A stream LiveRelay's RTSP client does not take goes to FFmpeg's (false: it fails with
     /// one line instead; the fuzz target keeps to LiveRelay's own code this way).
     package var ffmpegFallback = true

@@ -17,12 +17,8 @@ public final class OpusTranscoder {
     private let sourceIndex: Int
     private var decoder: UnsafeMutablePointer<AVCodecContext>?
     private var encoder: UnsafeMutablePointer<AVCodecContext>?
-    private var resampler: OpaquePointer?
-    /// What the resampler was set up for: the decoded frames' rate, format and channel count.
-    private var resamplerInput: (rate: Int32, format: Int32, channels: Int32)?
-    private let fifo: OpaquePointer
+    private let resampler: AudioResampler
     private let inFrame: UnsafeMutablePointer<AVFrame>
-    private let converted: UnsafeMutablePointer<AVFrame>
     private let outFrame: UnsafeMutablePointer<AVFrame>
     private let scratch: UnsafeMutablePointer<AVPacket>
     private let frameSize: Int32
@@ -36,17 +32,13 @@ public final class OpusTranscoder {
 
     public init(source: StreamInfo, bitrate: Int = 64_000) throws(FFmpegError) {
         sourceIndex = source.index
-        guard let inFrame = av_frame_alloc(), let converted = av_frame_alloc(), let outFrame = av_frame_alloc(), let pkt = av_packet_alloc() else {
+        guard let inFrame = av_frame_alloc(), let outFrame = av_frame_alloc(), let pkt = av_packet_alloc() else {
             throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "av_frame_alloc")
         }
         self.inFrame = inFrame
-        self.converted = converted
         self.outFrame = outFrame
         scratch = pkt
-        guard let fifo = av_audio_fifo_alloc(Self.format, 2, 48_000) else {
-            throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "av_audio_fifo_alloc")
-        }
-        self.fifo = fifo
+        resampler = try AudioResampler(rate: Self.rate, format: Self.format, channels: 2)
         // Every stored property is set from here: deinit frees what exists if a step throws.
         frameSize = 960
         streamInfo = source
@@ -81,11 +73,7 @@ public final class OpusTranscoder {
     deinit {
         avcodec_free_context(&decoder)
         avcodec_free_context(&encoder)
-        swr_free(&resampler)
-        av_audio_fifo_free(fifo)
         var f: UnsafeMutablePointer<AVFrame>? = inFrame
-        av_frame_free(&f)
-        f = converted
         av_frame_free(&f)
         f = outFrame
         av_frame_free(&f)
@@ -98,7 +86,7 @@ public final class OpusTranscoder {
         guard let decoder, let pts else { return [] }
         if let expected = expectedInputUs, abs(expected.subtractingReportingOverflow(pts).partialValue) > 200_000 {
             // The input jumped (a reconnect, a gap): start again from this packet's time.
-            av_audio_fifo_reset(fifo)
+            resampler.reset()
             headPTS = nil
         }
         let sent: Int32 = packet.withUnsafeAVPacket { p in
@@ -118,7 +106,7 @@ public final class OpusTranscoder {
             if headPTS == nil { headPTS = av_rescale(start, Int64(Self.rate), 1_000_000) }
             let rate = max(inFrame.pointee.sample_rate, 1)
             expectedInputUs = start.addingReportingOverflow(av_rescale(Int64(inFrame.pointee.nb_samples), 1_000_000, Int64(rate))).partialValue
-            guard resample(inFrame) else {
+            guard resampler.append(inFrame) else {
                 undecodable += 1
                 continue
             }
@@ -126,44 +114,12 @@ public final class OpusTranscoder {
         return encodeWhole()
     }
 
-    /// Converts one decoded frame to 48 kHz stereo into the FIFO; false when it cannot.
-    private func resample(_ frame: UnsafeMutablePointer<AVFrame>) -> Bool {
-        let key = (frame.pointee.sample_rate, frame.pointee.format, frame.pointee.ch_layout.nb_channels)
-        if resamplerInput.map({ $0 != key }) ?? true {
-            swr_free(&resampler)
-            var out = lr_stereo_layout()
-            guard swr_alloc_set_opts2(&resampler, &out, Self.format, Self.rate, &frame.pointee.ch_layout,
-                                      AVSampleFormat(rawValue: frame.pointee.format), frame.pointee.sample_rate, 0, nil) >= 0,
-                  swr_init(resampler) >= 0 else {
-                swr_free(&resampler)
-                resamplerInput = nil
-                return false
-            }
-            resamplerInput = key
-        }
-        av_frame_unref(converted)
-        var stereo = lr_stereo_layout()
-        guard av_channel_layout_copy(&converted.pointee.ch_layout, &stereo) >= 0 else { return false }
-        converted.pointee.sample_rate = Self.rate
-        converted.pointee.format = Self.format.rawValue
-        guard swr_convert_frame(resampler, converted, frame) >= 0, converted.pointee.nb_samples > 0 else { return false }
-        let planes = UnsafeMutableRawPointer(converted.pointee.extended_data).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-        return av_audio_fifo_write(fifo, planes, converted.pointee.nb_samples) == converted.pointee.nb_samples
-    }
-
     /// Encodes every whole 20 ms frame the FIFO holds.
     private func encodeWhole() -> [(packet: Packet, pts: Int64)] {
         guard let encoder else { return [] }
         var out: [(packet: Packet, pts: Int64)] = []
-        while av_audio_fifo_size(fifo) >= frameSize, let head = headPTS {
-            av_frame_unref(outFrame)
-            outFrame.pointee.nb_samples = frameSize
-            outFrame.pointee.format = Self.format.rawValue
-            outFrame.pointee.sample_rate = Self.rate
-            var stereo = lr_stereo_layout()
-            guard av_channel_layout_copy(&outFrame.pointee.ch_layout, &stereo) >= 0, av_frame_get_buffer(outFrame, 0) >= 0 else { break }
-            let planes = UnsafeMutableRawPointer(outFrame.pointee.extended_data).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-            guard av_audio_fifo_read(fifo, planes, frameSize) == frameSize else { break }
+        while resampler.buffered >= frameSize, let head = headPTS {
+            guard resampler.take(frameSize, into: outFrame) else { break }
             outFrame.pointee.pts = head
             headPTS = head + Int64(frameSize)
             guard avcodec_send_frame(encoder, outFrame) >= 0 else { break }

@@ -54,6 +54,12 @@ struct AccessRequirement: Equatable {
             let stream = parts.count >= 2 ? parts[1] : nil
             // WHEP and WHIP: a CORS preflight carries no credentials; the offer and its DELETE
             // need read (WHEP) or publish (WHIP, and the page that publishes).
+            // Talk back: the offer, its DELETE and who holds the floor, by WebRTC (a preflight
+            // carries no credentials).
+            if parts.count >= 3, parts[2] == "talk" {
+                if method == .options { return AccessRequirement(action: nil) }
+                return AccessRequirement(action: .talk, stream: stream, cors: true, door: .webrtc)
+            }
             if parts.count >= 3, parts[2] == "whep" || parts[2] == "whip" || parts[2] == "publish" {
                 if method == .options { return AccessRequirement(action: nil) }
                 return AccessRequirement(action: parts[2] == "whep" ? .read : .publish, stream: stream, media: true, cors: true,

@@ -34,7 +34,10 @@ public enum RelayHTTP {
         PreviewRoutes.add(to: router, engine: engine, limits: limits)
         HLSRoutes.add(to: router, engine: engine, limits: limits)
         IngestRoutes.add(to: router, engine: engine)
-        if let webrtc { WHEPRoutes.add(to: router, engine: engine, webrtc: webrtc) }
+        if let webrtc {
+            WHEPRoutes.add(to: router, engine: engine, webrtc: webrtc)
+            TalkRoutes.add(to: router, engine: engine, webrtc: webrtc)
+        }
         let ws = Router(context: RelayRequestContext.self)
         ws.add(middleware: AccessMiddleware(access: authorizer))
         WallRoutes.add(to: ws, engine: engine)

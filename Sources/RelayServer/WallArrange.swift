@@ -1,6 +1,6 @@
 /// The ops wall arranged by its operator: layouts (an automatic grid, 2×2, 3×3, 4×4, one large
 /// and five small), the configuration's groups, a filter by name and by state, full screen for
-/// a tile and for the wall, the keyboard (digits select, `f` full screen, `m` sound, `b` bookmark, Esc back; PTZ keys in WallPTZ),
+/// a tile and for the wall, the keyboard (digits select, `f` full screen, `m` sound, `b` bookmark, Esc back; PTZ keys in WallPTZ, talk in WallTalk),
 /// and the selected tile's audio (AAC or Opus through WebCodecs' AudioDecoder, no re-encode;
 /// muted until asked). Each browser keeps its arrangement (localStorage). `window.wall.arrange`
 /// and `window.wall.audio` are there for tests.
@@ -16,7 +16,7 @@ enum WallArrange {
         · state <select id="state"><option value="">any</option><option value="live">live</option><option value="lost">signal lost</option>
         <option value="damaged">damaged</option></select>
         · <button id="fullwall" title="f">full screen</button> · <button id="mute" title="m">sound off</button>
-        <span id="selected"></span>\(WallPTZ.toolbar) <small>keys: 1–9 select · f full screen · m sound · b bookmark · arrows and +/− steer · Esc back</small></div>
+        <span id="selected"></span>\(WallPTZ.toolbar)\(WallTalk.toolbar) <small>keys: 1–9 select · f full screen · m sound · b bookmark · arrows and +/− steer · hold t talk · Esc back</small></div>
         """
     }
 
@@ -25,7 +25,7 @@ enum WallArrange {
     body.only #arrange{display:none}
     #wall.l2{grid-template-columns:repeat(2,1fr)} #wall.l3{grid-template-columns:repeat(3,1fr)} #wall.l4{grid-template-columns:repeat(4,1fr)}
     #wall.l1\\+5{grid-template-columns:repeat(3,1fr)} #wall.l1\\+5 figure.big{grid-column:span 2;grid-row:span 2}
-    figure.filtered{display:none} figure.selected{outline:2px solid #4af}
+    figure.filtered{display:none} figure.selected{outline:2px solid #4af} #talkbutton.on{background:#c33;color:#fff}
     figure.lost{box-shadow:0 0 0 3px #c33;animation:lostpulse 1.5s infinite} @keyframes lostpulse{50%{box-shadow:0 0 0 3px #611}}
     figure[data-key]::before{content:attr(data-key);position:absolute;margin:4px;padding:0 5px;background:#000a;font-size:12px}
     figure:fullscreen,#wall:fullscreen{background:#000;padding:0} figure:fullscreen canvas{width:100vw;height:calc(100vh - 40px);object-fit:contain}
@@ -81,6 +81,7 @@ enum WallArrange {
         document.getElementById('selected').textContent = name ? '· selected: ' + name : '';
         listen();
         if (wall.ptz) wall.ptz.select(name);
+        if (wall.talk) wall.talk.select(name);
         // The selected tile takes the main stream (the others may play the sub stream).
         sendWatch();
       }

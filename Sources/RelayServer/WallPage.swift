@@ -25,7 +25,7 @@ enum WallPage {
             <div class="dvr"><button data-live disabled>● live</button> last <select data-range><option value="3600">hour</option>
             <option value="21600">6 hours</option><option value="86400">24 hours</option></select> · <span data-spans></span> · <span data-at>live</span></div></div>
             <figcaption><b>\(OpsPage.escape(s.title ?? name))</b> <a data-open href="/?only=\(n)" title="this stream alone, with its recordings">open</a> · <span data-state="\(n)">\(OpsPage.escape(s.state.rawValue))</span>
-            <span data-why="\(n)"></span><span data-damage="\(n)"></span><br><small data-info="\(n)">connecting…</small>
+            <span data-why="\(n)"></span><span data-damage="\(n)"></span><span data-talk="\(n)"></span><br><small data-info="\(n)">connecting…</small>
             <span class="single"> · <a href="/streams/\(n)/watch">public page</a> · freshness
             <select data-policy="\(n)"><option value="max_age">max age 500 ms</option><option value="latest">newest only</option>
             <option value="lossless">lossless</option></select>\(admin(name) ? " · <span data-admin=\"\(n)\"></span>" : "")</span></figcaption></figure>
@@ -57,6 +57,7 @@ enum WallPage {
         \(WallTimeline.javascript)
         \(WallArrange.javascript)
         \(WallPTZ.javascript)
+        \(WallTalk.javascript)
         </script></body></html>
         """
     }
@@ -311,6 +312,7 @@ enum WallPage {
         t.fig.dataset.rendition = m.rendition || 'source';
       } else if (m.type === 'event') {
         const t = wall.tiles[m.stream]; if (!t) return;
+        if (m.kind === 'talk_started' || m.kind === 'talk_ended') { if (wall.talk) wall.talk.event(t, m); return; }
         if (m.kind === 'damaged' || m.kind === 'repaired') {
           // Media lost upstream: pictures are damaged until the next clean keyframe.
           const damaged = m.kind === 'damaged';

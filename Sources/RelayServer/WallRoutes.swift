@@ -424,7 +424,7 @@ final class WallSession: Sendable {
     }
 
     private func forwardEvents() async {
-        for await e in engine.events.subscribe() where e.kind.changesState {
+        for await e in engine.events.subscribe() where e.kind.changesState || e.kind == .talkStarted || e.kind == .talkEnded {
             // A tile's sub stream went down: the tile goes back to the main stream.
             if e.kind == .reconnecting || e.kind == .stopped, let main = engine.settings(e.stream).flatMap({ $0.isSubstream ? $0.partOf : nil }),
                tiles.withLock({ $0[main]?.source == e.stream || $0[main]?.pending?.source == e.stream }) {
@@ -432,7 +432,8 @@ final class WallSession: Sendable {
             }
             guard streams.contains(e.stream) else { continue }
             send(text: WallServerMessage.event(stream: e.stream, kind: e.kind.rawValue, at: e.at.timeIntervalSince1970 * 1000,
-                                               attempt: e.attempt, connection: e.connection, detail: e.detail).text)
+                                               attempt: e.attempt, connection: e.connection,
+                                               detail: e.kind == .talkStarted ? e.details?["by"] : e.detail).text)
             if Task.isCancelled { return }
         }
     }

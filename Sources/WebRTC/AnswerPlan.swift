@@ -83,6 +83,22 @@ struct AnswerPlan {
         return plan
     }
 
+    /// A talker's offer (push-to-talk): its first audio section that sends Opus; nothing else.
+    static func talking(offer: SessionDescription) -> AnswerPlan {
+        var took = false
+        let sections = offer.media.map { m -> Section in
+            var chosen: SessionDescription.Format?
+            if !took, m.kind == "audio", m.direction == "sendonly" || m.direction == "sendrecv", m.isActive {
+                chosen = pick("opus", in: m.formats, profile: nil)
+                took = chosen != nil
+            }
+            return Section(media: m, format: chosen, track: nil, ssrc: UInt32.random(in: 1...UInt32.max))
+        }
+        var plan = AnswerPlan(sections: sections, sending: [:])
+        plan.direction = "recvonly"
+        return plan
+    }
+
     /// The accepted sections as `RTPPushSource` takes them: one payload format each.
     var receivedSections: [SessionDescription.Media] {
         sections.compactMap { s in s.format.map { SessionDescription.Media(kind: s.media.kind, formats: [$0]) } }

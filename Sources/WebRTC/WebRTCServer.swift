@@ -256,6 +256,34 @@ public final class WebRTCServer: Sendable {
         return (id, plan.answer(ufrag: ufrag, pwd: pwd, fingerprint: identity.fingerprint, candidates: candidates, port: port, tcpPort: tcpPort))
     }
 
+    /// A talker's offer (push-to-talk, `POST /streams/NAME/talk`): its Opus audio, decrypted,
+    /// handed to `receive` (the talk session) until the session ends, when `onClose` runs.
+    public func talk(offer text: String, stream: String, talker: String, client: String = "-",
+                     receive: @escaping @Sendable ([UInt8]) -> Void, onClose: @escaping @Sendable () -> Void) throws(OfferError) -> (id: String, answer: String) {
+        let (offer, creds, fp) = try Self.read(offer: text)
+        let plan = AnswerPlan.talking(offer: offer)
+        guard plan.sections.contains(where: { $0.format != nil }) else {
+            throw .noCommonCodec("the offer sends no Opus audio (a=sendonly or sendrecv) to talk with")
+        }
+        guard registry.withLock({ $0.admit(client, limit: settings.sessionsPerClient) }) else { throw .tooMany }
+        var admitted = true
+        defer { if admitted { registry.withLock { $0.release(client) } } }
+        let dtls: DTLSTransport
+        do {
+            dtls = try DTLSTransport(identity: identity, peerFingerprint: fp)
+        } catch {
+            throw .failed("\(error)")
+        }
+        let id = Self.token(16), ufrag = Self.token(8), pwd = Self.token(24)
+        let session = WebRTCSession(id: id, stream: stream, localUfrag: ufrag, localPwd: pwd, remoteUfrag: creds.ufrag,
+                                    tracks: [:], feed: nil, receiver: receive, dtls: dtls, logger: logger, counters: counters,
+                                    onClose: onClose, send: send)
+        register(session, client: client)
+        admitted = false
+        logger.info("webrtc: talk offer answered", metadata: ["stream": "\(stream)", "session": "\(id)", "talker": "\(talker)", "tracks": "\(plan.summary)"])
+        return (id, plan.answer(ufrag: ufrag, pwd: pwd, fingerprint: identity.fingerprint, candidates: candidates, port: port, tcpPort: tcpPort))
+    }
+
     /// An offer's ICE credentials and DTLS fingerprint (those of its first section, which
     /// bundles the others).
     static func read(offer text: String) throws(OfferError) -> (SessionDescription, (ufrag: String, pwd: String), String) {

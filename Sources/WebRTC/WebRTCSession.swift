@@ -68,6 +68,8 @@ final class WebRTCSession: @unchecked Sendable {
     let publisher: RTPPushSource?
     /// WHIP: the payload type of the publisher's video.
     let publisherVideoPayloadType: Int
+    /// Talk: where the talker's RTP goes, decrypted.
+    let receiver: (@Sendable ([UInt8]) -> Void)?
     private let onClose: @Sendable () -> Void
     /// WHEP: a viewer's PLI or FIR, passed to the stream (a WHIP publisher is asked in turn).
     private let onKeyframeRequest: @Sendable () -> Void
@@ -82,7 +84,8 @@ final class WebRTCSession: @unchecked Sendable {
     private let counters: WebRTCCounters
 
     init(id: String, stream: String, localUfrag: String, localPwd: String, remoteUfrag: String, tracks: [Int: Sending],
-         feed: RTPFeed?, publisher: RTPPushSource? = nil, publisherVideoPayloadType: Int = -1, dtls: DTLSTransport, logger: Logger,
+         feed: RTPFeed?, publisher: RTPPushSource? = nil, publisherVideoPayloadType: Int = -1,
+         receiver: (@Sendable ([UInt8]) -> Void)? = nil, dtls: DTLSTransport, logger: Logger,
          counters: WebRTCCounters = WebRTCCounters(),
          onClose: @escaping @Sendable () -> Void = {}, onKeyframeRequest: @escaping @Sendable () -> Void = {},
          send: @escaping @Sendable (PeerAddress, [UInt8]) -> Void,
@@ -90,6 +93,7 @@ final class WebRTCSession: @unchecked Sendable {
         self.sendAll = sendAll ?? { to, all in for p in all { send(to, Array(p.readableBytesView)) } }
         self.counters = counters
         self.publisher = publisher
+        self.receiver = receiver
         self.onKeyframeRequest = onKeyframeRequest
         self.publisherVideoPayloadType = publisherVideoPayloadType
         self.onClose = onClose
@@ -139,13 +143,13 @@ final class WebRTCSession: @unchecked Sendable {
         case .success(let r):
             if !r.send.isEmpty, let to = remote { send(to, r.send) }
             if r.keys != nil {
-                logger.info(publisher == nil ? "webrtc: viewer connected" : "webrtc: publisher connected",
+                logger.info(publisher != nil ? "webrtc: publisher connected" : receiver != nil ? "webrtc: talker connected" : "webrtc: viewer connected",
                             metadata: ["stream": "\(stream)", "session": "\(id)", "over": "\(remote?.transport ?? "-")",
                                        "srtp": "\(r.keys?.profile.name ?? "-")"])
                 connected.continuation.yield()
                 connected.continuation.finish()
                 // A viewer starts at a keyframe: a WHIP publisher is asked for one now.
-                if publisher == nil { onKeyframeRequest() }
+                if publisher == nil && receiver == nil { onKeyframeRequest() }
             }
         case .failure(let e):
             logger.notice("webrtc: viewer refused", metadata: ["stream": "\(stream)", "session": "\(id)", "error": "\(e)"])
@@ -254,9 +258,10 @@ final class WebRTCSession: @unchecked Sendable {
         if keyframeAsked { onKeyframeRequest() }
     }
 
-    /// SRTP from a publisher: decrypted and handed to the stream's source.
+    /// SRTP from a publisher (decrypted and handed to the stream's source) or a talker (to its
+    /// talk session).
     func rtp(_ bytes: [UInt8]) {
-        guard let publisher else { return }
+        guard publisher != nil || receiver != nil else { return }
         let plain: [UInt8]? = state.withLock { s in
             guard let p = s.inbound?.unprotect(bytes) else { return nil }
             if p.count >= 12, Int(p[1] & 0x7F) == publisherVideoPayloadType {
@@ -264,7 +269,8 @@ final class WebRTCSession: @unchecked Sendable {
             }
             return p
         }
-        if let plain { publisher.push(plain, arrival: DispatchTime.now().uptimeNanoseconds) }
+        guard let plain else { return }
+        if let publisher { publisher.push(plain, arrival: DispatchTime.now().uptimeNanoseconds) } else { receiver?(plain) }
     }
 
     /// Sends the feed's RTP until the session ends: waits for DTLS, then drains the output.

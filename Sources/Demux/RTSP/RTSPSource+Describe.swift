@@ -1,3 +1,4 @@
+import Logging
 import MediaCore
 import Glibc
 import Wire
@@ -9,6 +10,12 @@ import Wire
 /// a camera that comes up is heard within `hedgeAfter` of serving, whatever the open deadline.
 extension RTSPSource {
     static let hedgeAfter: UInt64 = 500_000_000
+
+    /// ONVIF's requirement for the audio backchannel, sent with DESCRIBE, SETUP and PLAY.
+    static let backchannelRequire = "Require: www.onvif.org/ver20/backchannel"
+
+    /// DESCRIBE's headers: the backchannel's requirement while it is asked for.
+    var describeHeaders: [String] { ["Accept: application/sdp"] + (askBackchannel ? [Self.backchannelRequire] : []) }
     static let maxHedges = 4
 
     private final class Attempt {
@@ -61,7 +68,7 @@ extension RTSPSource {
                             if credentials.take(challenges: r.headers("www-authenticate")) {
                                 auth = credentials
                                 let method = a.described ? "DESCRIBE" : "OPTIONS"
-                                let headers = a.described ? ["Accept: application/sdp"] : []
+                                let headers = a.described ? describeHeaders : []
                                 try a.link.send(requestBytes(method, url: address.withoutCredentials, headers: headers), deadline: end, interrupt: interruptHandle)
                                 a.want = cseq
                                 continue
@@ -71,7 +78,16 @@ extension RTSPSource {
                             if r.status == 401 { throw WireError.status(401, r.reason) }
                             if r.status == 200, let p = r.header("public"), RTSPPublicHeader.methods(p).contains { $0 == "GET_PARAMETER" } { keepaliveMethod = "GET_PARAMETER" }
                             a.described = true
-                            try a.link.send(requestBytes("DESCRIBE", url: address.withoutCredentials, headers: ["Accept: application/sdp"]), deadline: end, interrupt: interruptHandle)
+                            try a.link.send(requestBytes("DESCRIBE", url: address.withoutCredentials, headers: describeHeaders), deadline: end, interrupt: interruptHandle)
+                            a.want = cseq
+                            continue
+                        }
+                        // A camera without the backchannel refuses the requirement (551 Option
+                        // not supported, or another error): asked again without it.
+                        if askBackchannel, r.status != 200, r.status != 401 {
+                            logger.info("the camera has no ONVIF backchannel; read without", metadata: ["source": "\(redactedURL)", "status": "\(r.status)"])
+                            askBackchannel = false
+                            try a.link.send(requestBytes("DESCRIBE", url: address.withoutCredentials, headers: describeHeaders), deadline: end, interrupt: interruptHandle)
                             a.want = cseq
                             continue
                         }

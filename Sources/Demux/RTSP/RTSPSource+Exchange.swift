@@ -39,10 +39,22 @@ extension RTSPSource {
             guard d.status == 200 else { throw WireError.status(d.status, d.reason) }
             let base = d.header("content-base") ?? d.header("content-location") ?? address.withoutCredentials
             let sdp = SessionDescription(parsing: String(decoding: d.body, as: UTF8.self), limits: .camera) ?? SessionDescription.empty
-            described = sdp.media.map(SDPTrack.init)
+            var media = sdp.media.map(SDPTrack.init)
+            // ONVIF writes directions as the client sees them: the backchannel is the audio
+            // section the client sends (`sendonly`). A camera that writes its own view (video
+            // `sendonly`) has none.
+            var back: SDPTrack?
+            if askBackchannel, !media.contains(where: { $0.kind == "video" && $0.direction == "sendonly" }),
+               let i = media.firstIndex(where: { $0.kind == "audio" && $0.direction == "sendonly" }) {
+                back = media.remove(at: i)
+            }
+            described = media
             try makeTracks(described, base: base, transport: transport, until: end)
+            if let back { try setupBackchannel(back, base: base, transport: transport, until: end) }
             playURL = SessionDescription.resolve(control: sdp.control, base: base)
-            let p = try request("PLAY", url: playURL, headers: ["Range: npt=0.000-"], until: end)
+            // An ONVIF camera takes `npt=0.000-` as a seek, which its live media cannot (503):
+            // with the backchannel, PLAY names no range.
+            let p = try request("PLAY", url: playURL, headers: askBackchannel ? requireHeaders : ["Range: npt=0.000-"], until: end)
             guard p.status == 200 else { throw WireError.status(p.status, p.reason) }
         } catch {
             if case .unsupported(let reason) = error { throw Unsupported(reason: reason, connection: link) }
@@ -101,7 +113,7 @@ extension RTSPSource {
                 udp.append(pair)
                 spec = "RTP/AVP;unicast;client_port=\(pair.port)-\(pair.port + 1)"
             }
-            let r = try request("SETUP", url: SessionDescription.resolve(control: m.control, base: base), headers: ["Transport: " + spec], until: end)
+            let r = try request("SETUP", url: SessionDescription.resolve(control: m.control, base: base), headers: ["Transport: " + spec] + requireHeaders, until: end)
             guard r.status == 200 else {
                 if r.status == 461 && transport == .udp { throw WireError.status(461, "Unsupported Transport (UDP)") }
                 throw WireError.status(r.status, r.reason)
@@ -130,6 +142,48 @@ extension RTSPSource {
     }
 
     func unsupported(_ reason: String) -> WireError { .unsupported(reason) }
+
+    /// The backchannel's requirement, on SETUP and PLAY once the camera took it with DESCRIBE.
+    var requireHeaders: [String] { askBackchannel ? [Self.backchannelRequire] : [] }
+
+    /// SETUP of the camera's backchannel, after the tracks read (their SETUP made the session):
+    /// interleaved on the next free channels over TCP, else a UDP pair of its own. One the talk
+    /// path cannot encode, or that the camera refuses, is said and left: the stream is read.
+    func setupBackchannel(_ m: SDPTrack, base: String, transport: SourceOptions.Transport, until end: UInt64) throws(WireError) {
+        guard let format = m.talkFormat else {
+            logger.info("the camera's backchannel is in a format LiveRelay cannot send", metadata: ["source": "\(redactedURL)", "encoding": "\(m.encoding)/\(m.clockRate)"])
+            return
+        }
+        guard let link else { throw .closed }
+        let i = tracks.count
+        var pair: UDPPair?
+        let spec: String
+        if transport == .tcp {
+            spec = "RTP/AVP/TCP;unicast;interleaved=\(2 * i)-\(2 * i + 1)"
+        } else {
+            let p = try UDPPair(family: link.peer.ss_family)
+            pair = p
+            spec = "RTP/AVP;unicast;client_port=\(p.port)-\(p.port + 1)"
+        }
+        let r = try request("SETUP", url: SessionDescription.resolve(control: m.control, base: base), headers: ["Transport: " + spec] + requireHeaders, until: end)
+        let reply = r.header("transport").flatMap { RTSPTransportSpec(parsing: $0) }
+        let path: Backchannel.Path?
+        if transport == .tcp {
+            path = r.status == 200 ? .interleaved(link, channel: reply?.interleaved?.rtp ?? UInt8(truncatingIfNeeded: 2 * i)) : nil
+        } else if r.status == 200, let p = pair, let port = reply?.serverPort?.rtp, port > 0 {
+            path = .udp(fd: p.rtp, to: Backchannel.address(link.peer, port: port))
+        } else {
+            path = nil
+        }
+        guard let path else {
+            if let p = pair { close(p.rtp); close(p.rtcp) }
+            logger.notice("the camera refused its backchannel's SETUP", metadata: ["source": "\(redactedURL)", "status": "\(r.status)"])
+            return
+        }
+        backchannelPair = pair
+        backchannel = Backchannel(format: format, path: path)
+        logger.info("camera backchannel set up", metadata: ["source": "\(redactedURL)", "format": "\(format)", "over": "\(transport.rawValue)"])
+    }
 
     // MARK: - Requests
 

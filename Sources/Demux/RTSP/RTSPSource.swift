@@ -74,6 +74,12 @@ public final class RTSPSource: RTSPTransportReporting {
     var probeFirstPTS: Int64?
     var probeEvent = false
     var serverSource: String?
+    /// Whether DESCRIBE asks for the ONVIF backchannel: `options.backchannel`, until the camera
+    /// refuses the requirement (then it is read without).
+    var askBackchannel: Bool
+    /// The camera's backchannel, once SETUP; closed with the session.
+    var backchannel: Backchannel?
+    var backchannelPair: UDPPair?
     private var datagram = [UInt8](repeating: 0, count: 65536)
 
 
@@ -131,6 +137,7 @@ public final class RTSPSource: RTSPTransportReporting {
         self.options = options
         self.interruptHandle = interruptHandle
         self.logger = logger
+        askBackchannel = options.backchannel
         let end = MonotonicClock.nanoseconds() &+ Timestamps.nanoseconds(options.openTimeout)
         if options.transport == .auto {
             do {
@@ -163,6 +170,10 @@ public final class RTSPSource: RTSPTransportReporting {
         if let link, session != nil, !link.isClosed {
             try? link.send(requestBytes("TEARDOWN", url: playURL, headers: []), deadline: MonotonicClock.nanoseconds() &+ 50_000_000, interrupt: InterruptHandle())
         }
+        backchannel?.close()
+        backchannel = nil
+        if let b = backchannelPair { close(b.rtp); close(b.rtcp) }
+        backchannelPair = nil
         link = nil
         session = nil
         for u in udp { close(u.rtp); close(u.rtcp) }
@@ -296,6 +307,11 @@ public final class RTSPSource: RTSPTransportReporting {
         guard let link else { return }
         for u in udp { u.report(to: link.peer) }
     }
+}
+
+extension RTSPSource: TalkPathProviding {
+    /// The camera's backchannel, when it has one and it was asked for.
+    public var talkTarget: (any TalkTarget)? { backchannel }
 }
 
 extension RTSPSource: LinkHealthReporting {

@@ -1,5 +1,6 @@
 import MediaCore
 import Glibc
+import Foundation
 
 /// Milliseconds until `deadline` (monotonic nanoseconds), at most `cap`; throws once it passed
 /// or when the handle was interrupted.
@@ -13,8 +14,11 @@ func pollSlice(until deadline: UInt64, interrupt: InterruptHandle, cap: Int32 = 
 
 /// A TCP connection with every wait bounded by a deadline and a stop flag: the RTSP control
 /// channel, and the media with it when RTP is interleaved.
-final class TCPLink {
+final class TCPLink: @unchecked Sendable {
+    // Safety: confined to the ingest thread, but for `send`, which a talk path calls too: its
+    // writes are whole under `sending`, so a request and an interleaved packet never mix.
     let fd: Int32
+    private let sending = NSLock()
     /// What the server sent, not yet taken.
     let input = ByteQueue()
     /// The address the connection reached (the server's, for UDP source checks).
@@ -74,6 +78,8 @@ final class TCPLink {
 
     /// Sends all of `bytes`, waiting for room at most until `deadline`.
     func send(_ bytes: [UInt8], deadline: UInt64, interrupt: InterruptHandle) throws(WireError) {
+        sending.lock()
+        defer { sending.unlock() }
         var sent = 0
         while sent < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }

@@ -144,6 +144,9 @@ public struct AuditEntry: Sendable, Codable, Equatable {
         case bookmark
         /// A camera steered: a PTZ move, stop, or preset gone to or set.
         case ptz
+        /// An operator talked to the stream's camera or field unit (a line when it starts, one
+        /// with its start and end when it ends).
+        case talk
     }
     public var id: Int
     public var at: Date

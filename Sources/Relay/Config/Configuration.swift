@@ -94,6 +94,9 @@ public struct Configuration: Sendable {
     public var recordingsMinFree: Int?
     /// `hooks`: events told to webhooks and commands.
     public var hooks = HookSettings()
+    /// `talk.max_duration`: seconds one talk session may last before it is ended (a stuck
+    /// button, a forgotten page).
+    public var talkMaxDuration: Double = 120
     /// `catalog.postgres` with `node`: one node of a fleet; nil: a single server.
     public var fleet: FleetSettings?
 
@@ -136,8 +139,12 @@ public struct Configuration: Sendable {
         }
         let r = Reader(file: file)
         var config = Configuration()
-        let top = try r.mapping(root, "", allowed: ["server", "auth", "ingest", "streams", "catalog", "recordings", "hooks", "node"])
+        let top = try r.mapping(root, "", allowed: ["server", "auth", "ingest", "streams", "catalog", "recordings", "hooks", "node", "talk"])
         if let h = top["hooks"] { config.hooks = try HookSettings(config: h, r) }
+        if let t = top["talk"] {
+            let m = try r.mapping(t, "talk", allowed: ["max_duration"])
+            if let d = m["max_duration"] { config.talkMaxDuration = try r.number(d, "talk.max_duration", 1...3600) }
+        }
         if let rec = top["recordings"] {
             let m = try r.mapping(rec, "recordings", allowed: ["min_free"])
             if let f = m["min_free"] { config.recordingsMinFree = try r.bytes(f, "recordings.min_free") }

@@ -12,7 +12,7 @@ extension Configuration.Stream {
         let m = try r.mapping(node, path, allowed: ["source", "transport", "rtsp_client", "hwaccel", "device", "decode_threads", "title", "listen", "realtime", "loop",
                                                     "open_timeout", "read_timeout", "preview", "hls",
                                                     "record", "forward", "description", "keywords", "measure", "publish_key", "srt_read_passphrase",
-                                                    "on_demand", "on_demand_idle", "group", "renditions", "h264_fallback", "substream"])
+                                                    "on_demand", "on_demand_idle", "group", "renditions", "h264_fallback", "substream", "talk"])
         guard let src = m["source"] else { throw ConfigError(file: file, path: "\(path).source", problem: "missing") }
         var s = Configuration.Stream(name: name, source: try r.string(src, "\(path).source"))
         // `publish`: fed by a publisher on the one-port ingest (ingest.rtmp).
@@ -70,6 +70,8 @@ extension Configuration.Stream {
         if let t = m["realtime"] { s.sourceOptions.realtime = try r.bool(t, "\(path).realtime") }
         if let t = m["loop"] { s.sourceOptions.loop = try r.bool(t, "\(path).loop") }
         if let t = m["measure"] { s.measure = try r.bool(t, "\(path).measure") }
+        // Talk back: the camera's ONVIF backchannel asked for on its RTSP session.
+        if let t = m["talk"] { s.sourceOptions.backchannel = try r.bool(t, "\(path).talk") }
         if let t = m["open_timeout"] { s.sourceOptions.openTimeout = try r.duration(t, "\(path).open_timeout", 0.1...600) }
         if let t = m["read_timeout"] { s.sourceOptions.readTimeout = try r.duration(t, "\(path).read_timeout", 0.1...600) }
         s.substream = try Configuration.Substream.parse(m["substream"], main: s, path: "\(path).substream", r, sources: sources)

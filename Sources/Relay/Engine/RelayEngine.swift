@@ -36,6 +36,8 @@ public final class RelayEngine: Sendable {
     public let hlsUploads: HLSUploads
     /// Every stream's state changes, for subscribers (`/api/events`).
     public let events: StreamEventBus
+    /// Talk back: each stream's floor, and what every talk leaves behind.
+    public let talk: TalkService
     /// What plugs into each stream and runs beside the engine, in order.
     public let features: [any EngineFeature]
     private let sources: SourceOpener
@@ -57,6 +59,7 @@ public final class RelayEngine: Sendable {
         self.catalog = catalog
         let events = StreamEventBus()
         self.events = events
+        talk = TalkService(events: events, catalog: catalog, maxDuration: configuration.talkMaxDuration, logger: logger)
         let context = EngineContext(configuration: configuration, catalog: catalog, events: events, logger: logger)
         self.features = features.map { $0(context) }
         // SRT and HLS-upload publishers' media goes through pipes: a write to one whose reader
@@ -279,6 +282,7 @@ public final class RelayEngine: Sendable {
     /// thread.
     public func stop() async {
         for f in features { f.stopping() }
+        talk.stop()
         let hubs = live.withLock { l -> [String: StreamHub] in l.running = false; return l.hubs }
         await withTaskGroup(of: Void.self) { g in
             for h in hubs.values { g.addTask { await h.stop() } }

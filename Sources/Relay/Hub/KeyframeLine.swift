@@ -15,3 +15,19 @@ final class KeyframeLine: Sendable {
         return true
     }
 }
+
+/// The stream's current source's talk path.
+final class TalkLine: Sendable {
+    private let current = Mutex<(any TalkTarget)?>(nil)
+
+    func source(_ s: AnyObject) {
+        let t = (s as? any TalkPathProviding)?.talkTarget
+        current.withLock { $0 = t }
+    }
+
+    /// The path, while its session lasts.
+    var target: (any TalkTarget)? {
+        guard let t = current.withLock({ $0 }), !t.isClosed else { return nil }
+        return t
+    }
+}

@@ -30,6 +30,12 @@ public struct StreamEvent: Sendable, Codable, Hashable {
         /// A viewer's output was attached (`details.output`: rtsp or viewer; `details.viewer`).
         case viewerJoined = "viewer_joined"
         case viewerLeft = "viewer_left"
+        /// An operator began talking to the stream's camera or field unit (`details.by`,
+        /// `details.session`).
+        case talkStarted = "talk_started"
+        /// The talk ended (`details.by`, `details.session`, `details.seconds`; `reason`: released,
+        /// the talker's connection lost, the maximum reached, taken by a higher permission).
+        case talkEnded = "talk_ended"
 
         /// Events that change what a tile shows (the ops page and the wall follow these).
         public var changesState: Bool {

@@ -40,6 +40,8 @@ public final class StreamHub: Sendable {
     private let lastEpoch = Mutex<IngestEpoch?>(nil)
     /// The current source, where it can be asked for a keyframe (a WHIP publisher).
     private let keyframes = KeyframeLine()
+    /// The current source's talk path (a camera's backchannel, a WHIP publisher's audio).
+    private let talkPath = TalkLine()
     private let fps = RateMeter()
     private let bytesIn = ByteRateMeter()
     private let linkTotals = Mutex(LinkTotals())
@@ -238,6 +240,7 @@ public final class StreamHub: Sendable {
         let opener = opener
         let transports = transportMemory
         let keyframes = keyframes
+        let talkPath = talkPath
         let reachability = Reachability(url: url, listen: options.listen)
         let sup = SourceSupervisor(name: name, backoff: backoff, reconnectAtEnd: !SourceOpener.isFile(url: url) || options.loop,
                                    reachability: reachability, logger: logger,
@@ -245,6 +248,7 @@ public final class StreamHub: Sendable {
                                        let o = transports.options(options, url: url)
                                        let source = try opener.open(url: url, options: o, interruptHandle: handle, pacing: pacing)
                                        keyframes.source(source as? any KeyframeRequesting)
+                                       talkPath.source(source)
                                        return transports.watch(source, options: o, reachability: reachability)
                                    },
                                    onEvent: { [weak self] e in self?.handle(e) })
@@ -286,6 +290,10 @@ public final class StreamHub: Sendable {
     /// requests (a keyframe is on its way).
     @discardableResult
     public func requestKeyframe() -> Bool { keyframes.request() }
+
+    /// Where an operator's voice goes now: the live source's talk path; nil when it has none
+    /// or its session ended.
+    public var talkTarget: (any TalkTarget)? { talkPath.target }
 
     public var currentStatus: StreamStatus {
         var s = status.withLock { $0 }
