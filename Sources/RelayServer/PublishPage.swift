@@ -3,7 +3,9 @@ import Relay
 /// `/streams/{name}/publish`: a phone's browser (or any) sends its camera and microphone to a
 /// `source: publish` stream by WHIP: no app. H.264 is preferred where the browser has it (the
 /// stream is passed on without re-encoding). `?auto` starts at once (a kiosk, a test);
-/// otherwise a tap does, as browsers ask for the camera on a gesture.
+/// otherwise a tap does, as browsers ask for the camera on a gesture. Its audio is offered
+/// both ways: an operator's push-to-talk plays here (`window.talkLevel()` says how loud and at
+/// what pitch, for tests).
 enum PublishPage {
     static func render(name: String, iceServers: Bool = false) -> String {
         let n = OpsPage.escape(name)
@@ -14,7 +16,8 @@ enum PublishPage {
         video{width:100%;background:#111;display:block}button{font-size:20px;padding:12px 24px;margin:8px 0}</style>
         </head><body data-state="idle"><main>
         <video id="self" muted autoplay playsinline></video>
-        <button id="go">Go live as \(n)</button> <span id="state">idle</span>
+        <button id="go">Go live as \(n)</button> <span id="state">idle</span> <span id="heard"></span>
+        <audio id="talkback" autoplay></audio>
         <script type="module">
         const stateEl = document.getElementById('state');
         const say = s => { stateEl.textContent = s; document.body.dataset.state = s; };
@@ -29,7 +32,8 @@ enum PublishPage {
           const pc = new RTCPeerConnection(await \(rtcConfiguration(name: n, kind: "whip", iceServers: iceServers)));
           window.pc = pc;
           for (const track of media.getTracks()) {
-            const t = pc.addTransceiver(track, { direction: 'sendonly', streams: [media] });
+            // Audio both ways: the operators' talk comes back on it.
+            const t = pc.addTransceiver(track, { direction: track.kind === 'audio' ? 'sendrecv' : 'sendonly', streams: [media] });
             if (track.kind === 'video' && RTCRtpSender.getCapabilities) {
               const codecs = RTCRtpSender.getCapabilities('video').codecs;
               const h264 = codecs.filter(c => c.mimeType === 'video/H264' && /packetization-mode=1/.test(c.sdpFmtpLine || ''));
@@ -37,6 +41,26 @@ enum PublishPage {
             }
           }
           pc.onconnectionstatechange = () => say(pc.connectionState);
+          pc.ontrack = e => {
+            if (e.track.kind !== 'audio') return;
+            document.getElementById('talkback').srcObject = new MediaStream([e.track]);
+            const ctx = new AudioContext(), analyser = ctx.createAnalyser();
+            analyser.fftSize = 8192;
+            ctx.createMediaStreamSource(new MediaStream([e.track])).connect(analyser);
+            const bins = new Float32Array(analyser.frequencyBinCount), wave = new Float32Array(analyser.fftSize);
+            window.talkLevel = () => {
+              analyser.getFloatTimeDomainData(wave);
+              analyser.getFloatFrequencyData(bins);
+              let sum = 0, peak = 0;
+              for (const v of wave) sum += v * v;
+              for (let i = 1; i < bins.length; i++) if (bins[i] > bins[peak]) peak = i;
+              return { rms: Math.sqrt(sum / wave.length), peakHz: peak * ctx.sampleRate / analyser.fftSize };
+            };
+            setInterval(() => {
+              const l = window.talkLevel();
+              document.getElementById('heard').textContent = l.rms > 0.01 ? '· an operator is talking' : '';
+            }, 250);
+          };
           const offer = await pc.createOffer();
           await pc.setLocalDescription(offer);
           say('offering');

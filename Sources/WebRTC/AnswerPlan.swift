@@ -11,6 +11,9 @@ struct AnswerPlan {
         let format: SessionDescription.Format?
         let track: Int?
         let ssrc: UInt32
+        /// This section's direction in the answer when it is not the plan's (WHIP: `sendrecv`
+        /// for a publisher's Opus that also receives, its talk path).
+        var direction: String? = nil
     }
 
     let sections: [Section]
@@ -76,7 +79,10 @@ struct AnswerPlan {
                 }
             }
             if chosen != nil { took.insert(m.kind) }
-            sections.append(Section(media: m, format: chosen, track: nil, ssrc: UInt32.random(in: 1...UInt32.max)))
+            // A field unit that listens: its Opus section, offered sendrecv, carries the
+            // operators' voice back (talk).
+            let listens = m.kind == "audio" && m.direction == "sendrecv" && chosen?.codec == "opus"
+            sections.append(Section(media: m, format: chosen, track: nil, ssrc: UInt32.random(in: 1...UInt32.max), direction: listens ? "sendrecv" : nil))
         }
         var plan = AnswerPlan(sections: sections, sending: [:])
         plan.direction = "recvonly"
@@ -98,6 +104,9 @@ struct AnswerPlan {
         plan.direction = "recvonly"
         return plan
     }
+
+    /// WHIP: the section that carries talk back to the publisher (its Opus, answered sendrecv).
+    var talkSection: Section? { sections.first { $0.direction == "sendrecv" && $0.format != nil } }
 
     /// The accepted sections as `RTPPushSource` takes them: one payload format each.
     var receivedSections: [SessionDescription.Media] {
@@ -179,13 +188,13 @@ struct AnswerPlan {
             m.icePwd = pwd
             m.fingerprint = fingerprint
             m.setup = "passive"
-            m.direction = direction
+            m.direction = s.direction ?? direction
             m.rtcpMux = true
             m.rtcpReducedSize = true
             if let t = s.track, let id = sending[t]?.playoutDelayID {
                 m.extensions[Self.playoutDelay] = Int(id)
             }
-            if direction == "sendonly" {
+            if m.direction == "sendonly" || m.direction == "sendrecv" {
                 m.msid = "liverelay \(s.media.kind)\(s.track ?? 0)"
                 m.ssrcs = [s.ssrc]
                 m.cname = "liverelay"

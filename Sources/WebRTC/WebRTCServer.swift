@@ -249,6 +249,10 @@ public final class WebRTCServer: Sendable {
                                     dtls: dtls, logger: logger, counters: counters,
                                     onClose: { points.end(stream) }, send: send)
         source.onKeyframeRequest { [weak session] in session?.requestKeyframe() }
+        if let t = plan.talkSection, let f = t.format {
+            source.setTalkTarget(FieldUnitTalk(session: session, sending: WebRTCSession.Sending(payloadType: UInt8(f.payloadType & 0x7F), ssrc: t.ssrc),
+                                               format: TalkFormat(encoding: "OPUS", payloadType: UInt8(f.payloadType & 0x7F), clockRate: 48_000, channels: 2)))
+        }
         register(session, client: client)
         admitted = false
         logger.info("webrtc: WHIP offer answered", metadata: ["stream": "\(stream)", "session": "\(id)", "publisher": "\(publisher)",
@@ -282,6 +286,22 @@ public final class WebRTCServer: Sendable {
         admitted = false
         logger.info("webrtc: talk offer answered", metadata: ["stream": "\(stream)", "session": "\(id)", "talker": "\(talker)", "tracks": "\(plan.summary)"])
         return (id, plan.answer(ufrag: ufrag, pwd: pwd, fingerprint: identity.fingerprint, candidates: candidates, port: port, tcpPort: tcpPort))
+    }
+
+    /// A WHIP publisher's talk path: the operators' Opus, sent on its own session.
+    final class FieldUnitTalk: TalkTarget {
+        weak let session: WebRTCSession?
+        let sending: WebRTCSession.Sending
+        let talkFormat: TalkFormat
+
+        init(session: WebRTCSession, sending: WebRTCSession.Sending, format: TalkFormat) {
+            self.session = session
+            self.sending = sending
+            talkFormat = format
+        }
+
+        var isClosed: Bool { session?.isClosed ?? true }
+        func sendTalk(_ rtp: [UInt8]) -> Bool { session?.sendTalk(rtp, as: sending) ?? false }
     }
 
     /// An offer's ICE credentials and DTLS fingerprint (those of its first section, which

@@ -42,6 +42,8 @@ final class WebRTCSession: @unchecked Sendable {
         /// across what its queue skipped), and what its sender reports count.
         var sequence: [Int: UInt16] = [:]
         var reports: [Int: Reporting] = [:]
+        /// WHIP: the next sequence number of talk sent to the publisher.
+        var talkSequence = UInt16.random(in: 0...UInt16.max)
     }
 
     /// A track's sender-report counts (RFC 3550 §6.4.1) and when the last report went.
@@ -256,6 +258,23 @@ final class WebRTCSession: @unchecked Sendable {
         if keyframeAsked { counters.keyframeRequestsReceived.add(1, ordering: .relaxed) }
         // A camera's keyframes come every GOP; a WHIP publisher is asked (at most 5 a second).
         if keyframeAsked { onKeyframeRequest() }
+    }
+
+    /// WHIP: an operator's voice to the publisher (its RTP as the talk session cut it), sent as
+    /// `as` says (the answer's payload type and SSRC, this session's sequence); false before
+    /// DTLS or once closed.
+    func sendTalk(_ rtp: [UInt8], as t: Sending) -> Bool {
+        guard rtp.count >= 12 else { return false }
+        var buffer = allocator.buffer(capacity: rtp.count + SRTPSession.trailer)
+        let to: PeerAddress? = state.withLock { s in
+            guard !s.closed, let srtp = s.outbound, let remote = s.remote else { return nil }
+            let seq = s.talkSequence
+            s.talkSequence &+= 1
+            return Self.protect(rtp, as: t, sequence: seq, srtp: srtp, into: &buffer) ? remote : nil
+        }
+        guard let to else { return false }
+        sendAll(to, [buffer])
+        return true
     }
 
     /// SRTP from a publisher (decrypted and handed to the stream's source) or a talker (to its

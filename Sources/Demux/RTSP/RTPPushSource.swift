@@ -9,7 +9,7 @@ import Synchronization
 /// (RFC 7587) and G.711 are rebuilt into packets with the same depacketizer as LiveRelay's RTSP
 /// client (`RTPTrack`), one timeline per track from its RTP clock, lined up by arrival. The
 /// session layer pushes from its own thread; the stream's ingest thread reads.
-public final class RTPPushSource: PacketSource, KeyframeRequesting, @unchecked Sendable {
+public final class RTPPushSource: PacketSource, KeyframeRequesting, TalkPathProviding, @unchecked Sendable {
     // Safety: everything mutable is under `condition`, or is the Mutex below.
     public private(set) var streams: [StreamInfo] = []
     public let formatName = "rtp"
@@ -30,6 +30,8 @@ public final class RTPPushSource: PacketSource, KeyframeRequesting, @unchecked S
     private let readTimeout: Double
     /// What asks the publisher for a keyframe (the WHIP session's PLI).
     private let keyframeAsker = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Where talk to the publisher goes (its WebRTC session, when it receives audio).
+    private let talk = Mutex<(any TalkTarget)?>(nil)
 
     /// Why a description cannot be taken.
     public struct Unsupported: Error, CustomStringConvertible {
@@ -74,6 +76,13 @@ public final class RTPPushSource: PacketSource, KeyframeRequesting, @unchecked S
     public func onKeyframeRequest(_ ask: @escaping @Sendable () -> Void) {
         keyframeAsker.withLock { $0 = ask }
     }
+
+    /// Sets where talk to the publisher goes.
+    public func setTalkTarget(_ target: any TalkTarget) {
+        talk.withLock { $0 = target }
+    }
+
+    public var talkTarget: (any TalkTarget)? { talk.withLock { $0 } }
 
     public func requestKeyframe() {
         keyframeAsker.withLock { $0 }?()
