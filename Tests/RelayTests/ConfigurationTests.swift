@@ -112,7 +112,7 @@ import TestSupport
         ("streams:\n  c:\n    source: \"testsrc://?=\"", "streams.c.source: a query item without a name"),
         ("streams:\n  c:\n    source: \"testsrc://?&=&\"", "streams.c.source: a query item without a name"),
         ("auth:\n  users: [{name: ops, password: plain}]\nstreams:\n  c:\n    source: testsrc://", "auth.users[0].password: expected a bcrypt hash"),
-        ("auth:\n  anonymous: [watch]\nstreams:\n  c:\n    source: testsrc://", "auth.anonymous[0]: expected read, publish, admin, metrics, playback, export, incident or ptz"),
+        ("auth:\n  anonymous: [watch]\nstreams:\n  c:\n    source: testsrc://", "auth.anonymous[0]: expected read, publish, admin, metrics, playback, export, incident, ptz or talk"),
         ("auth:\n  usres: []\nstreams:\n  c:\n    source: testsrc://", "auth.usres: unknown key"),
         ("server:\n  tls: {cert: c.pem}\nstreams:\n  c:\n    source: testsrc://", "server.tls.key: missing"),
         // Publishers: a push source beyond loopback must carry a credential.
