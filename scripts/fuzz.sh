@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes LiveRelay's input parsers with libFuzzer under AddressSanitizer:
-#   scripts/fuzz.sh [SECONDS] [TARGET…]     (targets: config url hls timeline rtmp demux flvfeed rtsp mp4 webrtc evidence onvif; default all, 60 s each)
+#   scripts/fuzz.sh [SECONDS] [TARGET…]     (targets: config url hls timeline rtmp demux flvfeed rtsp mp4 webrtc evidence onvif talk; default all, 60 s each)
 #   scripts/fuzz.sh hostile FACE EXCHANGES [SEED]   a hostile peer against the real serve (scripts/hostile/run.sh:
 #                                                   camera, rtsp_player)
 # Each target starts from fuzz/corpus/TARGET (checked in) and adds what it finds to
@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = hostile ]; then shift; exec scripts/hostile/run.sh "$@"; fi
 seconds="${1:-60}"; shift || true
-targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(config url hls timeline rtmp demux flvfeed rtsp mp4 webrtc evidence onvif)
+targets=("$@"); [ ${#targets[@]} -gt 0 ] || targets=(config url hls timeline rtmp demux flvfeed rtsp mp4 webrtc evidence onvif talk)
 swift build --scratch-path .build-fuzz --product liverelay-fuzz \
   --sanitize=fuzzer --sanitize=address \
   -Xswiftc -sanitize=fuzzer -Xswiftc -parse-as-library -Xswiftc -DFUZZING >&2

@@ -6,11 +6,12 @@ import Demux
 import IngestServer
 import Wire
 import Access
+import Mux
 
 /// What the fuzzers feed: input from a config file or the network that must never crash the
 /// process. Each target takes arbitrary bytes.
 enum FuzzTargets {
-    static let names = ["config", "url", "hls", "timeline", "rtmp", "demux", "flvfeed", "rtsp", "mp4", "webrtc", "evidence", "onvif"]
+    static let names = ["config", "url", "hls", "timeline", "rtmp", "demux", "flvfeed", "rtsp", "mp4", "webrtc", "evidence", "onvif", "talk"]
 
     static func run(_ target: String, _ bytes: [UInt8]) {
         _ = silenced
@@ -58,12 +59,35 @@ enum FuzzTargets {
             evidence(bytes)
         case "onvif":
             ONVIFCameraFuzz.run(bytes)
+        case "talk":
+            talk(bytes)
         default:
             break
         }
     }
 
     static let silenced: Void = FFmpegLog.silence()
+
+    /// A talker's RTP (after SRTP), as a talk session takes it: each length-prefixed piece read
+    /// as an RTP packet, its payload decoded as Opus and encoded for a camera's speaker (G.711
+    /// and AAC, as `TalkEncoder` does in production); and the bytes as a talk offer. The encoders
+    /// are kept across inputs (a fuzzer runs one input at a time), as a talk keeps its own.
+    nonisolated(unsafe) static let talkEncoders: [TalkEncoder] = [TalkFormat(encoding: "PCMU", payloadType: 0, clockRate: 8000),
+                                              TalkFormat(encoding: "MPEG4-GENERIC", payloadType: 96, clockRate: 16000, config: [0x14, 0x08])]
+        .compactMap { try? TalkEncoder(format: $0) }
+    static func talk(_ bytes: [UInt8]) {
+        var i = 0
+        while i + 2 <= bytes.count {
+            let n = Int(bytes[i]) << 8 | Int(bytes[i + 1])
+            let piece = Array(bytes[(i + 2)..<min(bytes.count, i + 2 + n)])
+            i += 2 + n
+            guard let p = RTPPacket(parsing: piece) else { continue }
+            for e in talkEncoders { _ = e.encode(opus: p.payload) }
+        }
+        if let offer = SessionDescription(parsing: String(decoding: bytes, as: UTF8.self)) {
+            for m in offer.media { _ = (m.direction, m.formats.first { $0.codec == "opus" }) }
+        }
+    }
 
     /// An evidence bundle from anyone, as `verify-export --key` reads it: the bytes as an
     /// archive; then as a manifest signed with the key given (so the checks after the signature

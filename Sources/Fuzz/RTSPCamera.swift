@@ -3,14 +3,16 @@ import Glibc
 import Demux
 import MediaCore
 import Relay
+import Wire
 
 /// The `rtsp` target's socket half (`RTSPWireFuzz` is the direct one): the bytes are what a
 /// camera sends on its RTSP connection (answers and interleaved media), served from a loopback
 /// socket to LiveRelay's own RTSP client opened through `SourceOpener` exactly as `serve`
 /// opens a camera — the exchange, hedged DESCRIBE, header and SDP parsing, RTP depacketizing
 /// and the probe all run as in production. `CSeq:` lines are renumbered 1, 2, 3… so that
-/// answers meet their requests (the first byte is skipped: it once chose a reorder queue, and
-/// the corpus keeps it).
+/// answers meet their requests (the first byte's low bit asks for the ONVIF backchannel, whose
+/// path, when set up, is sent a few talk packets; it once chose a reorder queue, and the corpus
+/// keeps it).
 enum RTSPCamera {
     static func serve(_ bytes: [UInt8]) {
         guard let (listener, port) = loopbackListener(backlog: 8) else { return }
@@ -42,7 +44,12 @@ enum RTSPCamera {
         o.openTimeout = 0.7
         o.readTimeout = 0.3
         o.ffmpegFallback = false
+        o.backchannel = (bytes.first ?? 0) & 1 == 1
         guard let source = try? FuzzTargets.sources.open(url: "rtsp://127.0.0.1:\(port)/cam", options: o, interruptHandle: InterruptHandle()) else { return }
+        if let talk = (source as? any TalkPathProviding)?.talkTarget {
+            for k in 0..<3 { _ = talk.sendTalk(RTPPacket(payloadType: talk.talkFormat.payloadType, sequence: UInt16(k), timestamp: UInt32(k * 160), ssrc: 1,
+                                                         payload: [UInt8](repeating: 0xFF, count: 160)[...]).bytes) }
+        }
         var n = 0
         while n < 500, let p = try? source.readPacket() {
             _ = p.data.count

@@ -6,7 +6,7 @@ import TestSupport
 /// mutations of it, replayed through the same code the fuzzers drive (scripts/fuzz.sh runs the
 /// real libFuzzer under ASan; FUZZING.md has its figures). A crash fails the test.
 @Suite(.ownThreads) struct FuzzReplayTests {
-    @Test(arguments: ["config", "url", "hls", "timeline", "rtmp", "demux", "flvfeed", "rtsp", "mp4", "webrtc", "evidence", "onvif"])
+    @Test(arguments: ["config", "url", "hls", "timeline", "rtmp", "demux", "flvfeed", "rtsp", "mp4", "webrtc", "evidence", "onvif", "talk"])
     func theCorpusAndItsMutationsNeverCrash(target: String) throws {
         let dir = Paths.packageRoot.appendingPathComponent("fuzz/corpus/\(target)")
         let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).map { dir.appendingPathComponent($0).path }

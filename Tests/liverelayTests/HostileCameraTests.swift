@@ -89,7 +89,8 @@ import RelayAPI
         defer { cam.stop() }
         var yaml = "streams:\n  good: {source: \"testsrc://?size=320x240&fps=15\", preview: false}\n"
         // Two of the four take H.265 (RFC 7798's units mutated like H.264's).
-        for i in 0..<4 { yaml += "  cam\(i): {source: \"rtsp://127.0.0.1:\(cport)/\(i >= 2 ? "h265" : "")cam\(i)\", transport: \(i % 2 == 0 ? "tcp" : "udp"), open_timeout: 2s, read_timeout: 1s, preview: false}\n" }
+        // The H.264 two ask for the ONVIF backchannel (talk: true): its section and SETUP mutated too.
+        for i in 0..<4 { yaml += "  cam\(i): {source: \"rtsp://127.0.0.1:\(cport)/\(i >= 2 ? "h265" : "")cam\(i)\", transport: \(i % 2 == 0 ? "tcp" : "udp"), open_timeout: 2s, read_timeout: 1s, preview: false, talk: \(i < 2)}\n" }
         let (serve, port, dir) = try Servers.serve(yaml)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         Thread.sleep(forTimeInterval: 20)

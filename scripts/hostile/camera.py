@@ -132,6 +132,18 @@ class Camera:
                     else:
                         video = (f"m=video 0 RTP/AVP {pt}\r\na=rtpmap:{pt} H264/{clock}\r\n"
                                  f"a=fmtp:{pt} packetization-mode=1;profile-level-id={self.profile};sprop-parameter-sets={sprop}\r\n")
+                    if "backchannel" in hdr.get("require", ""):
+                        # An ONVIF backchannel (talk back): its section mutated like the rest, or
+                        # the requirement refused.
+                        if hit(): self.reply(conn, cseq, [("Unsupported", "www.onvif.org/ver20/backchannel")], b"", status="551 Option not supported"); what.append("backchannel refused"); continue
+                        enc, bpt, brate, bfmtp = r.choice([("PCMU", "0", "8000", ""), ("PCMA", "8", "8000", ""),
+                                                           ("MPEG4-GENERIC", "96", "16000", "a=fmtp:96 streamtype=5;mode=AAC-hbr;config=1408;sizelength=13;indexlength=3;indexdeltalength=3\r\n")])
+                        if hit(): brate = r.choice(EXTREMES); what.append(f"backchannel rate={brate!r}")
+                        if hit(): bpt = r.choice(EXTREMES); what.append(f"backchannel pt={bpt!r}")
+                        if hit(): bfmtp = f"a=fmtp:{bpt} mode=" + r.choice(["AAC-hbr", "", "x" * 999]) + ";sizelength=" + r.choice(EXTREMES) + ";config=" + r.choice(["1408", "", "zz", "1" * 999, "14"]) + "\r\n"; what.append("backchannel fmtp")
+                        extra += (f"m=audio 0 RTP/AVP {bpt}\r\na=rtpmap:{bpt} {enc}/{brate}" + r.choice(["", "/1", "/2", "/" + r.choice(EXTREMES)])
+                                  + f"\r\n{bfmtp}a=control:back\r\n" + r.choice(["a=sendonly\r\n", "a=sendonly\r\n", "a=recvonly\r\n", "a=sendonly\r\na=sendonly\r\n"]))
+                        what.append(f"backchannel {enc}")
                     sdp = (f"v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=hostile\r\nt=0 0\r\na=control:*\r\n"
                            + video + f"a=control:{ctl}\r\n" + extra)
                     body = sdp.encode()
