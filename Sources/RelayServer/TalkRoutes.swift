@@ -30,6 +30,8 @@ enum TalkRoutes {
             }
             let body = try await request.body.collect(upTo: WHEPRoutes.maxOffer)
             let offer = String(decoding: body.readableBytesView, as: UTF8.self)
+            // A bad offer takes no floor.
+            do throws(WebRTCServer.OfferError) { try WebRTCServer.checkTalk(offer: offer) } catch { return try WHEPRoutes.refusal(error) }
             let who = context.identity?.name ?? "anonymous"
             // Without `auth` everyone is anonymous and equal; `admin` on the stream outranks `talk`.
             let priority = context.identity?.may(.admin, stream: name) == true ? 2 : 1

@@ -264,11 +264,7 @@ public final class WebRTCServer: Sendable {
     /// handed to `receive` (the talk session) until the session ends, when `onClose` runs.
     public func talk(offer text: String, stream: String, talker: String, client: String = "-",
                      receive: @escaping @Sendable ([UInt8]) -> Void, onClose: @escaping @Sendable () -> Void) throws(OfferError) -> (id: String, answer: String) {
-        let (offer, creds, fp) = try Self.read(offer: text)
-        let plan = AnswerPlan.talking(offer: offer)
-        guard plan.sections.contains(where: { $0.format != nil }) else {
-            throw .noCommonCodec("the offer sends no Opus audio (a=sendonly or sendrecv) to talk with")
-        }
+        let (offer, creds, fp, plan) = try Self.talkPlan(offer: text)
         guard registry.withLock({ $0.admit(client, limit: settings.sessionsPerClient) }) else { throw .tooMany }
         var admitted = true
         defer { if admitted { registry.withLock { $0.release(client) } } }
@@ -286,6 +282,20 @@ public final class WebRTCServer: Sendable {
         admitted = false
         logger.info("webrtc: talk offer answered", metadata: ["stream": "\(stream)", "session": "\(id)", "talker": "\(talker)", "tracks": "\(plan.summary)"])
         return (id, plan.answer(ufrag: ufrag, pwd: pwd, fingerprint: identity.fingerprint, candidates: candidates, port: port, tcpPort: tcpPort))
+    }
+
+    /// Whether `text` is a talk offer LiveRelay takes (asked before the floor is given).
+    public static func checkTalk(offer text: String) throws(OfferError) {
+        _ = try talkPlan(offer: text)
+    }
+
+    static func talkPlan(offer text: String) throws(OfferError) -> (SessionDescription, (ufrag: String, pwd: String), String, AnswerPlan) {
+        let (offer, creds, fp) = try read(offer: text)
+        let plan = AnswerPlan.talking(offer: offer)
+        guard plan.sections.contains(where: { $0.format != nil }) else {
+            throw .noCommonCodec("the offer sends no Opus audio (a=sendonly or sendrecv) to talk with")
+        }
+        return (offer, creds, fp, plan)
     }
 
     /// A WHIP publisher's talk path: the operators' Opus, sent on its own session.

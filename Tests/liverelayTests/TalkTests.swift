@@ -177,6 +177,10 @@ import RelayAPI
                                                          "\(base)\(boss.location ?? "/none")"], timeout: 15)
         #expect(end.stdout == "200")
         #expect(Servers.apiIfAny(TalkState.self, "\(base)/streams/door/talk", ["-u", "bob:\(pw["bob"]!)"])?.talker == nil)
+        // A bad offer is refused and takes no floor.
+        try "v=0\r\nm=audio 9 RTP/AVP 0\r\n".write(to: offer, atomically: true, encoding: .utf8)
+        #expect(try talk("bob").code == 400)
+        #expect(Servers.apiIfAny(TalkState.self, "\(base)/streams/door/talk", ["-u", "bob:\(pw["bob"]!)"])?.talker == nil)
         // Each talk in the hooks, started and ended, with who and why.
         let events = { HooksTests.received(log).compactMap(\.json) }
         #expect(HooksTests.waitUntil(10) { events().filter { $0.event == .talkEnded }.count == 2 }, "\(events())")

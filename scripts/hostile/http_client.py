@@ -99,7 +99,7 @@ def exchange(a, n):
     s.settimeout(0.3)
     st = a.stream if r.random() < 0.7 else r.choice(EXTREMES + ["nope", "a" * 500, "..%2f..%2fetc"])
     try:
-        k = r.randrange(7)
+        k = r.randrange(8)
         if k == 0:
             method = r.choice(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "BREW"])
             path = r.choice(["/api/streams", f"/api/streams/{st}", f"/api/streams/{st}/sinks/preview", f"/api/streams/{st}/sinks/hls",
@@ -167,6 +167,20 @@ def exchange(a, n):
             else:
                 h = [("Range", "bytes=" + r.choice(EXTREMES + [""]) + "-" + r.choice(EXTREMES + [""]))] if r.random() < 0.6 else []
                 what += [f"GET {path[:80]}"] + request(s, r, r.choice(["GET", "GET", "HEAD"]), path, b"", h)
+        elif k == 7:
+            # Talk back: offers with every line at its extremes, the floor asked for and let go.
+            lines = ["v=0", "o=- 1 2 IN IP4 127.0.0.1", "s=-", "t=0 0", "a=group:BUNDLE 0", "m=audio 9 UDP/TLS/RTP/SAVPF 111", "c=IN IP4 0.0.0.0",
+                     "a=mid:0", "a=ice-ufrag:abcd", "a=ice-pwd:abcdefghijklmnopqrstuvwx",
+                     "a=fingerprint:sha-256 " + ":".join(["AB"] * 32), "a=setup:actpass", "a=sendonly", "a=rtcp-mux", "a=rtpmap:111 opus/48000/2"]
+            for _ in range(r.randrange(0, 5)):
+                i = r.randrange(len(lines))
+                lines[i] = r.choice([lines[i].split(":")[0] + ":" + r.choice(EXTREMES), "", lines[i] * 50, "m=audio " + r.choice(EXTREMES) + " RTP/AVP " + r.choice(EXTREMES),
+                                     "a=rtpmap:111 opus/" + r.choice(EXTREMES), "a=recvonly", r.choice(JUNK).decode("latin-1")])
+            if r.random() < 0.2: lines += ["m=audio 9 UDP/TLS/RTP/SAVPF 111", "a=sendonly", "a=rtpmap:111 opus/48000/2"] * r.randrange(1, 300)
+            method = r.choice(["POST", "POST", "GET", "DELETE", "OPTIONS"])
+            path = f"/streams/{st}/talk" + ("/" + r.choice(EXTREMES) if method == "DELETE" else "")
+            body = "\r\n".join(lines).encode("utf-8", "replace") if method == "POST" else b""
+            what += [f"{method} {path[:60]}"] + request(s, r, method, path, body, [("Content-Type", r.choice(["application/sdp", "application/sdp", "text/plain"]))])
         else:
             websocket(s, r, a.port, what, a.stream)
         try:
