@@ -5,7 +5,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure LiveRelay against peers in the same run.",
-        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, TilesBench.self, FaultsBench.self, RecordingsBench.self, EdgeBench.self, FleetBench.self, RenditionsBench.self, WebRTCBench.self, HEVCBench.self, PTZBench.self]
+        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, TilesBench.self, FaultsBench.self, RecordingsBench.self, EdgeBench.self, FleetBench.self, RenditionsBench.self, WebRTCBench.self, HEVCBench.self, PTZBench.self, TalkBench.self]
     )
 }
 
@@ -467,6 +467,26 @@ struct PTZBench: ParsableCommand {
     func run() throws {
         var b = PTZBenchmark()
         b.commands = commands
+        b.out = out
+        do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
+    }
+}
+
+struct TalkBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "talk",
+        abstract: "Talk back, mouth to camera: Chromium's push-to-talk on the wall through LiveRelay to GStreamer's ONVIF camera's backchannel, against GStreamer talking to it straight; the talk session's CPU."
+    )
+
+    @Option(help: "Seconds of talk (a click every 500 ms).")
+    var seconds: Double = 10
+
+    @Option(help: "Where results go.")
+    var out = "./bench-results"
+
+    func run() throws {
+        var b = TalkBenchmark()
+        b.seconds = seconds
         b.out = out
         do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
     }
