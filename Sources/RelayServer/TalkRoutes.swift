@@ -67,15 +67,7 @@ enum TalkRoutes {
             return Response(status: .ok)
         }
         for path in ["/streams/:name/talk", "/streams/:name/talk/:session"] {
-            router.on(RouterPath(path), method: .options) { _, _ in
-                var r = Response(status: .noContent)
-                r.headers[.accessControlAllowOrigin] = "*"
-                r.headers[.accessControlAllowMethods] = "GET, POST, DELETE, OPTIONS"
-                r.headers[.accessControlAllowHeaders] = "Authorization, Content-Type"
-                r.headers[.accessControlExposeHeaders] = "Location"
-                r.headers[.accessControlMaxAge] = "600"
-                return r
-            }
+            router.on(RouterPath(path), method: .options) { _, _ in WHEPRoutes.preflight(methods: "GET, POST, DELETE, OPTIONS") }
         }
     }
 }

@@ -129,16 +129,19 @@ enum WHEPRoutes {
             return r
         }
         for path in ["/streams/:name/whep", "/streams/:name/whep/:session", "/streams/:name/whip", "/streams/:name/whip/:session"] {
-            router.on(RouterPath(path), method: .options) { _, _ in
-                var r = Response(status: .noContent)
-                r.headers[.accessControlAllowOrigin] = "*"
-                r.headers[.accessControlAllowMethods] = "POST, DELETE, OPTIONS"
-                r.headers[.accessControlAllowHeaders] = "Authorization, Content-Type"
-                r.headers[.accessControlExposeHeaders] = "Location"
-                r.headers[.accessControlMaxAge] = "600"
-                return r
-            }
+            router.on(RouterPath(path), method: .options) { _, _ in preflight(methods: "POST, DELETE, OPTIONS") }
         }
+    }
+
+    /// A CORS preflight's answer for an offer endpoint (no credentials are needed to ask).
+    static func preflight(methods: String) -> Response {
+        var r = Response(status: .noContent)
+        r.headers[.accessControlAllowOrigin] = "*"
+        r.headers[.accessControlAllowMethods] = methods
+        r.headers[.accessControlAllowHeaders] = "Authorization, Content-Type"
+        r.headers[.accessControlExposeHeaders] = "Location"
+        r.headers[.accessControlMaxAge] = "600"
+        return r
     }
 
     static func created(_ answer: String, location: String, ice: [OfferedICEServer]) -> Response {

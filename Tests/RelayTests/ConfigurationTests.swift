@@ -156,6 +156,9 @@ import TestSupport
         ("streams:\n  c: {source: testsrc://, substream: {transport: tcp}}", "streams.c.substream.source: missing"),
         ("streams:\n  c: {source: testsrc://, substream: \"gopher://h/2\"}", "streams.c.substream: unsupported scheme"),
         ("streams:\n  c: {source: testsrc://, substream: clip.mp4}", "streams.c.substream: a sub stream is a camera's live stream"),
+        ("streams:\n  c: {source: \"rtsp://h/1\", talk: loud}", "streams.c.talk: expected"),
+        ("talk: {max_duration: 0}\nstreams:\n  c: {source: testsrc://}", "talk.max_duration:"),
+        ("talk: {max_seconds: 5}\nstreams:\n  c: {source: testsrc://}", "talk.max_seconds: unknown key"),
         ("streams:\n  c: {source: testsrc://, substream: onvif}", "streams.c.substream: \"onvif\" takes the sub profile of an onvif:// source"),
         ("streams:\n  c: {source: testsrc://, renditions: [{name: sub, height: 180, bitrate: 300k}], substream: \"rtsp://h/2\"}",
          "streams.c.substream: a rendition is named \"sub\" already"),
@@ -217,6 +220,21 @@ import TestSupport
         #expect(q.map(\.name) == ["q", "q_sub"] && q[1].source == "onvif+sub://admin:onvif-pw@10.0.0.9" && q[1].sourceOptions.transport == .tcp)
         #expect(TestSources.opener.validate(url: q[1].source) == nil)
         #expect(TestSources.opener.validate(url: "onvif+sub://") != nil)
+    }
+
+    /// `talk: true` asks the camera for its backchannel on the main stream's session only (not
+    /// its sub stream's); `talk.max_duration` bounds every talk.
+    @Test func talkAsksTheMainStreamForItsBackchannel() throws {
+        let c = try Configuration.parse("""
+        talk: {max_duration: 30}
+        streams:
+          door: {source: "rtsp://cam/1", substream: "rtsp://cam/2", talk: true}
+          gate: {source: "rtsp://cam/3"}
+        """, sources: TestSources.opener)
+        let door = try #require(c.streams.first { $0.name == "door" }).expanded()
+        #expect(door[0].sourceOptions.backchannel && !door[1].sourceOptions.backchannel)
+        #expect(c.streams.first { $0.name == "gate" }?.sourceOptions.backchannel == false)
+        #expect(c.talkMaxDuration == 30 && Configuration().talkMaxDuration == 120)
     }
 
     @Test func aPublishPortBeyondLoopbackIsOpenedByKeys() throws {

@@ -74,12 +74,12 @@ import RelayAPI
         defer { browser.stop() }
         #expect(browser.wait(timeout: 90), "\((browser.stdout + browser.stderr).suffix(800))")
         #expect(browser.stdout.contains(#"\"sessions\":2"#), "\(browser.stdout.suffix(800)) \(browser.stderr.suffix(800))")
-        // Each camera heard the tone at its pitch for about the 3 s held (less the microphone's
-        // opening), in its own codec.
+        // Each camera heard the tone at its pitch for at most the 3 s held (less the microphone's
+        // opening and the connection, which take longer on a loaded machine), in its own codec.
         let pcmu = try Self.heard(["-f", "mulaw", "-ar", "8000", "-ac", "1", "-i", dir.appendingPathComponent("back-pcmu.ulaw").path])
-        #expect(abs(pcmu.hz - 440) < 10 && pcmu.seconds > 2.2 && pcmu.seconds < 3.4, "PCMU: \(pcmu)")
+        #expect(abs(pcmu.hz - 440) < 10 && pcmu.seconds > 1.5 && pcmu.seconds < 3.4, "PCMU: \(pcmu)")
         let aac = try Self.heard(["-i", dir.appendingPathComponent("back-aac.aac").path])
-        #expect(abs(aac.hz - 440) < 10 && aac.seconds > 2.2 && aac.seconds < 3.6, "AAC: \(aac)")
+        #expect(abs(aac.hz - 440) < 10 && aac.seconds > 1.5 && aac.seconds < 3.6, "AAC: \(aac)")
         let probe = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,sample_rate", "-of", "csv=p=0",
                                                               dir.appendingPathComponent("back-aac.aac").path], timeout: 20)
         #expect(probe.stdout.contains("aac,16000"), "\(probe.output)")

@@ -76,6 +76,8 @@ extension Configuration.Stream {
         guard let sub = substream else { return nil }
         var d = Configuration.Stream(name: Configuration.Substream.streamName(name), source: sub.source)
         d.sourceOptions = sub.options
+        // The camera's speaker is talked to on the main stream's session only.
+        d.sourceOptions.backchannel = false
         d.title = "\(title ?? name) (sub stream)"
         d.group = group
         d.description = description

@@ -32,8 +32,6 @@ public final class TalkService: Sendable {
     public struct Talk: Sendable {
         public let talker: Talker
         public let session: TalkSession
-        /// The talker whose floor this took (told, and ended).
-        public let displaced: Talker?
     }
 
     /// Why a talk did not begin.
@@ -99,7 +97,7 @@ public final class TalkService: Sendable {
             self?.end(talker.id, stream: talker.stream, reason: "the maximum talk time (\(Int(limit)) s) passed")
         }
         floors.withLock { f in if f[talker.stream]?.talker.id == talker.id { f[talker.stream]?.timer = timer } else { timer.cancel() } }
-        return Talk(talker: talker, session: session, displaced: previous?.talker)
+        return Talk(talker: talker, session: session)
     }
 
     /// How to end `id`'s connection when the floor is taken or its time is up.

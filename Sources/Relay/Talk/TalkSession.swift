@@ -23,6 +23,8 @@ public final class TalkSession: @unchecked Sendable {
     /// Packets with nowhere to go (no path now, or the path refused them) or dropped while the
     /// path was slow (more than `maxBacklog` waiting).
     let dropped = Atomic<Int>(0)
+    /// Packets whose Opus did not decode (a talker's damaged or hostile packets).
+    let undecodable = Atomic<Int>(0)
 
     private struct Work {
         var encoder: TalkEncoder?
@@ -30,7 +32,6 @@ public final class TalkSession: @unchecked Sendable {
         var ssrc = UInt32.random(in: 1...UInt32.max)
         var sequence = UInt16.random(in: 0...UInt16.max)
         var timestamp = UInt32.random(in: 0...UInt32.max)
-        var undecodable = 0
     }
     private var work = Work()
 
@@ -65,7 +66,8 @@ public final class TalkSession: @unchecked Sendable {
 
     /// What the talk carried, for its log line and audit entry.
     public var summary: String {
-        "\(received.load(ordering: .relaxed)) packets in, \(sent.load(ordering: .relaxed)) sent, \(dropped.load(ordering: .relaxed)) dropped"
+        "\(received.load(ordering: .relaxed)) packets in, \(sent.load(ordering: .relaxed)) sent, \(dropped.load(ordering: .relaxed)) dropped, "
+            + "\(undecodable.load(ordering: .relaxed)) undecodable"
     }
 
     private func forward(_ opus: ArraySlice<UInt8>) {
@@ -95,7 +97,10 @@ public final class TalkSession: @unchecked Sendable {
         if format.encoding == "OPUS" {
             units = [(Array(opus), 960)]
         } else if let e = work.encoder {
-            for u in e.encode(opus: opus) {
+            let bad = e.undecodable
+            let encoded = e.encode(opus: opus)
+            if e.undecodable > bad { undecodable.add(e.undecodable - bad, ordering: .relaxed) }
+            for u in encoded {
                 if format.encoding == "MPEG4-GENERIC" {
                     if let p = RTPPacket.aacHBR(u) { units.append((p, e.samplesPerUnit)) }
                 } else {
