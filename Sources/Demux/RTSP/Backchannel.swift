@@ -5,7 +5,8 @@ public import MediaCore
 /// A camera's ONVIF audio backchannel (ONVIF Streaming Specification §5.3): the `sendonly`
 /// audio section of its description, SETUP on the session that reads it, and RTP sent to it
 /// interleaved in the RTSP connection or over UDP to the port its SETUP answer named. Made by
-/// `RTSPSource`, closed when that session ends; sent on from a talk session's thread.
+/// `RTSPSource`, closed when that session ends; sent on from a talk session's thread (an event
+/// loop's: a send never waits).
 public final class Backchannel: TalkTarget, @unchecked Sendable {
     // Safety: `path` is read and cleared under `lock`; a send holds it, so a closed socket is
     // never written to.
@@ -36,13 +37,12 @@ public final class Backchannel: TalkTarget, @unchecked Sendable {
             case nil:
                 return false
             case .interleaved(let link, let channel)?:
-                let frame = [0x24, channel, UInt8(rtp.count >> 8), UInt8(rtp.count & 0xFF)] + rtp
-                do {
-                    // A camera that does not read its socket for 100 ms loses this packet, and
-                    // the session (half a frame written cannot be taken back).
-                    try link.send(frame, deadline: MonotonicClock.nanoseconds() &+ 100_000_000, interrupt: InterruptHandle())
-                    return true
-                } catch {
+                // Never waits: a camera that does not read its socket, or a request on its way,
+                // costs this packet; a frame cut in half would cost the session.
+                switch link.trySend([0x24, channel, UInt8(rtp.count >> 8), UInt8(rtp.count & 0xFF)] + rtp) {
+                case .sent: return true
+                case .busy: return false
+                case .broken:
                     path = nil
                     return false
                 }

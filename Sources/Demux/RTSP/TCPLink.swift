@@ -93,6 +93,32 @@ final class TCPLink: @unchecked Sendable {
         }
     }
 
+    /// What `trySend` did.
+    enum TrySend {
+        case sent
+        /// Nothing was written: another sender holds the connection, or the kernel's buffer is full.
+        case busy
+        /// Part was written and the rest would wait, or the connection failed: its stream of
+        /// bytes is no longer whole.
+        case broken
+    }
+
+    /// Sends all of `bytes` now or nothing, never waiting (a talk path on an event loop): busy
+    /// when a request is being sent or the socket has no room.
+    func trySend(_ bytes: [UInt8]) -> TrySend {
+        guard sending.try() else { return .busy }
+        defer { sending.unlock() }
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            if n > 0 { sent += n; continue }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && sent == 0 { return .busy }
+            return .broken
+        }
+        return .sent
+    }
+
     private var scratch = [UInt8](repeating: 0, count: 65536)
     /// The server closed its side (what it sent before is still in the buffer).
     private(set) var isClosed = false

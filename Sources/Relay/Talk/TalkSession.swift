@@ -6,22 +6,22 @@ import Synchronization
 import Wire
 
 /// One talker's sound on its way to the stream's talk path: Opus RTP as the talker's WebRTC
-/// session decrypted it, taken on a queue of its own (never the event loop's), made the talk
-/// path's format by `TalkEncoder` (or passed on, to a path that takes Opus) and cut into RTP
-/// with this side's SSRC, sequence and clock. The path is asked for at every packet: a camera
-/// that reconnected has a new backchannel, maybe in another format.
+/// session decrypted it, made the talk path's format by `TalkEncoder` (or passed on, to a path
+/// that takes Opus) and cut into RTP with this side's SSRC, sequence and clock, on the thread
+/// that received it (an event loop's: a 20 ms packet's decode and encode take microseconds, and
+/// no talk path waits to send; a thread hop per packet cost more than the work). The path is
+/// asked for at every packet: a camera that reconnected has a new backchannel, maybe in another
+/// format.
 public final class TalkSession: @unchecked Sendable {
-    // Safety: `work` is touched only on `queue`; the counters are atomic.
+    // Safety: `work` is touched only under `lock`; the counters are atomic.
     public let stream: String
     private let hub: StreamHub
     private let logger: Logger
-    private let queue: DispatchQueue
+    private let lock = NSLock()
     private let closed = Atomic<Bool>(false)
-    private let backlog = Atomic<Int>(0)
     let received = Atomic<Int>(0)
     let sent = Atomic<Int>(0)
-    /// Packets with nowhere to go (no path now, or the path refused them) or dropped while the
-    /// path was slow (more than `maxBacklog` waiting).
+    /// Packets with nowhere to go (no path now, or the path could not take them at once).
     let dropped = Atomic<Int>(0)
     /// Packets whose Opus did not decode (a talker's damaged or hostile packets).
     let undecodable = Atomic<Int>(0)
@@ -35,31 +35,17 @@ public final class TalkSession: @unchecked Sendable {
     }
     private var work = Work()
 
-    /// Packets waiting beyond this are dropped (0.5 s of 20 ms packets): a voice late is worse
-    /// than a voice cut.
-    static let maxBacklog = 25
-
     init(stream: String, hub: StreamHub, logger: Logger) {
         self.stream = stream
         self.hub = hub
         self.logger = logger
-        queue = DispatchQueue(label: "talk:\(stream)", qos: .userInteractive)
     }
 
     /// One RTP packet from the talker (Opus); called on the session's thread.
     public func receive(_ rtp: [UInt8]) {
         guard !closed.load(ordering: .relaxed), let p = RTPPacket(parsing: rtp), !p.payload.isEmpty else { return }
         received.add(1, ordering: .relaxed)
-        guard backlog.add(1, ordering: .relaxed).newValue <= Self.maxBacklog else {
-            backlog.subtract(1, ordering: .relaxed)
-            dropped.add(1, ordering: .relaxed)
-            return
-        }
-        let payload = p.payload
-        queue.async { [self] in
-            backlog.subtract(1, ordering: .relaxed)
-            forward(payload)
-        }
+        lock.withLock { forward(p.payload) }
     }
 
     func close() { closed.store(true, ordering: .relaxed) }
