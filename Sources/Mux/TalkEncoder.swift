@@ -2,9 +2,8 @@ internal import CFFmpeg
 public import MediaCore
 
 /// An operator's voice, as WebRTC brings it (Opus, 48 kHz), made what a camera's speaker takes
-/// (`TalkFormat`: G.711 µ-law or A-law, or AAC): each Opus packet decoded (libopus at the
-/// camera's own rate and channels; else FFmpeg's decoder, resampled by libswresample, which also
-/// takes the decoded samples' format to the encoder's) and encoded in frames of 20 ms
+/// (`TalkFormat`: G.711 µ-law or A-law, or AAC): each Opus packet decoded (libavcodec),
+/// resampled to the camera's rate and channels (libswresample) and encoded in frames of 20 ms
 /// (G.711) or the encoder's own (AAC, 1024 samples). A packet that does not decode is counted
 /// and skipped: a bad packet from a talker must not end the talk. Confined to one thread (the
 /// talk session's).
@@ -26,12 +25,6 @@ public final class TalkEncoder {
 
     public init(format: TalkFormat) throws(FFmpegError) {
         self.format = format
-        guard let inFrame = av_frame_alloc(), let outFrame = av_frame_alloc(), let pkt = av_packet_alloc() else {
-            throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "av_frame_alloc")
-        }
-        self.inFrame = inFrame
-        self.outFrame = outFrame
-        scratch = pkt
         let name: String, sampleFormat: AVSampleFormat
         switch format.encoding {
         case "PCMU": (name, sampleFormat) = ("pcm_mulaw", AV_SAMPLE_FMT_S16)
@@ -41,25 +34,23 @@ public final class TalkEncoder {
         }
         let rate = Int32(clamping: format.clockRate), channels = Int32(clamping: format.channels)
         resampler = try AudioResampler(rate: rate, format: sampleFormat, channels: channels)
+        // Made after the resampler, whose failure would leave them to no deinit.
+        guard let inFrame = av_frame_alloc(), let outFrame = av_frame_alloc(), let pkt = av_packet_alloc() else {
+            throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "av_frame_alloc")
+        }
+        self.inFrame = inFrame
+        self.outFrame = outFrame
+        scratch = pkt
         frameSize = max(1, rate / 50)
-        // libopus decodes straight at 8, 12, 16 or 24 kHz and in mono (Opus is made for it):
-        // a G.711 camera's 8 kHz needs no resampling, and the decode costs a sixth. FFmpeg's own
-        // decoder (48 kHz stereo, resampled) where libopus is missing or the rate is not one of those.
-        let native = [8000, 12000, 16000, 24000, 48000].contains(format.clockRate) && (1...2).contains(format.channels)
-        guard let dec = (native ? avcodec_find_decoder_by_name("libopus") : nil) ?? avcodec_find_decoder(AV_CODEC_ID_OPUS) else {
+        // Opus in RTP is 48 kHz stereo (RFC 7587); FFmpeg's decoders give 48 kHz whatever is asked.
+        guard let dec = avcodec_find_decoder(AV_CODEC_ID_OPUS) else {
             throw FFmpegError(code: lr_averror_decoder_not_found(), operation: "no Opus decoder in this FFmpeg")
         }
         decoder = avcodec_alloc_context3(dec)
         guard let decoder else { throw FFmpegError(code: FFmpegError.posix(ENOMEM), operation: "avcodec_alloc_context3") }
-        if native && String(cString: dec.pointee.name) == "libopus" {
-            decoder.pointee.sample_rate = rate
-            var layout = resampler.layout()
-            try ffcheck(av_channel_layout_copy(&decoder.pointee.ch_layout, &layout), "av_channel_layout_copy")
-        } else {
-            decoder.pointee.sample_rate = 48_000
-            var stereo = lr_stereo_layout()
-            try ffcheck(av_channel_layout_copy(&decoder.pointee.ch_layout, &stereo), "av_channel_layout_copy")
-        }
+        decoder.pointee.sample_rate = 48_000
+        var stereo = lr_stereo_layout()
+        try ffcheck(av_channel_layout_copy(&decoder.pointee.ch_layout, &stereo), "av_channel_layout_copy")
         try ffcheck(avcodec_open2(decoder, dec, nil), "avcodec_open2 (opus decoder)")
         guard !name.isEmpty, let enc = avcodec_find_encoder_by_name(name) else {
             throw FFmpegError(code: lr_averror_decoder_not_found(), operation: "no encoder for the talk format \(format)")

@@ -35,7 +35,8 @@ enum TalkRoutes {
             let who = context.identity?.name ?? "anonymous"
             // Without `auth` everyone is anonymous and equal; `admin` on the stream outranks `talk`.
             let priority = context.identity?.may(.admin, stream: name) == true ? 2 : 1
-            let talker = TalkService.Talker(id: UUID().uuidString, stream: name, who: who,
+            // The talker is named by its WebRTC session's id: its Location, and its events.
+            let talker = TalkService.Talker(id: WebRTCServer.sessionID(), stream: name, who: who,
                                             address: AccessMiddleware.peer(context.remoteAddress), priority: priority)
             let talk: TalkService.Talk
             do throws(TalkService.Refusal) {
@@ -51,10 +52,10 @@ enum TalkRoutes {
             let session = talk.session
             let service = engine.talk
             do throws(WebRTCServer.OfferError) {
-                let (id, answer) = try webrtc.talk(offer: offer, stream: name, talker: who, client: talker.address ?? "-",
+                let (id, answer) = try webrtc.talk(offer: offer, stream: name, id: talker.id, talker: who, client: talker.address ?? "-",
                                                    receive: { session.receive($0) },
                                                    onClose: { service.end(talker.id, stream: name, reason: "the talker left (released, or the connection ended)") })
-                service.onStop(talker.id, stream: name) { _ = webrtc.end(id: id, stream: name) }
+                service.onStop(talker.id, stream: name) { _ = webrtc.end(id: id, stream: name, kind: .talk) }
                 return WHEPRoutes.created(answer, location: "/streams/\(name)/talk/\(id)", ice: webrtc.iceServers(for: who))
             } catch {
                 service.end(talker.id, stream: name, reason: "the offer was refused: \(error)")
@@ -63,7 +64,7 @@ enum TalkRoutes {
         }
         router.delete("/streams/:name/talk/:session") { _, context in
             let name = try context.parameters.require("name"), id = try context.parameters.require("session")
-            guard webrtc.end(id: id, stream: name) else { return try HTTPResponses.jsonError(.notFound, "no such talk session") }
+            guard webrtc.end(id: id, stream: name, kind: .talk) else { return try HTTPResponses.jsonError(.notFound, "no such talk session") }
             return Response(status: .ok)
         }
         for path in ["/streams/:name/talk", "/streams/:name/talk/:session"] {

@@ -110,12 +110,12 @@ enum WHEPRoutes {
         }
         router.delete("/streams/:name/whip/:session") { _, context in
             let name = try context.parameters.require("name"), id = try context.parameters.require("session")
-            guard webrtc.end(id: id, stream: name) else { return try HTTPResponses.jsonError(.notFound, "no such WHIP session") }
+            guard webrtc.end(id: id, stream: name, kind: .whip) else { return try HTTPResponses.jsonError(.notFound, "no such WHIP session") }
             return Response(status: .ok)
         }
         router.delete("/streams/:name/whep/:session") { _, context in
             let name = try context.parameters.require("name"), id = try context.parameters.require("session")
-            guard webrtc.end(id: id, stream: name) else { return try HTTPResponses.jsonError(.notFound, "no such WHEP session") }
+            guard webrtc.end(id: id, stream: name, kind: .whep) else { return try HTTPResponses.jsonError(.notFound, "no such WHEP session") }
             return Response(status: .ok)
         }
         router.patch("/streams/:name/whip/:session") { _, _ in

@@ -88,12 +88,13 @@ enum WallServerMessage: Encodable {
     case hello(streams: [Tile], viewer: String)
     /// `rendition`: the rung the tile plays (`240p 426x240`); nil: the stream itself.
     case path(stream: String, path: String, why: String, rendition: String?)
-    case event(stream: String, kind: String, at: Double, attempt: Int?, connection: Int?, detail: String?)
+    /// `by` and `session`: a talk event's talker and its session (the id in its `Location`).
+    case event(stream: String, kind: String, at: Double, attempt: Int?, connection: Int?, detail: String?, by: String? = nil, session: String? = nil)
     case stats(tiles: [String: TileStats])
     case error(message: String)
 
     private enum Keys: String, CodingKey {
-        case type, streams, viewer, stream, path, why, kind, at, attempt, connection, detail, tiles, message, rendition
+        case type, streams, viewer, stream, path, why, kind, at, attempt, connection, detail, tiles, message, rendition, by, session
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -109,7 +110,7 @@ enum WallServerMessage: Encodable {
             try c.encode(path, forKey: .path)
             try c.encode(why, forKey: .why)
             try c.encodeIfPresent(rendition, forKey: .rendition)
-        case .event(let stream, let kind, let at, let attempt, let connection, let detail):
+        case .event(let stream, let kind, let at, let attempt, let connection, let detail, let by, let session):
             try c.encode("event", forKey: .type)
             try c.encode(stream, forKey: .stream)
             try c.encode(kind, forKey: .kind)
@@ -117,6 +118,8 @@ enum WallServerMessage: Encodable {
             try c.encodeIfPresent(attempt, forKey: .attempt)
             try c.encodeIfPresent(connection, forKey: .connection)
             try c.encodeIfPresent(detail, forKey: .detail)
+            try c.encodeIfPresent(by, forKey: .by)
+            try c.encodeIfPresent(session, forKey: .session)
         case .stats(let tiles):
             try c.encode("stats", forKey: .type)
             try c.encode(tiles, forKey: .tiles)

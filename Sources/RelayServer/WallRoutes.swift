@@ -432,8 +432,8 @@ final class WallSession: Sendable {
             }
             guard streams.contains(e.stream) else { continue }
             send(text: WallServerMessage.event(stream: e.stream, kind: e.kind.rawValue, at: e.at.timeIntervalSince1970 * 1000,
-                                               attempt: e.attempt, connection: e.connection,
-                                               detail: e.kind == .talkStarted ? e.details?["by"] : e.detail).text)
+                                               attempt: e.attempt, connection: e.connection, detail: e.detail,
+                                               by: e.details?["by"], session: e.details?["session"]).text)
             if Task.isCancelled { return }
         }
     }

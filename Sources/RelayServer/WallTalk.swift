@@ -87,12 +87,13 @@ enum WallTalk {
       talk.event = (t, m) => {
         const label = t.fig.querySelector('[data-talk]');
         if (m.kind === 'talk_started') {
-          talk.talkers[m.stream] = m.detail;
-          if (label) label.textContent = ' · 🎙 ' + m.detail + ' talking';
+          talk.talkers[m.stream] = m.by;
+          if (label) label.textContent = ' · 🎙 ' + m.by + ' talking';
         } else {
-          delete talk.talkers[m.stream];
-          if (label) label.textContent = '';
-          if (talk.active && talk.active.name === m.stream && talk.state !== 'opening the microphone' && m.detail && !m.detail.startsWith('the talker left')) stop(m.detail);
+          if (talk.talkers[m.stream] === m.by) { delete talk.talkers[m.stream]; if (label) label.textContent = ''; }
+          // This page's own talk, ended by the server (its maximum, a higher permission).
+          const me = talk.active;
+          if (me && me.location && me.location.endsWith('/' + m.session)) stop(m.detail);
         }
       };
       button.addEventListener('pointerdown', e => { e.preventDefault(); start(); });

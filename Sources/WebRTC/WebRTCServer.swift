@@ -262,7 +262,7 @@ public final class WebRTCServer: Sendable {
 
     /// A talker's offer (push-to-talk, `POST /streams/NAME/talk`): its Opus audio, decrypted,
     /// handed to `receive` (the talk session) until the session ends, when `onClose` runs.
-    public func talk(offer text: String, stream: String, talker: String, client: String = "-",
+    public func talk(offer text: String, stream: String, id: String, talker: String, client: String = "-",
                      receive: @escaping @Sendable ([UInt8]) -> Void, onClose: @escaping @Sendable () -> Void) throws(OfferError) -> (id: String, answer: String) {
         let (offer, creds, fp, plan) = try Self.talkPlan(offer: text)
         guard registry.withLock({ $0.admit(client, limit: settings.sessionsPerClient) }) else { throw .tooMany }
@@ -274,7 +274,7 @@ public final class WebRTCServer: Sendable {
         } catch {
             throw .failed("\(error)")
         }
-        let id = Self.token(16), ufrag = Self.token(8), pwd = Self.token(24)
+        let ufrag = Self.token(8), pwd = Self.token(24)
         let session = WebRTCSession(id: id, stream: stream, localUfrag: ufrag, localPwd: pwd, remoteUfrag: creds.ufrag,
                                     tracks: [:], feed: nil, receiver: receive, dtls: dtls, logger: logger, counters: counters,
                                     onClose: onClose, send: send)
@@ -336,16 +336,23 @@ public final class WebRTCServer: Sendable {
         Task { await session.run() }
     }
 
-    /// Ends a session (`DELETE` on its `Location`); false when there is none for that stream.
-    public func end(id: String, stream: String) -> Bool {
+    /// What a `DELETE` names: a viewer's, a publisher's or a talker's session.
+    public enum SessionKind: Sendable { case whep, whip, talk }
+
+    /// Ends a session (`DELETE` on its `Location`); false when there is none of that kind for
+    /// that stream.
+    public func end(id: String, stream: String, kind: SessionKind) -> Bool {
         guard let s = registry.withLock({ r -> WebRTCSession? in
-            guard let s = r.byID[id], s.stream == stream else { return nil }
+            guard let s = r.byID[id], s.stream == stream, s.kind == kind else { return nil }
             Self.remove(s, from: &r)
             return s
         }) else { return false }
         s.close()
         return true
     }
+
+    /// A new session's id (a talk's is made before its session, to name it in events).
+    public static func sessionID() -> String { token(16) }
 
     private static func remove(_ s: WebRTCSession, from r: inout Registry) {
         guard r.byID[s.id] != nil else { return }

@@ -111,6 +111,9 @@ final class WebRTCSession: @unchecked Sendable {
         state = Mutex(State(dtls: dtls))
     }
 
+    /// What the session is, for the routes that end it.
+    var kind: WebRTCServer.SessionKind { publisher != nil ? .whip : receiver != nil ? .talk : .whep }
+
     var remote: PeerAddress? { state.withLock { $0.remote } }
     var isClosed: Bool { state.withLock { $0.closed } }
 
@@ -137,7 +140,7 @@ final class WebRTCSession: @unchecked Sendable {
                 }
                 return .success(r)
             } catch {
-                s.closed = true
+                // close() marks it closed and runs onClose (the floor, a WHIP stream's publisher).
                 return .failure(error)
             }
         }

@@ -38,7 +38,7 @@ public final class Backchannel: TalkTarget, @unchecked Sendable {
                 return false
             case .interleaved(let link, let channel)?:
                 // Never waits: a camera that does not read its socket, or a request on its way,
-                // costs this packet; a frame cut in half would cost the session.
+                // costs this packet; a frame cut in half costs the session (it is read again).
                 switch link.trySend([0x24, channel, UInt8(rtp.count >> 8), UInt8(rtp.count & 0xFF)] + rtp) {
                 case .sent: return true
                 case .busy: return false

@@ -48,6 +48,8 @@ extension RTSPSource {
                let i = media.firstIndex(where: { $0.kind == "audio" && $0.direction == "sendonly" }) {
                 back = media.remove(at: i)
             }
+            // A camera that took the requirement but has no backchannel is read as any camera.
+            if back == nil { askBackchannel = false }
             described = media
             try makeTracks(described, base: base, transport: transport, until: end)
             if let back { try setupBackchannel(back, base: base, transport: transport, until: end) }

@@ -99,7 +99,8 @@ final class TCPLink: @unchecked Sendable {
         /// Nothing was written: another sender holds the connection, or the kernel's buffer is full.
         case busy
         /// Part was written and the rest would wait, or the connection failed: its stream of
-        /// bytes is no longer whole.
+        /// bytes is no longer whole, and it is shut down (the session's reader sees it end, and
+        /// the source reconnects) rather than have a request read as the rest of the frame.
         case broken
     }
 
@@ -114,6 +115,7 @@ final class TCPLink: @unchecked Sendable {
             if n > 0 { sent += n; continue }
             if n < 0 && errno == EINTR { continue }
             if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && sent == 0 { return .busy }
+            Glibc.shutdown(fd, Int32(SHUT_RDWR))
             return .broken
         }
         return .sent

@@ -32,6 +32,8 @@ public final class TalkSession: @unchecked Sendable {
         var ssrc = UInt32.random(in: 1...UInt32.max)
         var sequence = UInt16.random(in: 0...UInt16.max)
         var timestamp = UInt32.random(in: 0...UInt32.max)
+        /// The talker's last RTP timestamp (Opus passed on advances by the talker's own steps).
+        var talkerTimestamp: UInt32?
     }
     private var work = Work()
 
@@ -45,7 +47,7 @@ public final class TalkSession: @unchecked Sendable {
     public func receive(_ rtp: [UInt8]) {
         guard !closed.load(ordering: .relaxed), let p = RTPPacket(parsing: rtp), !p.payload.isEmpty else { return }
         received.add(1, ordering: .relaxed)
-        lock.withLock { forward(p.payload) }
+        lock.withLock { forward(p.payload, talkerTimestamp: p.timestamp) }
     }
 
     func close() { closed.store(true, ordering: .relaxed) }
@@ -56,7 +58,11 @@ public final class TalkSession: @unchecked Sendable {
             + "\(undecodable.load(ordering: .relaxed)) undecodable"
     }
 
-    private func forward(_ opus: ArraySlice<UInt8>) {
+    private func forward(_ opus: ArraySlice<UInt8>, talkerTimestamp: UInt32) {
+        // 48 kHz: a step of 2.5 to 120 ms is a packet's; anything else (a jump, a new talker
+        // stream) counts as 20 ms.
+        let step = work.talkerTimestamp.map { talkerTimestamp &- $0 }.flatMap { (120...5760).contains($0) ? Int($0) : nil } ?? 960
+        work.talkerTimestamp = talkerTimestamp
         guard !closed.load(ordering: .relaxed), let target = hub.talkTarget else {
             dropped.add(1, ordering: .relaxed)
             return
@@ -81,7 +87,7 @@ public final class TalkSession: @unchecked Sendable {
         }
         var units: [(payload: [UInt8], samples: Int)] = []
         if format.encoding == "OPUS" {
-            units = [(Array(opus), 960)]
+            units = [(Array(opus), step)]
         } else if let e = work.encoder {
             let bad = e.undecodable
             let encoded = e.encode(opus: opus)
