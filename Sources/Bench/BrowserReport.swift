@@ -193,3 +193,14 @@ public struct BrowserReport: Decodable, Sendable {
         try JSONDecoder().decode(BrowserReport.self, from: Data(String(line).utf8))
     }
 }
+
+/// browser.py's report of its `eval` steps: what each returned, as a `T`.
+public struct BrowserEvals<T: Decodable>: Decodable {
+    public var evals: [T]
+
+    /// The `eval` steps' values in browser.py's output (its last JSON line); empty when it has none.
+    public static func of(_ stdout: String) -> [T] {
+        guard let line = stdout.split(separator: "\n").last(where: { $0.hasPrefix("{") }) else { return [] }
+        return (try? JSONDecoder().decode(Self.self, from: Data(line.utf8)))?.evals ?? []
+    }
+}

@@ -49,18 +49,8 @@ public struct RecordingsBenchmark {
         defer { try? FileManager.default.removeItem(at: work) }
         let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
 
-        // One minute as the recorder writes it: 640x360, 30 fps, 1 Mbit/s, 1 s GOPs, a fragment
-        // at each keyframe.
-        let one = work.appendingPathComponent("one.mp4").path
-        let made = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "60",
-                                                            "-c:v", "libx264", "-preset", "veryfast", "-g", "30", "-b:v", "1000k", "-pix_fmt", "yuv420p",
-                                                            "-movflags", "+frag_keyframe+empty_moov+default_base_moof", one], timeout: 300)
-        guard made.status == 0 else { throw BenchError("ffmpeg could not make \(one): \(made.stderr)") }
-        let bytes = ((try FileManager.default.attributesOfItem(atPath: one))[.size] as? NSNumber)?.intValue ?? 0
-        guard let sha = RecordedSegment.hash(file: one) else { throw BenchError("cannot hash \(one)") }
-        // Its fragment index, as the recorder keeps it in the catalog for every file it writes.
-        let index: String
-        do { index = SHA256Stream.hexString(SegmentIndex(try RecordedFileIndex.read(path: one)).encoded()) } catch { throw BenchError("\(one): \(error)") }
+        let minute = try RecordedMinute(in: work)
+        let one = minute.path, bytes = minute.bytes, sha = minute.sha256, index = minute.index
 
         // The catalog: 30 days of one stream's 1-minute segments; the last 24 hours are files
         // (hard links of the one minute), the older rows name files retention would have taken.
@@ -204,3 +194,27 @@ public struct RecordingsBenchmark {
     func ms(_ v: Double) -> String { String(format: v < 10 ? "%.1f" : "%.0f", v) }
     func f(_ v: Double) -> String { v < 10 ? String(format: "%.2f", v) : String(format: "%.0f", v) }
 }
+
+/// One minute as the recorder writes it (640x360, 30 fps, 1 Mbit/s, 1 s GOPs, a fragment at
+/// each keyframe, made by ffmpeg), with what the catalog keeps of it: its size, SHA-256 and
+/// fragment index. Benches build archives of hard links of it.
+struct RecordedMinute {
+    var path: String
+    var bytes: Int
+    var sha256: String
+    /// The fragment index as the catalog's hex blob.
+    var index: String
+
+    init(in work: URL) throws {
+        path = work.appendingPathComponent("one.mp4").path
+        let made = try ChildProcess.run("/usr/bin/ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-t", "60",
+                                                            "-c:v", "libx264", "-preset", "veryfast", "-g", "30", "-b:v", "1000k", "-pix_fmt", "yuv420p",
+                                                            "-movflags", "+frag_keyframe+empty_moov+default_base_moof", path], timeout: 300)
+        guard made.status == 0 else { throw BenchError("ffmpeg could not make \(path): \(made.stderr)") }
+        bytes = ((try FileManager.default.attributesOfItem(atPath: path))[.size] as? NSNumber)?.intValue ?? 0
+        guard let sha = RecordedSegment.hash(file: path) else { throw BenchError("cannot hash \(path)") }
+        sha256 = sha
+        do { index = SHA256Stream.hexString(SegmentIndex(try RecordedFileIndex.read(path: path)).encoded()) } catch { throw BenchError("\(path): \(error)") }
+    }
+}
+

@@ -66,7 +66,7 @@ public struct TalkBenchmark {
             let browser = try ChildProcess.run(python, ["scripts/browser.py", "http://127.0.0.1:\(http)/", "--fake-mic", clicks, "--keys-after", "2",
                                                         "--steps", steps, "--seconds", "0.2"], timeout: seconds + 60)
             cpu.append((Self.cpu(pid) - c0) / (Self.now() - t0))
-            opened = Self.evals(browser.stdout, as: Double?.self).first ?? nil
+            opened = BrowserEvals<Double?>.of(browser.stdout).first ?? nil
         }
         serve.stop()
         guard let opened else { throw BenchError("the wall did not talk") }
@@ -109,8 +109,8 @@ public struct TalkBenchmark {
                                                  "--steps", "key:1;sleep:1;hold:t:\(seconds);eval:window.wall.talk.micOpenedAt", "--seconds", "0.2"], timeout: seconds + 60)
         _ = unit.wait(timeout: seconds + 40)
         var field: [Double] = []
-        if let talked = Self.evals(wall.stdout, as: Double?.self).first ?? nil,
-           let text = Self.evals(unit.stdout, as: String.self).last, let heard = try? JSONDecoder().decode([Double].self, from: Data(text.utf8)) {
+        if let talked = BrowserEvals<Double?>.of(wall.stdout).first ?? nil,
+           let text = BrowserEvals<String>.of(unit.stdout).last, let heard = try? JSONDecoder().decode([Double].self, from: Data(text.utf8)) {
             field = heard.map { at in at - (talked + ((at - talked) / 500).rounded(.down) * 500) }.filter { $0 >= 0 }
         }
 
@@ -161,12 +161,6 @@ public struct TalkBenchmark {
         return onsets.compactMap { i in buffers.first { i >= $0.offset && i < $0.offset + $0.bytes }?.at }
     }
 
-    /// The `eval` steps' values browser.py reported (its last JSON line), each a `T`.
-    static func evals<T: Decodable>(_ stdout: String, as: T.Type) -> [T] {
-        guard let line = stdout.split(separator: "\n").last(where: { $0.hasPrefix("{") }) else { return [] }
-        return (try? JSONDecoder().decode(BrowserEvals<T>.self, from: Data(line.utf8)))?.evals ?? []
-    }
-
     /// The process's CPU seconds so far (user and system, from /proc).
     static func cpu(_ pid: Int32) -> Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
@@ -179,7 +173,3 @@ public struct TalkBenchmark {
     static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 }
 
-/// browser.py's report: what its `eval` steps returned.
-struct BrowserEvals<T: Decodable>: Decodable {
-    var evals: [T]
-}

@@ -48,6 +48,9 @@ struct AccessRequirement: Equatable {
             if method == .get { return AccessRequirement(action: .read, stream: stream, cors: true) }
             // Anything else on the API steers: PATCH a sink, and the run-time control to come.
             return AccessRequirement(action: .admin, stream: stream)
+        // An incident reviewed in step: its page, opened from a link (`?token=` taken); the
+        // handler asks `playback` of every camera it names.
+        case "incidents" where parts.count == 2 && method == .get: return AccessRequirement(action: .playback, media: true)
         // HLS upload ingest: publishing, per stream.
         case "ingest": return AccessRequirement(action: .publish, stream: parts.count >= 2 ? parts[1] : nil)
         case "streams":

@@ -161,6 +161,16 @@ enum IncidentRoutes {
             return try HTTPResponses.json(incident)
         }
 
+        // The incident reviewed in step: its page (the page's script reads the incident, its
+        // spans and its recordings through the API, with the viewer's own credentials).
+        router.get("/incidents/:id") { _, context in
+            guard let catalog = engine.catalog else { return try HTTPResponses.jsonError(.serviceUnavailable, "no catalog") }
+            switch try await find(context, catalog: catalog, needing: .playback) {
+            case .success(let incident): return HTTPResponses.html(IncidentPage.render(id: incident.id))
+            case .failure(let r): return r.response
+            }
+        }
+
         router.get("/api/incidents/:id/export") { _, context in
             guard let catalog = engine.catalog else { return try HTTPResponses.jsonError(.serviceUnavailable, "no catalog") }
             let incident: Incident

@@ -5,7 +5,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure LiveRelay against peers in the same run.",
-        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, TilesBench.self, FaultsBench.self, RecordingsBench.self, EdgeBench.self, FleetBench.self, RenditionsBench.self, WebRTCBench.self, HEVCBench.self, PTZBench.self, TalkBench.self]
+        subcommands: [DecodeBench.self, LatencyBench.self, ThroughputBench.self, IngestBench.self, AccessBench.self, WallBench.self, TilesBench.self, FaultsBench.self, RecordingsBench.self, EdgeBench.self, FleetBench.self, RenditionsBench.self, WebRTCBench.self, HEVCBench.self, PTZBench.self, TalkBench.self, IncidentBench.self]
     )
 }
 
@@ -487,6 +487,34 @@ struct TalkBench: ParsableCommand {
     func run() throws {
         var b = TalkBenchmark()
         b.seconds = seconds
+        b.out = out
+        do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
+    }
+}
+
+struct IncidentBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "incident",
+        abstract: "An incident reviewed in step and exported: four stamped cameras' tiles read off the review page's pixels (spread at one moment, paused, 1×, 4×), the first picture after a seek, the evidence bundle of 4 × 10 min and 16 × 1 h against real time with serve's memory."
+    )
+
+    @Option(help: "Seconds the four cameras record before the review.")
+    var seconds: Double = 40
+
+    @Option(help: "Seeks while paused.")
+    var seeks = 12
+
+    @Flag(help: "Leave out the 16 cameras × 1 hour scale check.")
+    var noScale = false
+
+    @Option(help: "Where results go.")
+    var out = "./bench-results"
+
+    func run() throws {
+        var b = IncidentBenchmark()
+        b.seconds = seconds
+        b.seeks = seeks
+        b.scale = !noScale
         b.out = out
         do { try b.run() } catch let e as BenchError { throw ValidationError(e.description) }
     }

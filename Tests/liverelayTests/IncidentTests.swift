@@ -213,4 +213,104 @@ import StampedSource
         #expect(mark.time > before && mark.time <= mark.made, "marked \(mark.time), made \(mark.made), page opened \(before)")
         #expect(mark.made.timeIntervalSince(mark.time) < 2, "the picture marked is \(mark.made.timeIntervalSince(mark.time)) s old")
     }
+
+    /// An incident of four stamped cameras reviewed in step on `/incidents/{id}` in Chromium,
+    /// read from the page's pixels: paused after a seek, every tile shows the newest picture at
+    /// or before the clock (so the four agree within a frame); a frame forward moves each by one
+    /// picture and a frame back returns; the fourth camera, whose early recording retention
+    /// took before the incident held it, shows "no recording" there and no picture; playing at
+    /// 1× and 4× the tiles move with the clock, together; the bookmark is on the timeline; the
+    /// incident's bundle then exports and verifies.
+    @Test func fourCamerasReviewedInStep() throws {
+        let dir = Paths.tempDirectory("review")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let rec = dir.appendingPathComponent("rec").path
+        func cam(keep: String) -> String {
+            "{source: \"testsrc://?size=320x180&fps=30&gop=30\", preview: false, record: {path: \(rec), segment_duration: 1s, keep: \(keep)}}"
+        }
+        let (serve, port, _) = try Servers.serve("""
+        streams:
+          cam1: \(cam(keep: "2m"))
+          cam2: \(cam(keep: "2m"))
+          cam3: \(cam(keep: "2m"))
+          cam4: \(cam(keep: "3s"))
+        """, dir: dir)
+        defer { serve.stop() }
+        let base = "http://127.0.0.1:\(port)"
+        let began = Date()
+        Thread.sleep(forTimeInterval: 14)
+        let start = began.addingTimeInterval(1), end = Date().addingTimeInterval(-0.5)
+        #expect(try call("POST", "\(base)/api/bookmarks", [], json: "{\"stream\": \"cam2\", \"time\": \"\(Self.iso.string(from: start.addingTimeInterval(4)))\", \"note\": \"look\"}").code == "201")
+        let made = try call("POST", "\(base)/api/incidents", [], json: """
+            {"title": "Four", "streams": ["cam1", "cam2", "cam3", "cam4"], "start": "\(Self.iso.string(from: start))", "end": "\(Self.iso.string(from: end))"}
+            """)
+        let incident = try Servers.decode(Incident.self, made.body)
+        // Where cam4's recording begins now (whole seconds): the moment before it is a gap.
+        let cam4 = try Servers.api(RecordingListing.self, "\(base)/api/recordings/cam4?start=\(Self.iso.string(from: start))&end=\(Self.iso.string(from: end))")
+        let cam4From = try #require(cam4.spans.first?.start)
+        let early = start.addingTimeInterval(1.5), late = end.addingTimeInterval(-1.2)
+        #expect(cam4From.timeIntervalSince(early) > 1, "cam4 recorded from \(cam4From): no gap at \(early)")
+        let ms = { (d: Date) in Int(d.timeIntervalSince1970 * 1000) }
+        let norec = "getComputedStyle(document.querySelector('[data-tile=cam4] .norec')).display === 'flex' ? 1 : 0"
+        let steps = ["eval:review.ready ? 1 : 0",
+                     "eval:review.seekAndWait(\(ms(early)))", "eval:review.stamps()", "eval:\(norec)",
+                     "eval:review.seekAndWait(\(ms(late)))", "eval:review.stamps()", "eval:\(norec)",
+                     "eval:review.step(1)", "sleep:0.4", "eval:review.stamps()",
+                     "eval:review.step(-1)", "sleep:0.4", "eval:review.stamps()",
+                     "eval:document.querySelectorAll('#timeline .mark').length",
+                     "eval:review.seekAndWait(\(ms(early)))", "eval:review.play()", "sleep:0.5", "eval:review.sample(1000)", "eval:review.pause()",
+                     "eval:review.setRate(4)", "eval:review.seekAndWait(\(ms(early)))", "eval:review.play()", "sleep:0.5", "eval:review.sample(1000)"]
+        let r = try ChildProcess.run(Servers.python, [Paths.packageRoot.appendingPathComponent("scripts/browser.py").path, "\(base)/incidents/\(incident.id)",
+                                                      "--size", "1280x800", "--keys-after", "3", "--timeout", "60", "--seconds", "0.1",
+                                                      "--steps", steps.joined(separator: ";")], timeout: 120)
+        let e = BrowserEvals<ReviewEval>.of(r.stdout)
+        try #require(e.count == 20, "\(r.stdout.suffix(600)) \(r.stderr.suffix(600))")
+        #expect(e[0].number == 1, "the page did not load its incident")
+
+        /// Every tile named shows a picture at most one frame older than `t`, none newer (5 ms
+        /// for the clock's rounding).
+        func atOrJustBefore(_ s: ReviewEval.Stamps?, _ t: Date, _ cams: [String], _ what: String) {
+            for c in cams {
+                let shown = s?.tiles[c] ?? nil
+                let off = shown.map { $0 - Double(ms(t)) }
+                #expect(off.map { $0 > -34 && $0 <= 5 } ?? false, "\(what): \(c) shows a picture \(off.map { "\(Int($0)) ms" } ?? "none") from the clock")
+            }
+        }
+        // Early: three cameras at the clock, the fourth "no recording" and no picture.
+        #expect(e[1].seek.map { Set($0.ms.keys) } == ["cam1", "cam2", "cam3"], "\(String(describing: e[1].seek))")
+        atOrJustBefore(e[2].stamps, early, ["cam1", "cam2", "cam3"], "early")
+        #expect((e[2].stamps?.tiles["cam4"] ?? nil) == nil && e[3].number == 1, "cam4 has no recording early: \(String(describing: e[2].stamps))")
+        // Late: all four agree, and cam4 shows its picture.
+        atOrJustBefore(e[5].stamps, late, ["cam1", "cam2", "cam3", "cam4"], "late")
+        #expect(e[6].number == 0, "cam4's 'no recording' shown where it has one")
+        // A frame forward: each tile one picture on; a frame back: the same pictures as before.
+        for c in ["cam1", "cam2", "cam3", "cam4"] {
+            let before = e[5].stamps?.tiles[c] ?? nil, next = e[8].stamps?.tiles[c] ?? nil, back = e[10].stamps?.tiles[c] ?? nil
+            let moved = next.flatMap { n in before.map { n - $0 } }
+            #expect(moved.map { $0 > 25 && $0 < 42 } ?? false, "\(c): a frame forward moved \(String(describing: moved)) ms")
+            #expect(back != nil && back == before, "\(c): a frame back shows \(String(describing: back)), before \(String(describing: before))")
+        }
+        #expect(e[11].number == 1, "the bookmark is not on the timeline")
+        // Playing: the tiles move with the clock and together.
+        for (i, rate) in [(14, 1.0), (19, 4.0)] {
+            let samples = try #require(e[i].samples, "no samples at \(rate)×")
+            let first = try #require(samples.first), last = try #require(samples.last)
+            let clock = last.clock - first.clock
+            #expect(clock > 800 * rate && clock < 1300 * rate, "\(rate)×: the clock moved \(clock) ms in a second")
+            for c in ["cam1", "cam2", "cam3"] {
+                let moved = ((last.tiles[c] ?? nil) ?? 0) - ((first.tiles[c] ?? nil) ?? 0)
+                #expect(abs(moved - clock) < 150 * rate, "\(rate)×: \(c) moved \(moved) ms while the clock moved \(clock)")
+            }
+            let spreads = samples.compactMap(\.spread).sorted()
+            let median = spreads.isEmpty ? Double.infinity : spreads[spreads.count / 2]
+            #expect(median <= 34 + 16 * rate, "\(rate)×: the tiles' pictures differ by \(median) ms (median over \(spreads.count))")
+        }
+
+        // Exported, and proved offline.
+        let bundle = dir.appendingPathComponent("bundle.tar").path
+        #expect(try curl(["-o", bundle, "-w", "%{http_code}", "\(base)/api/incidents/\(incident.id)/export"]).stdout == "200")
+        let key = try #require(try Servers.api(NodeKeys.self, "\(base)/api/keys").keys.first?.publicKey)
+        let ok = try verify(bundle, key: key)
+        #expect(ok.status == 0 && ok.stdout.contains("4 files"), "\(ok.output)")
+    }
 }
