@@ -143,7 +143,7 @@ public struct IncidentBenchmark {
             }
         }
         let evals = try Self.onPage(base, id: id, steps: steps, timeout: 300)
-        let seeks = evals.compactMap { $0.seek?.all }
+        let seeks = evals.compactMap(\.seek).prefix(self.seeks).compactMap(\.all)
         let paused = evals.compactMap { $0.stamps?.spread }
         let samples = evals.compactMap(\.samples)
         let at1 = samples.prefix(3).flatMap { $0.compactMap(\.spread) }, at4 = samples.dropFirst(3).flatMap { $0.compactMap(\.spread) }
@@ -157,7 +157,7 @@ public struct IncidentBenchmark {
         | playing 1×, from 0.5 s after a seek | \(at1.count) | \(Self.f(Self.p(at1, 0.5))) | \(Self.f(Self.p(at1, 0.95))) | \(Self.f(Self.p(at1, 1))) | \(within(at1)) |
         | playing 4×, from 0.5 s after a seek | \(at4.count) | \(Self.f(Self.p(at4, 0.5))) | \(Self.f(Self.p(at4, 0.95))) | \(Self.f(Self.p(at4, 1))) | \(within(at4)) |
 
-        First picture on all four tiles after a seek anywhere (paused), ms: p50 \(Self.f(Self.p(seeks, 0.5))), p95 \(Self.f(Self.p(seeks, 0.95))), max \(Self.f(Self.p(seeks, 1))) over \(seeks.count) seeks.
+        First picture on all four tiles after a seek anywhere (paused), ms: p50 \(Self.f(Self.p(seeks, 0.5))), p95 \(Self.f(Self.p(seeks, 0.95))), max \(Self.f(Self.p(seeks, 1))) over \(seeks.count) of \(self.seeks) seeks.
 
         """
     }

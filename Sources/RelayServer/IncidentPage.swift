@@ -65,7 +65,7 @@ enum IncidentPage {
     function anchor(t) { review.anchorWall = Math.max(review.start, Math.min(review.end, t)); review.anchorPerf = performance.now(); }
     review.now = now;
 
-    // --- a camera's media time at wall time T (null: nothing recorded then), and back.
+    // --- a camera's media time at wall time T (null: nothing recorded then).
     function fragments(cam) { const d = cam.hls && cam.hls.levels && cam.hls.levels[0] && cam.hls.levels[0].details; return d ? d.fragments : null; }
     function mediaAt(cam, T) {
       const f = fragments(cam); if (!f || !f.length) return null;
@@ -75,13 +75,7 @@ enum IncidentPage {
       const off = T - f[k].programDateTime;
       return off <= f[k].duration * 1000 ? f[k].start + off / 1000 : null;
     }
-    function wallAt(cam, t) {
-      const f = fragments(cam); if (!f) return null;
-      let lo = 0, hi = f.length - 1, k = -1;
-      while (lo <= hi) { const m = (lo + hi) >> 1; if (f[m].start <= t) { k = m; lo = m + 1; } else hi = m - 1; }
-      return k < 0 ? null : f[k].programDateTime + (t - f[k].start) * 1000;
-    }
-    review.mediaAt = mediaAt; review.wallAt = wallAt;
+    review.mediaAt = mediaAt;
 
     // --- steering: every camera follows the clock.
     function steer(cam, T) {
@@ -103,9 +97,11 @@ enum IncidentPage {
         if (v.paused) v.play().catch(() => {});
         return;
       }
-      // Lean towards the clock: 50 ms ahead plays 10 % slower until it is not.
+      // Lean towards the clock, to within 2 ms: 50 ms ahead plays 10 % slower until it is not.
+      // (Steering by the pictures' own times, from requestVideoFrameCallback, was measured
+      // worse: its display times come in whole screen refreshes.)
       const lean = Math.max(0.0625, rate * 0.5, Math.min(16, rate * 1.5, rate - err * 2 * Math.max(1, rate / 4)));
-      if (Math.abs(v.playbackRate - lean) > 0.02 * rate) v.playbackRate = lean;
+      if (Math.abs(v.playbackRate - lean) > 0.004 * rate) v.playbackRate = lean;
     }
     // A camera with a picture at this moment that is still seeking or buffering holds the clock
     // (up to 3 s: then it is left to catch up).
@@ -160,7 +156,7 @@ enum IncidentPage {
       const T = now(), s = review.stamps();
       return review.cams.map(c => ({name: c.name, gap: c.gap, ahead: c.gap ? null : Math.round((c.video.currentTime - mediaAt(c, T)) * 1000),
         stamp: s.tiles[c.name] ? s.tiles[c.name] - s.clock : null, rate: c.video.playbackRate,
-        dropped: c.video.getVideoPlaybackQuality().droppedVideoFrames}));
+        dropped: c.video.getVideoPlaybackQuality().droppedVideoFrames, frame: c.frame}));
     };
     // For the bench and tests: seek, and resolve once every camera with a picture there has
     // painted one (or after `timeout` ms): {ms: per camera, all: the slowest}.
@@ -254,7 +250,7 @@ enum IncidentPage {
       const cap = document.createElement('figcaption'); cap.textContent = name;
       fig.append(video, norec, cap);
       $('grid').append(fig);
-      const cam = {name, fig, video, spans, hls: null, gap: null, waitSince: null, seekPending: false, intervals: []};
+      const cam = {name, fig, video, spans, hls: null, gap: null, waitSince: null, seekPending: false, intervals: [], frame: 0};
       if (spans.length && attach) {
         const src = `/streams/${encodeURIComponent(name)}/recording.m3u8?start=${iso(review.start)}&end=${iso(review.end)}${tq}`;
         cam.hls = attach(video, src);
@@ -263,17 +259,21 @@ enum IncidentPage {
         Object.assign(cam.hls.config, {maxBufferLength: 20, maxMaxBufferLength: 40, backBufferLength: 30, lowLatencyMode: false});
         cam.hls.on('hlsError', (_, d) => { if (d.fatal) cap.textContent = `${name} · ${d.details}`; });
       }
-      // Each picture painted: the first after a seek (for its time), and the frame interval.
+      // Each picture painted: the first after a seek (for its time), and the camera's frame
+      // interval from its last 31 pictures played (for a frame step; 30 fps until then).
       let last = null;
       const onFrame = (_, md) => {
         const s = review.lastSeek;
-        if (s && cam.seekPending) { cam.seekPending = false; s.pictures[name] = Math.round(performance.now() - s.at); }
-        if (last !== null && md.mediaTime > last) {
+        // The first picture after a seek is no interval from the one before.
+        if (s && cam.seekPending) { cam.seekPending = false; s.pictures[name] = Math.round(performance.now() - s.at); last = null; }
+        if (last !== null && md.mediaTime > last && md.mediaTime - last < 0.5) {
           cam.intervals.push((md.mediaTime - last) * 1000); if (cam.intervals.length > 31) cam.intervals.shift();
-          // One frame: the shortest camera's usual interval between pictures.
-          const usual = c => c.intervals.length >= 5 ? [...c.intervals].sort((a, b) => a - b)[c.intervals.length >> 1] : Infinity;
-          const f = Math.min(...review.cams.map(usual));
-          if (isFinite(f)) review.frameMs = f;
+          // Shown pictures are whole frames apart: the frame is the shortest interval, or the
+          // shortest difference of two (at 4× a screen shows every second or third picture).
+          let f = Infinity;
+          for (const a of cam.intervals) { f = Math.min(f, a); for (const b of cam.intervals) if (Math.abs(a - b) > 2) f = Math.min(f, Math.abs(a - b)); }
+          cam.frame = f;
+          review.frameMs = Math.min(...review.cams.map(c => c.frame || Infinity));
         }
         last = md.mediaTime;
         video.requestVideoFrameCallback(onFrame);
