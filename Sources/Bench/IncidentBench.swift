@@ -142,11 +142,22 @@ public struct IncidentBenchmark {
                           "sleep:0.5", "eval:review.sample(2000)", "eval:review.pause()"]
             }
         }
+        // The baseline in the same run: the same four players seeked to one moment and then
+        // left to play on their own (no shared clock), as separate players are.
+        for rate in [1, 4] {
+            for _ in 0..<3 {
+                steps += ["eval:review.seekAndWait(\(anywhere(leaving: 2600.0 * Double(rate) + 1000)))", "eval:review.freeRun = true",
+                          "eval:review.cams.forEach(c => c.video.playbackRate = \(rate))", "eval:review.cams.forEach(c => c.video.play())",
+                          "sleep:0.5", "eval:review.sample(2000)", "eval:review.cams.forEach(c => c.video.pause())", "eval:review.freeRun = false"]
+            }
+        }
         let evals = try Self.onPage(base, id: id, steps: steps, timeout: 300)
         let seeks = evals.compactMap(\.seek).prefix(self.seeks).compactMap(\.all)
         let paused = evals.compactMap { $0.stamps?.spread }
         let samples = evals.compactMap(\.samples)
-        let at1 = samples.prefix(3).flatMap { $0.compactMap(\.spread) }, at4 = samples.dropFirst(3).flatMap { $0.compactMap(\.spread) }
+        guard samples.count == 12 else { throw BenchError("the review page sampled \(samples.count) of 12 runs") }
+        func spreads(_ runs: ArraySlice<[ReviewEval.Stamps]>) -> [Double] { runs.flatMap { $0.compactMap(\.spread) } }
+        let at1 = spreads(samples[0..<3]), at4 = spreads(samples[3..<6]), free1 = spreads(samples[6..<9]), free4 = spreads(samples[9..<12])
         func within(_ v: [Double]) -> String { v.isEmpty ? "–" : String(format: "%.0f %%", Double(v.filter { $0 <= 33.4 }.count) * 100 / Double(v.count)) }
         return """
         Incident review in step: 4 stamped cameras (640x360, 30 fps, recorded in 2 s segments), \(Int(seconds)) s recorded, the page in headless Chromium; \
@@ -156,6 +167,8 @@ public struct IncidentBenchmark {
         | paused, after each seek | \(paused.count) | \(Self.f(Self.p(paused, 0.5))) | \(Self.f(Self.p(paused, 0.95))) | \(Self.f(Self.p(paused, 1))) | \(within(paused)) |
         | playing 1×, from 0.5 s after a seek | \(at1.count) | \(Self.f(Self.p(at1, 0.5))) | \(Self.f(Self.p(at1, 0.95))) | \(Self.f(Self.p(at1, 1))) | \(within(at1)) |
         | playing 4×, from 0.5 s after a seek | \(at4.count) | \(Self.f(Self.p(at4, 0.5))) | \(Self.f(Self.p(at4, 0.95))) | \(Self.f(Self.p(at4, 1))) | \(within(at4)) |
+        | baseline: the four seeked together, then each on its own, 1× | \(free1.count) | \(Self.f(Self.p(free1, 0.5))) | \(Self.f(Self.p(free1, 0.95))) | \(Self.f(Self.p(free1, 1))) | \(within(free1)) |
+        | baseline, 4× | \(free4.count) | \(Self.f(Self.p(free4, 0.5))) | \(Self.f(Self.p(free4, 0.95))) | \(Self.f(Self.p(free4, 1))) | \(within(free4)) |
 
         First picture on all four tiles after a seek anywhere (paused), ms: p50 \(Self.f(Self.p(seeks, 0.5))), p95 \(Self.f(Self.p(seeks, 0.95))), max \(Self.f(Self.p(seeks, 1))) over \(seeks.count) of \(self.seeks) seeks.
 

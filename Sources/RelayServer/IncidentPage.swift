@@ -57,7 +57,7 @@ enum IncidentPage {
     const id = location.pathname.split('/').filter(Boolean).pop();
     const $ = s => document.getElementById(s);
     const review = window.review = {cams: [], start: 0, end: 0, playing: false, rate: 1, anchorWall: 0, anchorPerf: 0,
-                                    frameMs: 1000 / 30, bookmarks: [], ready: false, error: null, lastSeek: null, holds: 0};
+                                    frameMs: 1000 / 30, bookmarks: [], ready: false, error: null, lastSeek: null, holds: 0, freeRun: false};
     const iso = t => new Date(t).toISOString();
 
     // --- the clock: wall-clock milliseconds of the incident's time.
@@ -93,15 +93,18 @@ enum IncidentPage {
       const rate = review.rate;
       if (v.paused || Math.abs(err) > Math.max(0.25, 0.1 * rate)) {
         v.currentTime = m;
-        v.playbackRate = rate;
+        v.playbackRate = rate; cam.lean = 0;
         if (v.paused) v.play().catch(() => {});
         return;
       }
-      // Lean towards the clock, to within 2 ms: 50 ms ahead plays 10 % slower until it is not.
-      // (Steering by the pictures' own times, from requestVideoFrameCallback, was measured
-      // worse: its display times come in whole screen refreshes.)
-      const lean = Math.max(0.0625, rate * 0.5, Math.min(16, rate * 1.5, rate - err * 2 * Math.max(1, rate / 4)));
-      if (Math.abs(v.playbackRate - lean) > 0.004 * rate) v.playbackRate = lean;
+      // Lean towards the clock: more than 6 ms off, play up to half again faster or slower
+      // (50 ms ahead: 10 % slower) until within 1 ms, then at the clock's rate again. A rate
+      // changed at every animation frame makes the player skip pictures.
+      if (cam.lean && (Math.abs(err) < 0.001 || Math.sign(err) !== cam.lean)) { cam.lean = 0; v.playbackRate = rate; }
+      else if (!cam.lean && Math.abs(err) > 0.006) {
+        cam.lean = Math.sign(err);
+        v.playbackRate = Math.max(0.0625, rate * 0.5, Math.min(16, rate * 1.5, rate - err * 2 * Math.max(1, rate / 4)));
+      } else if (!cam.lean && v.playbackRate !== rate) v.playbackRate = rate;
     }
     // A camera with a picture at this moment that is still seeking or buffering holds the clock
     // (up to 3 s: then it is left to catch up).
@@ -115,7 +118,9 @@ enum IncidentPage {
     function tick() {
       let T = now();
       if (review.playing && T >= review.end) { pause(); T = review.end; }
-      if (review.playing && review.cams.some(waiting)) {
+      if (review.freeRun) {
+        // The bench's baseline: every camera plays on its own, as separate players would.
+      } else if (review.playing && review.cams.some(waiting)) {
         // Held: the clock stands where it is until every camera can go on together.
         anchor(T); review.holds++;
         for (const cam of review.cams) if (!cam.video.paused) cam.video.pause();
@@ -250,7 +255,7 @@ enum IncidentPage {
       const cap = document.createElement('figcaption'); cap.textContent = name;
       fig.append(video, norec, cap);
       $('grid').append(fig);
-      const cam = {name, fig, video, spans, hls: null, gap: null, waitSince: null, seekPending: false, intervals: [], frame: 0};
+      const cam = {name, fig, video, spans, hls: null, gap: null, waitSince: null, seekPending: false, intervals: [], frame: 0, lean: 0};
       if (spans.length && attach) {
         const src = `/streams/${encodeURIComponent(name)}/recording.m3u8?start=${iso(review.start)}&end=${iso(review.end)}${tq}`;
         cam.hls = attach(video, src);
