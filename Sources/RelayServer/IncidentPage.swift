@@ -97,11 +97,12 @@ enum IncidentPage {
         if (v.paused) v.play().catch(() => {});
         return;
       }
-      // Lean towards the clock: more than 6 ms off, play up to half again faster or slower
-      // (50 ms ahead: 10 % slower) until within 1 ms, then at the clock's rate again. A rate
-      // changed at every animation frame makes the player skip pictures.
-      if (cam.lean && (Math.abs(err) < 0.001 || Math.sign(err) !== cam.lean)) { cam.lean = 0; v.playbackRate = rate; }
-      else if (!cam.lean && Math.abs(err) > 0.006) {
+      // Lean towards the clock: more than 6 ms of media off per 1× of rate, play up to half
+      // again faster or slower (50 ms ahead: 10 % slower) until within 1 ms per 1×, then at
+      // the clock's rate again. (Leaning at every animation frame, and leaning only past half
+      // a frame, were both measured worse: see BENCHMARKS.md.)
+      if (cam.lean && (Math.abs(err) < 0.001 * rate || Math.sign(err) !== cam.lean)) { cam.lean = 0; v.playbackRate = rate; }
+      else if (!cam.lean && Math.abs(err) > 0.006 * rate) {
         cam.lean = Math.sign(err);
         v.playbackRate = Math.max(0.0625, rate * 0.5, Math.min(16, rate * 1.5, rate - err * 2 * Math.max(1, rate / 4)));
       } else if (!cam.lean && v.playbackRate !== rate) v.playbackRate = rate;
