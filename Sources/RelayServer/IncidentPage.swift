@@ -99,8 +99,8 @@ enum IncidentPage {
       }
       // Lean towards the clock: more than 6 ms of media off per 1× of rate, play up to half
       // again faster or slower (50 ms ahead: 10 % slower) until within 1 ms per 1×, then at
-      // the clock's rate again. (Leaning at every animation frame, and leaning only past half
-      // a frame, were both measured worse: see BENCHMARKS.md.)
+      // the clock's rate again, so that a camera in step keeps one rate (BENCHMARKS.md has the
+      // alternatives measured).
       if (cam.lean && (Math.abs(err) < 0.001 * rate || Math.sign(err) !== cam.lean)) { cam.lean = 0; v.playbackRate = rate; }
       else if (!cam.lean && Math.abs(err) > 0.006 * rate) {
         cam.lean = Math.sign(err);
@@ -266,19 +266,17 @@ enum IncidentPage {
         cam.hls.on('hlsError', (_, d) => { if (d.fatal) cap.textContent = `${name} · ${d.details}`; });
       }
       // Each picture painted: the first after a seek (for its time), and the camera's frame
-      // interval from its last 31 pictures played (for a frame step; 30 fps until then).
+      // interval from its last 31 pictures played at 1× or slower (for a frame step; 30 fps
+      // until then).
       let last = null;
       const onFrame = (_, md) => {
         const s = review.lastSeek;
         // The first picture after a seek is no interval from the one before.
         if (s && cam.seekPending) { cam.seekPending = false; s.pictures[name] = Math.round(performance.now() - s.at); last = null; }
-        if (last !== null && md.mediaTime > last && md.mediaTime - last < 0.5) {
+        if (last !== null && review.rate <= 1 && md.mediaTime > last && md.mediaTime - last < 0.5) {
           cam.intervals.push((md.mediaTime - last) * 1000); if (cam.intervals.length > 31) cam.intervals.shift();
-          // Shown pictures are whole frames apart: the frame is the shortest interval, or the
-          // shortest difference of two (at 4× a screen shows every second or third picture).
-          let f = Infinity;
-          for (const a of cam.intervals) { f = Math.min(f, a); for (const b of cam.intervals) if (Math.abs(a - b) > 2) f = Math.min(f, Math.abs(a - b)); }
-          cam.frame = f;
+          // At 1× or slower a screen shows every picture: the frame is the shortest interval.
+          cam.frame = Math.min(...cam.intervals);
           review.frameMs = Math.min(...review.cams.map(c => c.frame || Infinity));
         }
         last = md.mediaTime;

@@ -144,7 +144,7 @@ def exchange(a, n):
             iid = r.choice(EXTREMES + ["1", "2", "0", "999999999999999999999"])
             path = r.choice([f"/streams/{st}/{f}?{q}", f"/api/recordings/{st}?{q}", f"/api/audit?{q}", f"/api/recordings/{st}/holds",
                              f"/api/incidents?{q}&stream={st}&q={r.choice(EXTREMES)}", f"/api/incidents/{iid}", f"/api/incidents/{iid}/export",
-                             f"/api/bookmarks?{q}&stream={st}", "/api/keys"])
+                             f"/incidents/{iid}?at={t()}&{q}", f"/api/bookmarks?{q}&stream={st}", "/api/keys"])
             if path.startswith("/api/incidents") or path.startswith("/api/bookmarks"):
                 # Incidents and bookmarks: made, changed and searched with every field at its extremes.
                 def fields():
