@@ -21,6 +21,9 @@ PAGE = """<!doctype html><html><body style="margin:0"><video id="video" muted au
 import { t as attach } from './hls.mjs';
 const v = document.getElementById('video');
 window.hls = attach(v, new URLSearchParams(location.search).get('src'), () => v.play());
+// As LiveRelay's watch page configures it: catch up after a stall (up to 1.5x towards the
+// target latency) and add 0.1 s to the target per stall (hls.js adds 1 s).
+Object.assign(window.hls.config, {maxLiveSyncPlaybackRate: 1.5, liveSyncOnStallIncrease: 0.1});
 </script></body></html>
 """
 NATIVE = """<!doctype html><html><body style="margin:0"><video id="video" muted autoplay playsinline></video>

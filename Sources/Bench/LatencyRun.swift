@@ -192,8 +192,11 @@ final class LatencyRun {
             _ = try start("ffmpeg-hls", "/usr/bin/ffmpeg", ["-v", "error"] + nobuffer + ["-i", src, "-c", "copy", "-f", "hls", "-hls_time", "1", "-hls_list_size", "5",
                                                                                         "-hls_flags", "delete_segments", ffhls.appendingPathComponent("index.m3u8").path])
             serveStreams += "  rtmp:\n    source: \(src)\n    measure: true\n    \(preview)\n    hls: { variant: lowLatency, segment_duration: 1s, part_duration: 200ms }\n"
-            // The same with 100 ms parts played two parts behind the edge (the least RFC 8216bis allows).
-            serveStreams += "  rtmp_ll100:\n    source: \(src)\n    preview: false\n    hls: { variant: lowLatency, segment_duration: 1s, part_duration: 100ms, part_hold_back: 2 }\n"
+            // The same with 100 ms parts played three parts behind the edge (the least RFC 8216bis
+            // recommends).
+            serveStreams += "  rtmp_ll100:\n    source: \(src)\n    preview: false\n    hls: { variant: lowLatency, segment_duration: 1s, part_duration: 100ms, part_hold_back: 3 }\n"
+            // And 200 ms parts played two parts behind (the least RFC 8216bis allows).
+            serveStreams += "  rtmp_hb2:\n    source: \(src)\n    preview: false\n    hls: { variant: lowLatency, segment_duration: 1s, part_duration: 200ms, part_hold_back: 2 }\n"
             // The same stamped source pushed into LiveRelay's own one-port RTMP ingest instead:
             // publish → preview, and publish → LiveRelay's RTSP server → ffmpeg.
             ingestPort = Self.freePort()
@@ -238,8 +241,10 @@ final class LatencyRun {
                 func native(_ src: String) -> String { "\(pages)/native.html?src=\(src)" }
                 scenarios.append(Scenario(name: "liverelay-hls-lowlatency-hlsjs", path: "LiveRelay LL-HLS (1 s / 200 ms parts), hls.js low-latency mode in Chromium",
                                           input: [], relay: "serve", warmup: 6, page: hlsjs("\(relay)/rtmp/hls/index.m3u8")))
-                scenarios.append(Scenario(name: "liverelay-hls-ll100-hlsjs", path: "LiveRelay LL-HLS (1 s / 100 ms parts, PART-HOLD-BACK 2 parts), hls.js low-latency mode in Chromium",
+                scenarios.append(Scenario(name: "liverelay-hls-ll100-hlsjs", path: "LiveRelay LL-HLS (1 s / 100 ms parts, PART-HOLD-BACK 3 parts), hls.js low-latency mode in Chromium",
                                           input: [], relay: "serve", warmup: 6, page: hlsjs("\(relay)/rtmp_ll100/hls/index.m3u8")))
+                scenarios.append(Scenario(name: "liverelay-hls-hb2-hlsjs", path: "LiveRelay LL-HLS (1 s / 200 ms parts, PART-HOLD-BACK 2 parts), hls.js low-latency mode in Chromium",
+                                          input: [], relay: "serve", warmup: 6, page: hlsjs("\(relay)/rtmp_hb2/hls/index.m3u8")))
                 if let h = rendition, haveRTSP {
                     scenarios += [
                         Scenario(name: "liverelay-rendition-source-hlsjs", path: "camera → LiveRelay LL-HLS, the source, hls.js low-latency mode in Chromium",

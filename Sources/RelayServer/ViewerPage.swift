@@ -87,6 +87,9 @@ enum ViewerPage {
               if (useHlsJs) {
                 const { t: attach } = await import('/assets/hls.mjs');
                 window.hls = attach(v, src, () => v.play());
+                // Catch up after a stall rather than stay behind: play up to 1.5× towards the
+                // target latency, and add 0.1 s to it per stall (hls.js adds 1 s).
+                Object.assign(window.hls.config, {maxLiveSyncPlaybackRate: 1.5, liveSyncOnStallIncrease: 0.1});
                 v.dataset.player = 'hls.js';
               } else {
                 v.src = src; v.dataset.player = 'native'; v.play().catch(() => {});
