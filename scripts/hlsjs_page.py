@@ -21,9 +21,16 @@ PAGE = """<!doctype html><html><body style="margin:0"><video id="video" muted au
 import { t as attach } from './hls.mjs';
 const v = document.getElementById('video');
 window.hls = attach(v, new URLSearchParams(location.search).get('src'), () => v.play());
-// As LiveRelay's watch page configures it: catch up after a stall (up to 1.5x towards the
-// target latency) and add 0.1 s to the target per stall (hls.js adds 1 s).
-Object.assign(window.hls.config, {maxLiveSyncPlaybackRate: 1.5, liveSyncOnStallIncrease: 0.1});
+// As LiveRelay's watch page plays it (ViewerPage.swift): 0.1 s more target latency per stall
+// (hls.js adds 1 s), and back to the target when behind it. hls.js's own catch-up needs more
+// than 1 s buffered, which a hold-back under a second never has.
+window.hls.config.liveSyncOnStallIncrease = 0.1;
+setInterval(() => {
+  const h = window.hls, behind = h.latency - h.targetLatency;
+  const ahead = v.buffered.length ? v.buffered.end(v.buffered.length - 1) - v.currentTime : 0;
+  const rate = h.targetLatency && behind > 0.05 && ahead > 0.1 ? Math.min(1.25, 1 + behind) : 1;
+  if (v.playbackRate !== rate) v.playbackRate = rate;
+}, 250);
 </script></body></html>
 """
 NATIVE = """<!doctype html><html><body style="margin:0"><video id="video" muted autoplay playsinline></video>

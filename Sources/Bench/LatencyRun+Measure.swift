@@ -60,7 +60,7 @@ extension LatencyRun {
                 return StampReader.Sample(counter: n, captureMs: t, receivedMs: r)
             }
             if browserSamples[s.name]!.isEmpty { browserSamples[s.name + "#why"] = [] ; notes.append("\(s.name): \(p.stderr.suffix(200))") }
-            if let h = Self.hlsjsState(p.stderr) { notes.append("\(s.name): \(h)") }
+            if let h = Self.hlsjsState(p.stdout) { notes.append("\(s.name): \(h)") }
         }
         for w in watchers { w.1.stop() }
         let listedRows = watchers.map { s, w in segmentResult(s, w, cpuPercent: s.relay.flatMap { cpu[$0] }, rssMiB: s.relay.flatMap { rss[$0] }) }

@@ -87,9 +87,16 @@ enum ViewerPage {
               if (useHlsJs) {
                 const { t: attach } = await import('/assets/hls.mjs');
                 window.hls = attach(v, src, () => v.play());
-                // Catch up after a stall rather than stay behind: play up to 1.5× towards the
-                // target latency, and add 0.1 s to it per stall (hls.js adds 1 s).
-                Object.assign(window.hls.config, {maxLiveSyncPlaybackRate: 1.5, liveSyncOnStallIncrease: 0.1});
+                // 0.1 s more target latency per stall (hls.js adds 1 s), and back to the target
+                // when behind it: hls.js's own catch-up needs more than 1 s buffered, which a
+                // hold-back under a second never has (scripts/hlsjs_page.py plays the same).
+                window.hls.config.liveSyncOnStallIncrease = 0.1;
+                setInterval(() => {
+                  const h = window.hls, behind = h.latency - h.targetLatency;
+                  const ahead = v.buffered.length ? v.buffered.end(v.buffered.length - 1) - v.currentTime : 0;
+                  const rate = h.targetLatency && behind > 0.05 && ahead > 0.1 ? Math.min(1.25, 1 + behind) : 1;
+                  if (v.playbackRate !== rate) v.playbackRate = rate;
+                }, 250);
                 v.dataset.player = 'hls.js';
               } else {
                 v.src = src; v.dataset.player = 'native'; v.play().catch(() => {});
