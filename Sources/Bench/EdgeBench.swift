@@ -39,7 +39,7 @@ public struct EdgeBenchmark {
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
         let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-        let yaml = "streams:\n  cam: {source: \"testsrc://?size=640x360&fps=30&gop=30\", preview: false, hls: {variant: lowLatency, segment_duration: 1s, part_duration: 0.2s}}\n"
+        let yaml = "streams:\n  cam: {source: \"testsrc://?size=640x360&fps=30&gop=30\", preview: false, hls: {variant: lowLatency, segment_duration: 1s, part_duration: 0.1s, part_hold_back: 3}}\n"
         let (serve, port) = try ChildProcess.serve(me: me, yaml: yaml, file: work.appendingPathComponent("origin.yaml"))
         defer { serve.stop() }
         let edge = try NginxEdge(origin: port, shipped: shipped)
@@ -48,7 +48,7 @@ public struct EdgeBenchmark {
         // hls.js, edge and direct in turn, twice.
         var latency: [String: [Double]] = [:]
         for _ in 0..<2 {
-            for (name, url) in [("edge", edge.url("streams/cam/watch")), ("direct", "http://127.0.0.1:\(port)/streams/cam/watch")] {
+            for (name, url) in [("edge", edge.url("streams/cam/watch?via=hls")), ("direct", "http://127.0.0.1:\(port)/streams/cam/watch?via=hls")] {
                 let r = try ChildProcess.run("/usr/bin/python3", [browser.path, url, "--stamps", "video", "--seconds", "10", "--timeout", "30"], timeout: 120)
                 if let j = try? JSONDecoder().decode(EdgeBrowserLine.self, from: Data(r.stdout.utf8)), let p50 = j.p50 {
                     latency[name, default: []].append(p50)
@@ -91,7 +91,7 @@ public struct EdgeBenchmark {
                          Double(r.originParts) / Double(max(1, r.parts)), r.answers, Double(r.originAnswers) / Double(max(1, r.answers)),
                          r.originCPU, r.partsPerSecondP10, r.errors)
         }
-        md += "\nOne 640x360 30 fps LL-HLS stream (1 s segments, 0.2 s parts); the players, nginx and the origin share this machine's cores.\n"
+        md += "\nOne 640x360 30 fps LL-HLS stream (1 s segments, 0.1 s parts, PART-HOLD-BACK 0.3 s); the players, nginx and the origin share this machine's cores.\n"
         try md.write(to: URL(fileURLWithPath: out, isDirectory: true).appendingPathComponent("edge.md"), atomically: true, encoding: .utf8)
         print(md)
     }
