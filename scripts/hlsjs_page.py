@@ -26,10 +26,13 @@ window.hls = attach(v, new URLSearchParams(location.search).get('src'), () => v.
 // than 1 s buffered, which a hold-back under a second never has.
 window.hls.config.liveSyncOnStallIncrease = 0.1;
 setInterval(() => {
-  const h = window.hls, behind = h.latency - h.targetLatency;
+  // Live only, and only while the playlist is fresh (a publisher gone leaves it be).
+  const h = window.hls, d = h.latestLevelDetails;
+  if (!d || !d.live || d.age > 3 * (d.partTarget || d.targetduration)) return;
+  const behind = h.latency - h.targetLatency;
   const ahead = v.buffered.length ? v.buffered.end(v.buffered.length - 1) - v.currentTime : 0;
   // A second or more behind (a start far from the edge): jump to it.
-  if (h.targetLatency && behind > 1 && h.liveSyncPosition) { v.currentTime = h.liveSyncPosition; return; }
+  if (h.targetLatency && behind > 1 && !v.seeking && h.liveSyncPosition - v.currentTime > 1) { v.currentTime = h.liveSyncPosition; return; }
   const rate = h.targetLatency && behind > 0.05 && ahead > 0.1 ? Math.min(1.25, 1 + behind) : 1;
   if (v.playbackRate !== rate) v.playbackRate = rate;
 }, 250);

@@ -7,7 +7,8 @@ Makes a network namespace of its own (lo up, 239/8 routed to it), runs `LIVERELA
 with N stamped test streams, each forwarded to udp://239.1.1.K:5000 (ttl=1), and joins all N
 groups from one receiver in the same namespace for the given seconds (after 3 s of warm-up).
 A datagram is 7x188-byte TS packets; a lost one shows as a gap in a PID's continuity counter
-(the forward's PCR/PAT/PMT and video packets each count). Prints one JSON line: per stream the
+(the forward's PCR/PAT/PMT and video packets each count; the counter has 4 bits, so a loss of
+exactly 16 packets in a row would not show, which the kernel's drop counters below would). Prints one JSON line: per stream the
 datagrams and TS packets received, the continuity gaps (packets missed), and the receive
 buffer's own drops (/proc/net/snmp's UDP RcvbufErrors in the namespace, before and after).
 Needs root (ip netns).

@@ -54,7 +54,7 @@ public enum ReviewEval: Decodable, Sendable {
 ///   (`/incidents/{id}`) in headless Chromium. Seeks while paused: the first picture of every
 ///   camera after each; then the capture times the four tiles show at the same moment, read
 ///   off the page's pixels every animation frame, paused, at 1× and at 4× (sampled from
-///   half a second after each seek).
+///   half a second after play, itself after each seek).
 /// - Export: an archive of 4 cameras × 10 minutes (and, with `scale`, 16 × 1 hour) of
 ///   one-minute files as the recorder writes them (hard links of one), the incident's evidence
 ///   bundle downloaded by curl against real time, serve's resident memory sampled meanwhile;
@@ -72,6 +72,7 @@ public struct IncidentBenchmark {
     static let python = "/usr/bin/python3"
 
     public func run() throws {
+        guard seconds >= 20, seeks >= 1 else { throw BenchError("--seconds: at least 20 (four cameras recorded, room to play 4× after a seek); --seeks: at least 1") }
         guard FileManager.default.fileExists(atPath: "scripts/browser.py") else { throw BenchError("run from the checkout: scripts/browser.py is needed") }
         let work = URL(fileURLWithPath: out, isDirectory: true).appendingPathComponent("incident-work")
         try? FileManager.default.removeItem(at: work)
@@ -134,11 +135,11 @@ public struct IncidentBenchmark {
         let from = start.timeIntervalSince1970 * 1000, length = end.timeIntervalSince(start) * 1000
         var rng = SystemRandomNumberGenerator()
         func anywhere(leaving tail: Double) -> Int { Int(from + Double.random(in: 0...(length - tail), using: &rng)) }
-        var steps: [String] = []
+        var steps = ["eval:review.loaded"]
         for _ in 0..<seeks { steps += ["eval:review.seekAndWait(\(anywhere(leaving: 500)))", "eval:review.stamps()"] }
         for rate in [1, 4] {
             for _ in 0..<3 {
-                steps += ["eval:review.setRate(\(rate))", "eval:review.seekAndWait(\(anywhere(leaving: 2600.0 * Double(rate) + 1000)))", "eval:review.play()",
+                steps += ["eval:review.setRate(\(rate))", "eval:review.seekAndWait(\(anywhere(leaving: 3500.0 * Double(rate) + 1000)))", "eval:review.play()",
                           "sleep:0.5", "eval:review.sample(2000)", "eval:review.pause()"]
             }
         }
@@ -146,7 +147,7 @@ public struct IncidentBenchmark {
         // left to play on their own (no shared clock), as separate players are.
         for rate in [1, 4] {
             for _ in 0..<3 {
-                steps += ["eval:review.seekAndWait(\(anywhere(leaving: 2600.0 * Double(rate) + 1000)))", "eval:review.freeRun = true",
+                steps += ["eval:review.seekAndWait(\(anywhere(leaving: 3500.0 * Double(rate) + 1000)))", "eval:review.freeRun = true",
                           "eval:review.cams.forEach(c => c.video.playbackRate = \(rate))", "eval:review.cams.forEach(c => c.video.play())",
                           "sleep:0.5", "eval:review.sample(2000)", "eval:review.cams.forEach(c => c.video.pause())", "eval:review.freeRun = false"]
             }
@@ -165,8 +166,8 @@ public struct IncidentBenchmark {
         | | moments | spread p50 ms | p95 | max | within one frame (33 ms) |
         |---|---:|---:|---:|---:|---:|
         | paused, after each seek | \(paused.count) | \(Self.f(Self.p(paused, 0.5))) | \(Self.f(Self.p(paused, 0.95))) | \(Self.f(Self.p(paused, 1))) | \(within(paused)) |
-        | playing 1×, from 0.5 s after a seek | \(at1.count) | \(Self.f(Self.p(at1, 0.5))) | \(Self.f(Self.p(at1, 0.95))) | \(Self.f(Self.p(at1, 1))) | \(within(at1)) |
-        | playing 4×, from 0.5 s after a seek | \(at4.count) | \(Self.f(Self.p(at4, 0.5))) | \(Self.f(Self.p(at4, 0.95))) | \(Self.f(Self.p(at4, 1))) | \(within(at4)) |
+        | playing 1×, from 0.5 s after play | \(at1.count) | \(Self.f(Self.p(at1, 0.5))) | \(Self.f(Self.p(at1, 0.95))) | \(Self.f(Self.p(at1, 1))) | \(within(at1)) |
+        | playing 4×, from 0.5 s after play | \(at4.count) | \(Self.f(Self.p(at4, 0.5))) | \(Self.f(Self.p(at4, 0.95))) | \(Self.f(Self.p(at4, 1))) | \(within(at4)) |
         | baseline: the four seeked together, then each on its own, 1× | \(free1.count) | \(Self.f(Self.p(free1, 0.5))) | \(Self.f(Self.p(free1, 0.95))) | \(Self.f(Self.p(free1, 1))) | \(within(free1)) |
         | baseline, 4× | \(free4.count) | \(Self.f(Self.p(free4, 0.5))) | \(Self.f(Self.p(free4, 0.95))) | \(Self.f(Self.p(free4, 1))) | \(within(free4)) |
 
@@ -216,7 +217,8 @@ public struct IncidentBenchmark {
             let id = try Self.incident(base, streams: streams, start: start, end: end)
             let before = Self.residentMB(pid)
             let peak = PeakSampler(pid: pid)
-            let got = try RecordingsBenchmark.curl("\(base)/api/incidents/\(id)/export")
+            let got: (first: Double, total: Double, bytes: Int, code: Int)
+            do { got = try RecordingsBenchmark.curl("\(base)/api/incidents/\(id)/export") } catch { _ = peak.stop(); throw error }
             let high = peak.stop()
             guard got.code == 200 else { throw BenchError("export of incident \(id): HTTP \(got.code)") }
             let media = Double(streams.count * minutes * 60)
@@ -232,7 +234,8 @@ public struct IncidentBenchmark {
             let start = Date(timeIntervalSince1970: t0)
             let id = try Self.incident(base, streams: sixteen, start: start, end: start.addingTimeInterval(3600))
             var rng = SystemRandomNumberGenerator()
-            var steps = (0..<6).map { _ in "eval:review.seekAndWait(\(Int(t0 * 1000 + Double.random(in: 0...3_590_000, using: &rng))), 10000)" }
+            var steps = ["eval:review.loaded"]
+            steps += (0..<6).map { _ in "eval:review.seekAndWait(\(Int(t0 * 1000 + Double.random(in: 0...3_590_000, using: &rng))), 10000)" }
             steps += ["eval:review.play()", "sleep:5", "eval:performance.memory.usedJSHeapSize / 1e6"]
             let evals = try Self.onPage(base, id: id, steps: steps, timeout: 300)
             let seeks = evals.compactMap { $0.seek?.all }

@@ -28,6 +28,7 @@ enum IncidentPage {
         figcaption{font-size:13px;padding:2px} .norec{display:none;position:absolute;left:4px;right:4px;top:4px;aspect-ratio:16/9;
         align-items:center;justify-content:center;background:#000;color:#aaa;font-size:15px}
         figure.gap .norec{display:flex} figure.gap video{visibility:hidden} figure.waiting figcaption{color:#fb4}
+        figure.loading video{visibility:hidden} figure.loading figcaption::after{content:' · loading…'}
         #controls{display:flex;gap:8px;align-items:center;font-size:14px;flex-wrap:wrap} #clock{font-variant-numeric:tabular-nums;min-width:15em}
         #timeline{position:relative;background:#222;margin:6px 0;cursor:pointer;user-select:none}
         .row{position:relative;height:12px;margin:2px 0;background:#2a2a2a} .row .span{position:absolute;top:0;bottom:0;background:#3a7;min-width:1px}
@@ -57,8 +58,11 @@ enum IncidentPage {
     const id = location.pathname.split('/').filter(Boolean).pop();
     const $ = s => document.getElementById(s);
     const review = window.review = {cams: [], start: 0, end: 0, playing: false, rate: 1, anchorWall: 0, anchorPerf: 0,
-                                    frameMs: 1000 / 30, bookmarks: [], ready: false, error: null, lastSeek: null, holds: 0, freeRun: false};
+                                    frameMs: 1000 / 30, bookmarks: [], ready: false, error: null, lastSeek: null, held: false, freeRun: false};
     const iso = t => new Date(t).toISOString();
+    // Resolves with how many cameras' recordings loaded, once each has loaded or failed.
+    let loaded;
+    review.loaded = new Promise(resolve => { loaded = resolve; });
 
     // --- the clock: wall-clock milliseconds of the incident's time.
     function now() { return review.playing ? review.anchorWall + (performance.now() - review.anchorPerf) * review.rate : review.anchorWall; }
@@ -75,10 +79,13 @@ enum IncidentPage {
       const off = T - f[k].programDateTime;
       return off <= f[k].duration * 1000 ? f[k].start + off / 1000 : null;
     }
-    review.mediaAt = mediaAt;
 
     // --- steering: every camera follows the clock.
     function steer(cam, T) {
+      // Still loading its playlist: neither a picture nor a gap yet.
+      const loading = !!cam.hls && !fragments(cam);
+      cam.fig.classList.toggle('loading', loading);
+      if (loading) return;
       const v = cam.video, m = cam.hls ? mediaAt(cam, T) : null;
       const gap = m === null;
       if (gap !== cam.gap) { cam.gap = gap; cam.fig.classList.toggle('gap', gap); }
@@ -91,12 +98,14 @@ enum IncidentPage {
         return;
       }
       const rate = review.rate;
-      if (v.paused || Math.abs(err) > Math.max(0.25, 0.1 * rate)) {
+      if (Math.abs(err) > Math.max(0.25, 0.1 * rate)) {
         v.currentTime = m;
         v.playbackRate = rate; cam.lean = 0;
         if (v.paused) v.play().catch(() => {});
         return;
       }
+      // In place (after a hold, or at play): go on from there without a seek.
+      if (v.paused) { v.playbackRate = rate; cam.lean = 0; v.play().catch(() => {}); return; }
       // Lean towards the clock: more than 6 ms of media off per 1× of rate, play up to half
       // again faster or slower (50 ms ahead: 10 % slower) until within 1 ms per 1×, then at
       // the clock's rate again, so that a camera in step keeps one rate (BENCHMARKS.md has the
@@ -110,26 +119,29 @@ enum IncidentPage {
     // A camera with a picture at this moment that is still seeking or buffering holds the clock
     // (up to 3 s: then it is left to catch up).
     function waiting(cam) {
-      const w = !cam.gap && cam.hls && (cam.video.seeking || cam.video.readyState < 3);
+      const w = !!cam.hls && (!fragments(cam) || !cam.gap && (cam.video.seeking || cam.video.readyState < 3));
       cam.fig.classList.toggle('waiting', !!w);
       if (!w) { cam.waitSince = null; return false; }
       if (cam.waitSince === null) cam.waitSince = performance.now();
       return performance.now() - cam.waitSince < 3000;
     }
     function tick() {
+      requestAnimationFrame(tick);
+      const hold = review.playing && !review.freeRun && review.cams.map(waiting).some(Boolean);
+      // Held: the clock stands where it stood until every camera can go on together.
+      if (hold && review.held) review.anchorPerf = performance.now();
       let T = now();
       if (review.playing && T >= review.end) { pause(); T = review.end; }
       if (review.freeRun) {
         // The bench's baseline: every camera plays on its own, as separate players would.
-      } else if (review.playing && review.cams.some(waiting)) {
-        // Held: the clock stands where it is until every camera can go on together.
-        anchor(T); review.holds++;
+      } else if (hold) {
+        if (!review.held) { anchor(T); review.held = true; }
         for (const cam of review.cams) if (!cam.video.paused) cam.video.pause();
       } else {
+        review.held = false;
         for (const cam of review.cams) steer(cam, T);
       }
       drawClock(T);
-      requestAnimationFrame(tick);
     }
 
     function play() {
@@ -137,12 +149,20 @@ enum IncidentPage {
       anchor(now()); review.playing = true; $('play').textContent = 'pause';
     }
     function pause() { anchor(now()); review.playing = false; $('play').textContent = 'play'; }
-    function setRate(r) { anchor(now()); review.rate = r; $('rate').value = String(r); }
+    function setRate(r) {
+      anchor(now()); review.rate = r; $('rate').value = String(r);
+      for (const cam of review.cams) cam.lean = 0;
+    }
     // A seek: every camera with a picture at T reports its first picture there.
     function seek(T) {
       anchor(T);
       review.lastSeek = {at: performance.now(), wall: review.anchorWall, pictures: {}};
-      for (const cam of review.cams) { cam.seekPending = true; steer(cam, review.anchorWall); }
+      for (const cam of review.cams) {
+        cam.seekPending = true;
+        steer(cam, review.anchorWall);
+        // Already in place, or nothing to show there: no picture is coming.
+        if (!cam.video.seeking && fragments(cam)) { cam.seekPending = false; if (!cam.gap) review.lastSeek.pictures[cam.name] = 0; }
+      }
     }
     function step(n) { pause(); seek(now() + n * review.frameMs); }
     Object.assign(review, {play, pause, seek, step, setRate});
@@ -155,14 +175,6 @@ enum IncidentPage {
         out.tiles[cam.name] = cam.gap || !v.videoWidth ? null : (readStamp(v, v.videoWidth, v.videoHeight) || {capture: null}).capture;
       }
       return out;
-    };
-    // Each camera now: how far its media time is from the clock's (ms, + ahead), the stamp's
-    // capture time less the clock, its playback rate and the pictures it dropped.
-    review.probe = () => {
-      const T = now(), s = review.stamps();
-      return review.cams.map(c => ({name: c.name, gap: c.gap, ahead: c.gap ? null : Math.round((c.video.currentTime - mediaAt(c, T)) * 1000),
-        stamp: s.tiles[c.name] ? s.tiles[c.name] - s.clock : null, rate: c.video.playbackRate,
-        dropped: c.video.getVideoPlaybackQuality().droppedVideoFrames, frame: c.frame}));
     };
     // For the bench and tests: seek, and resolve once every camera with a picture there has
     // painted one (or after `timeout` ms): {ms: per camera, all: the slowest}.
@@ -262,8 +274,14 @@ enum IncidentPage {
         cam.hls = attach(video, src);
         // A recording is not live: buffer ahead enough for 16× and keep half a minute behind
         // for stepping back, no more (an hour of sixteen cameras stays out of memory).
-        Object.assign(cam.hls.config, {maxBufferLength: 20, maxMaxBufferLength: 40, backBufferLength: 30, lowLatencyMode: false});
-        cam.hls.on('hlsError', (_, d) => { if (d.fatal) cap.textContent = `${name} · ${d.details}`; });
+        Object.assign(cam.hls.config, {maxBufferLength: 20, maxMaxBufferLength: 40, backBufferLength: 30, frontBufferFlushThreshold: 60,
+                                       lowLatencyMode: false});
+        // A recording that cannot play: its tile says why, as it would a gap.
+        cam.hls.on('hlsError', (_, d) => {
+          if (!d.fatal) return;
+          cap.textContent = `${name} · ${d.details}`; norec.textContent = 'cannot play: ' + d.details;
+          cam.hls.destroy(); cam.hls = null;
+        });
       }
       // Each picture painted: the first after a seek (for its time), and the camera's frame
       // interval from its last 31 pictures played at 1× or slower (for a frame step; 30 fps
@@ -272,17 +290,17 @@ enum IncidentPage {
       const onFrame = (_, md) => {
         const s = review.lastSeek;
         // The first picture after a seek is no interval from the one before.
-        if (s && cam.seekPending) { cam.seekPending = false; s.pictures[name] = Math.round(performance.now() - s.at); last = null; }
+        if (s && cam.seekPending && !video.seeking) { cam.seekPending = false; s.pictures[name] = Math.round(performance.now() - s.at); last = null; }
         if (last !== null && review.rate <= 1 && md.mediaTime > last && md.mediaTime - last < 0.5) {
           cam.intervals.push((md.mediaTime - last) * 1000); if (cam.intervals.length > 31) cam.intervals.shift();
-          // At 1× or slower a screen shows every picture: the frame is the shortest interval.
-          cam.frame = Math.min(...cam.intervals);
+          // At 1× or slower a screen shows every picture: the frame is the usual interval.
+          cam.frame = [...cam.intervals].sort((a, b) => a - b)[cam.intervals.length >> 1];
           review.frameMs = Math.min(...review.cams.map(c => c.frame || Infinity));
         }
         last = md.mediaTime;
         video.requestVideoFrameCallback(onFrame);
       };
-      video.requestVideoFrameCallback(onFrame);
+      if (video.requestVideoFrameCallback) video.requestVideoFrameCallback(onFrame);
       return cam;
     }
 
@@ -291,7 +309,7 @@ enum IncidentPage {
       try { r = await fetch('/api/incidents/' + encodeURIComponent(id), {headers: auth}); } catch (e) { r = null; }
       if (!r || !r.ok) {
         const why = r ? ((await r.json().catch(() => ({}))).error || r.status) : 'no answer';
-        review.error = String(why); $('status').textContent = 'cannot open incident ' + id + ': ' + why; return;
+        review.error = String(why); $('status').textContent = 'cannot open incident ' + id + ': ' + why; loaded(0); return;
       }
       const view = await r.json(), inc = view.incident;
       review.incident = inc; review.bookmarks = view.bookmarks;
@@ -313,6 +331,11 @@ enum IncidentPage {
       const at = Date.parse(params.get('at') || '');
       seek(isNaN(at) ? review.start : at);
       review.ready = true;
+      // Every camera's playlist loaded (or failed): its recording placed, its gaps known.
+      const until = performance.now() + 15000;
+      const check = () => review.cams.every(c => !c.hls || fragments(c)) || performance.now() > until
+        ? loaded(review.cams.filter(c => c.hls && fragments(c)).length) : setTimeout(check, 50);
+      check();
       if (attach) $('status').textContent = `${inc.streams.length} cameras · ${view.bookmarks.length} bookmarks`;
       requestAnimationFrame(tick);
     }
