@@ -1,13 +1,16 @@
 #!/usr/bin/python3
-"""LiveRelay's CPU per reader of one stream, SRT readers against RTSP-out readers, in one run:
-`liverelay serve` (the binary given) with a 640x360 30 fps test source, its CPU idle, then with N
-srt-live-transmit readers (libsrt's own tool, its output to /dev/null), then with N RTSP readers
-over TCP (one asyncio client here: DESCRIBE, SETUP interleaved, PLAY, read and drop), each
-measured over the same seconds from /proc. Prints one JSON line.
+"""LiveRelay's CPU per reader of one stream, SRT readers against RTSP-out readers, in one run, and
+a peer: `liverelay serve` (the binary given) with a 640x360 30 fps test source, its CPU idle, then
+with N srt-live-transmit readers (libsrt's own tool, its output to /dev/null), then with N RTSP
+readers over TCP (one asyncio client here: DESCRIBE, SETUP interleaved, PLAY, read and drop), each
+measured over the same seconds from /proc. The peer: GStreamer relaying the same stream (read from
+LiveRelay's RTSP out, remuxed into MPEG-TS, no re-encoding) to N srt-live-transmit readers from its
+srtsink in listener mode, its CPU idle and with them. One more reader in each SRT phase counts
+the bytes it gets. Prints one JSON line.
 
     scripts/readers_cpu.py .build/release/liverelay [--readers 100] [--seconds 10]
 """
-import argparse, asyncio, json, os, re, subprocess, sys, tempfile, time
+import argparse, asyncio, json, os, re, socket, subprocess, sys, tempfile, threading, time
 
 def cpu_seconds(pid):
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
@@ -39,6 +42,31 @@ async def rtsp_reader(port, stop):
     except Exception as e:
         print(f"rtsp reader: {e}", file=sys.stderr)
 
+def free_udp_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
+
+def srt_phase(pid, url, readers, seconds):
+    """`pid`'s CPU (cores) while `readers` srt-live-transmit readers read `url`, and the bytes per
+    second one more reader got over the same seconds."""
+    procs = [subprocess.Popen(["srt-live-transmit", "-q", "-a:no", url, "file://con"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for _ in range(readers)]
+    counter = subprocess.Popen(["srt-live-transmit", "-q", "-a:no", url, "file://con"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    got = [0]
+    def count():
+        while True:
+            b = counter.stdout.read1(65536)
+            if not b: break
+            got[0] += len(b)
+    t = threading.Thread(target=count, daemon=True); t.start()
+    time.sleep(4)
+    start = got[0]
+    cpu = measure(pid, seconds)
+    rate = (got[0] - start) / seconds
+    for p in procs + [counter]: p.terminate()
+    for p in procs + [counter]: p.wait()
+    return cpu, round(rate)
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("binary"); p.add_argument("--readers", type=int, default=100); p.add_argument("--seconds", type=float, default=10)
@@ -56,12 +84,7 @@ def main():
             if m: ports[name] = int(m.group(1))
     time.sleep(3)
     out = {"readers": a.readers, "seconds": a.seconds, "idle": measure(serve.pid, a.seconds)}
-    srt = [subprocess.Popen(["srt-live-transmit", "-q", "-a:no", f"srt://127.0.0.1:{ports['srt']}?streamid=read:cam", "file://con"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(a.readers)]
-    time.sleep(4)
-    out["srt"] = measure(serve.pid, a.seconds)
-    for s in srt: s.terminate()
-    for s in srt: s.wait()
+    out["srt"], out["srt_bytes_per_second"] = srt_phase(serve.pid, f"srt://127.0.0.1:{ports['srt']}?streamid=read:cam", a.readers, a.seconds)
     time.sleep(3)
     async def rtsp_phase():
         stop = asyncio.Event()
@@ -71,9 +94,20 @@ def main():
         stop.set()
         for t in tasks: t.cancel()
     asyncio.run(rtsp_phase())
+    # The peer: GStreamer's srtsink serving the same stream to as many readers.
+    gst_port = free_udp_port()
+    gst = subprocess.Popen(["gst-launch-1.0", "-q", "rtspsrc", f"location=rtsp://127.0.0.1:{ports['rtsp']}/cam", "protocols=tcp", "latency=0",
+                            "!", "rtph264depay", "!", "h264parse", "!", "mpegtsmux", "alignment=7", "!",
+                            "srtsink", f"uri=srt://127.0.0.1:{gst_port}?mode=listener", "wait-for-connection=false", "latency=20"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(4)
+    out["gstreamer_idle"] = measure(gst.pid, a.seconds)
+    out["gstreamer"], out["gstreamer_bytes_per_second"] = srt_phase(gst.pid, f"srt://127.0.0.1:{gst_port}", a.readers, a.seconds)
+    gst.terminate(); gst.wait()
     serve.terminate(); serve.wait()
     for k in ("srt", "rtsp"):
         out[f"{k}_per_reader_percent"] = round((out[k] - out["idle"]) * 100 / a.readers, 3)
+    out["gstreamer_srt_per_reader_percent"] = round((out["gstreamer"] - out["gstreamer_idle"]) * 100 / a.readers, 3)
     print(json.dumps(out))
 
 if __name__ == "__main__":

@@ -96,6 +96,8 @@ final class LatencyRun {
         var ingestPort: Int?
         var rtspOut: Int?
         var udpForward: Int?
+        /// Where a third UDP forward feeds srt-live-transmit, the SRT peer the SRT reader is read against.
+        var srtPeerIn: Int?
         var scenarios: [Scenario] = []
         let servePort = Self.freePort()
         let relay = "http://127.0.0.1:\(servePort)/streams"
@@ -110,12 +112,18 @@ final class LatencyRun {
                           ready: "ready", atSource: true)
             _ = try start("camera-source", me, ["publish", "udp://127.0.0.1:\(udp)", "--source", testsrc, "--duration", "100000"], atSource: true)
             let cam = "rtsp://\(sourceHost):\(camPort)/cam"
-            // The camera is also forwarded as MPEG-TS over UDP (a wall decoder's feed), read back below.
+            // The camera is also forwarded as MPEG-TS over UDP (a wall decoder's feed), unicast and
+            // to a multicast group kept on this host (TTL 0, looped back to its members), read back below.
             udpForward = Self.freePort(udp: true)
+            srtPeerIn = Self.freePort(udp: true)
+            let groupPort = Self.freePort(udp: true)
+            let group = "239.255.\(Int.random(in: 1...254)).\(Int.random(in: 1...254)):\(groupPort)"
             serveStreams += "  cam_udp:\n    source: \(cam)\n    transport: udp\n    measure: true\n    \(preview)\n"
-                + "    forward: [\"udp://127.0.0.1:\(udpForward!)\"]\n" + wallRenditionLine
+                + "    forward: [\"udp://127.0.0.1:\(udpForward!)\", \"udp://\(group)?ttl=0\", \"udp://127.0.0.1:\(srtPeerIn!)\"]\n" + wallRenditionLine
             scenarios.append(Scenario(name: "liverelay-udp-forward", path: "camera → LiveRelay (RTSP/UDP) → MPEG-TS over UDP forward → ffmpeg (nobuffer)",
                                       input: nobuffer + ["-i", "udp://127.0.0.1:\(udpForward!)?timeout=5000000"], relay: "serve", warmup: 3))
+            scenarios.append(Scenario(name: "liverelay-multicast-forward", path: "camera → LiveRelay (RTSP/UDP) → MPEG-TS over UDP multicast forward → ffmpeg (nobuffer, a member of the group)",
+                                      input: nobuffer + ["-i", "udp://\(group)?timeout=5000000"], relay: "serve", warmup: 3))
             scenarios.append(Scenario(name: "floor-rtsp-udp", path: "camera → ffmpeg (RTSP/UDP, nobuffer)", input: nobuffer + ["-rtsp_transport", "udp", "-i", cam], relay: nil, warmup: 3))
             scenarios.append(Scenario(name: "liverelay-preview-rtsp-udp", path: "camera → LiveRelay (RTSP/UDP) → MJPEG → ffmpeg", input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/cam_udp/preview.mjpg"], relay: "serve", warmup: 3))
             if lab != nil {
@@ -273,7 +281,7 @@ final class LatencyRun {
         // SRT: the same stamped source pushed into LiveRelay's one-port SRT ingest (the caller
         // asks for 20 ms of SRT latency, as the listener does), next to ffmpeg reading the same
         // push directly (the publisher listens, ffmpeg calls).
-        let srtIngestPort = Self.freePort(udp: true), srtFloorPort = Self.freePort(udp: true)
+        let srtIngestPort = Self.freePort(udp: true), srtFloorPort = Self.freePort(udp: true), srtPeerPort = Self.freePort(udp: true)
         let srtLatency = "latency=20000"
         serveHeader += ingestPort == nil ? "ingest:\n" : ""
         serveHeader += "  srt: {listen: \"127.0.0.1:\(srtIngestPort)\"}\n"
@@ -284,12 +292,17 @@ final class LatencyRun {
                                   input: nobuffer + ["-f", "mpjpeg", "-i", "\(relay)/pushed_srt/preview.mjpg"], relay: "serve", warmup: 3))
         if haveRTSP {
             // The camera read from LiveRelay over SRT (another ops centre's pull), next to RTSP out.
-            // Twice: with SRT's 20 ms buffer, as the publishing rows ask, and with 5 ms (a reader
-            // on a clean link asks for what it needs; this side asks nothing of it).
+            // Three times: with SRT's 20 ms buffer, as the publishing rows ask, with 5 ms and with
+            // none (a reader on a clean link asks for what it needs; this side asks nothing of it).
             scenarios.append(Scenario(name: "liverelay-srt-read", path: "camera → LiveRelay (RTSP/UDP) → LiveRelay SRT reader → ffmpeg (SRT caller, latency 20 ms, nobuffer)",
                                       input: nobuffer + ["-i", "srt://127.0.0.1:\(srtIngestPort)?streamid=read:cam_udp&\(srtLatency)"], relay: "serve", warmup: 3))
             scenarios.append(Scenario(name: "liverelay-srt-read-5ms", path: "camera → LiveRelay (RTSP/UDP) → LiveRelay SRT reader → ffmpeg (SRT caller, latency 5 ms, nobuffer)",
                                       input: nobuffer + ["-i", "srt://127.0.0.1:\(srtIngestPort)?streamid=read:cam_udp&latency=5000"], relay: "serve", warmup: 3))
+            scenarios.append(Scenario(name: "liverelay-srt-read-0ms", path: "camera → LiveRelay (RTSP/UDP) → LiveRelay SRT reader → ffmpeg (SRT caller, latency 0, nobuffer)",
+                                      input: nobuffer + ["-i", "srt://127.0.0.1:\(srtIngestPort)?streamid=read:cam_udp&latency=0"], relay: "serve", warmup: 3))
+            // The peer: libsrt's own tool serving the same MPEG-TS (the UDP forward's) over SRT.
+            scenarios.append(Scenario(name: "peer-srt-live-transmit-read", path: "camera → LiveRelay (RTSP/UDP) → MPEG-TS over UDP → srt-live-transmit (SRT listener) → ffmpeg (SRT caller, latency 0, nobuffer)",
+                                      input: nobuffer + ["-i", "srt://127.0.0.1:\(srtPeerPort)?latency=0"], relay: "serve", warmup: 3))
         }
         if let only { scenarios = scenarios.filter { only.contains($0.name) } }
         guard !scenarios.isEmpty else { throw BenchError("no scenario to run") }
@@ -303,6 +316,9 @@ final class LatencyRun {
         if scenarios.contains(where: { $0.name == "liverelay-srt-ingest-preview" }) {
             _ = try start("srt-ingest-source", me, ["publish", "srt://127.0.0.1:\(srtIngestPort)?streamid=pushed_srt&\(srtLatency)", "--format", "mpegts",
                                                    "--source", testsrc, "--duration", "100000"])
+        }
+        if scenarios.contains(where: { $0.name == "peer-srt-live-transmit-read" }), let srtPeerIn {
+            _ = try start("srt-live-transmit", "/usr/bin/srt-live-transmit", ["-q", "-a:no", "udp://127.0.0.1:\(srtPeerIn)", "srt://127.0.0.1:\(srtPeerPort)?mode=listener&latency=0"])
         }
         if scenarios.contains(where: { $0.name == "floor-srt" }) {
             _ = try start("srt-floor-source", me, ["publish", "srt://127.0.0.1:\(srtFloorPort)?mode=listener&\(srtLatency)", "--format", "mpegts",

@@ -48,6 +48,8 @@ public final class Publisher {
     private var streamMap: [Int: Int] = [:]
     private var headerWritten = false
     private var ioOpened = false
+    /// MPEG-TS over UDP: what fills every datagram to seven TS packets.
+    private var filler: TSDatagramFiller?
 
     public static func defaultFormat(for url: String) -> String? {
         let lower = url.lowercased()
@@ -69,7 +71,7 @@ public final class Publisher {
 
     deinit {
         if let ctx = context {
-            if ioOpened { avio_closep(&ctx.pointee.pb) }
+            closeIO(ctx)
             avformat_free_context(ctx)
         }
         var p: UnsafeMutablePointer<AVPacket>? = scratch
@@ -135,6 +137,15 @@ public final class Publisher {
             let o = avio_open2(&ctx.pointee.pb, url, AVIO_FLAG_WRITE, &cb, &ioDict)
             if o < 0 { throw failure(o, stage: "connecting") }
             ioOpened = true
+            // Every UDP datagram whole: a picture's tail filled out with null packets.
+            if fmtName == "mpegts", url.lowercased().hasPrefix("udp://"), let pb = ctx.pointee.pb {
+                do {
+                    filler = try TSDatagramFiller(inner: pb)
+                } catch {
+                    throw PublishError(destination: url, stage: "opening", detail: error.description)
+                }
+                if let filler { ctx.pointee.pb = filler.context }
+            }
         }
         let h = avformat_write_header(ctx, &dict)
         if h < 0 { throw failure(h, stage: "writing the header") }
@@ -188,6 +199,16 @@ public final class Publisher {
         av_write_trailer(ctx)
         handle.disarm()
         headerWritten = false
+        closeIO(ctx)
+    }
+
+    /// Closes the connection or file (the filler's tail sent first).
+    private func closeIO(_ ctx: UnsafeMutablePointer<AVFormatContext>) {
+        if let filler {
+            filler.flush()
+            ctx.pointee.pb = filler.target.inner
+            self.filler = nil
+        }
         if ioOpened { avio_closep(&ctx.pointee.pb); ioOpened = false }
     }
 

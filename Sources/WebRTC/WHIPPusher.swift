@@ -125,7 +125,7 @@ private final class WHIPWork: PacketWork {
             timeline = PacketTimeline()
             queue.discardAll(.resync)
             status.connected(handle)
-            logger.info("forward: WHIP session up", metadata: ["tracks": "\(s.sentTracks)"])
+            logger.info("forward: WHIP session up", metadata: ["tracks": "\(s.sentTracks)", "over": "\(s.transport)"])
         } catch {
             disconnect(reason: error.description)
         }
@@ -151,8 +151,9 @@ private final class WHIPWork: PacketWork {
 /// and SRTP, and the server's RTCP on a thread of its own.
 final class WHIPSession: @unchecked Sendable {
     // Safety: `send`, `keepAlive` and `close` come from the pusher's thread; the reader thread
-    // touches only `lastAnswered` (atomic) and the inbound SRTP context, which is its own.
-    private let fd: Int32
+    // touches only `lastAnswered` (atomic), the path's receiving side and the inbound SRTP
+    // context, which are its own.
+    private let path: CandidatePath
     private let resource: String?
     private let headers: [(String, String)]
     private let outbound: SRTPSession
@@ -169,6 +170,10 @@ final class WHIPSession: @unchecked Sendable {
     private let reader: Thread
     /// The tracks the server took, for the log.
     let sentTracks: [String]
+    /// How the media goes: `udp`, or `tcp` (ICE-TCP) when UDP is blocked.
+    var transport: String { path.transport }
+    /// How long ICE checks go unanswered over UDP before a TCP candidate is tried.
+    static let udpWithin: Duration = .seconds(2)
     static let consentTimeout: UInt64 = 10_000_000_000
 
     init(target: ForwardTarget, tracks: [RTPPacketizer.Track], requestKeyframe: @escaping @Sendable () -> Void) throws(WebRTCError) {
@@ -222,11 +227,17 @@ final class WHIPSession: @unchecked Sendable {
         // A session the endpoint made but this side cannot use is deleted there at once.
         let abandon = { Self.delete(location, headers: headers) }
         guard let sdp = SessionDescription(parsing: String(decoding: answer.body, as: UTF8.self)), let first = sdp.media.first,
-              let server = sdp.credentials(first), let fingerprint = sdp.fingerprint(first),
-              let candidate = sdp.media.flatMap(\.candidates).filter({ $0.transport.lowercased() == "udp" && $0.component == 1 })
-                .max(by: { $0.priority < $1.priority }) else {
+              let server = sdp.credentials(first), let fingerprint = sdp.fingerprint(first) else {
             abandon()
-            throw WebRTCError("the answer has no ICE credentials, fingerprint or UDP candidate")
+            throw WebRTCError("the answer has no ICE credentials or fingerprint")
+        }
+        let candidates = sdp.media.flatMap(\.candidates).filter { $0.component == 1 }
+        let udp = candidates.filter { $0.transport.lowercased() == "udp" }.max { $0.priority < $1.priority }
+        // ICE-TCP (RFC 6544): this side is active, so only a passive candidate can be reached.
+        let tcp = candidates.filter { $0.transport.lowercased() == "tcp" && $0.tcpType?.lowercased() == "passive" }.max { $0.priority < $1.priority }
+        guard udp != nil || tcp != nil else {
+            abandon()
+            throw WebRTCError("the answer has no UDP candidate and no passive TCP one")
         }
         serverUfrag = server.ufrag
         serverPwd = server.pwd
@@ -242,40 +253,52 @@ final class WHIPSession: @unchecked Sendable {
         guard !pts.isEmpty else { abandon(); throw WebRTCError("the endpoint took none of the offered tracks") }
         payloadTypes = pts
         sentTracks = names
-        // The path: a UDP socket connected to the server's candidate.
-        switch ConnectedUDP.open(host: candidate.address, port: candidate.port, receiveTimeoutMicros: 50_000) {
-        case .success(let f): fd = f
-        case .failure(let e): abandon(); throw e
-        }
+        // The path: the UDP candidate, or the TCP one when UDP checks go unanswered (blocked).
         // ICE, then DTLS in the role the answer gives (a passive server: this side starts).
         let weStart = (sdp.media.first?.setup ?? sdp.setup) != "active"
-        let keys: SRTPKeys
+        let check = { Self.bindingRequest(serverUfrag: server.ufrag, serverPwd: server.pwd, ufrag: myUfrag) }
+        var reasons: [String] = []
+        var made: (path: CandidatePath, keys: SRTPKeys)?
+        for candidate in [udp, tcp].compactMap({ $0 }) where made == nil {
+            let overTCP = candidate.transport.lowercased() == "tcp"
+            let opened = overTCP ? CandidatePath.tcp(host: candidate.address, port: candidate.port, receiveTimeoutMicros: 50_000)
+                                 : CandidatePath.udp(host: candidate.address, port: candidate.port, receiveTimeoutMicros: 50_000)
+            let path: CandidatePath
+            switch opened {
+            case .success(let p): path = p
+            case .failure(let e): reasons.append(e.description); continue
+            }
+            do {
+                let keys = try Self.handshake(path: path, identity: identity, fingerprint: fingerprint, client: weStart,
+                                              iceWithin: !overTCP && tcp != nil ? Self.udpWithin : .seconds(10), check: check)
+                made = (path, keys)
+            } catch {
+                path.close()
+                reasons.append("\(path.transport): \(error.description)")
+            }
+        }
+        guard let made else {
+            abandon()
+            throw WebRTCError(reasons.joined(separator: "; "))
+        }
+        path = made.path
         do {
-            keys = try Self.handshake(fd: fd, identity: identity, fingerprint: fingerprint, client: weStart,
-                                      check: { Self.bindingRequest(serverUfrag: server.ufrag, serverPwd: server.pwd, ufrag: myUfrag) })
+            outbound = try SRTPSession(key: made.keys.local, outbound: true, profile: made.keys.profile)
         } catch {
-            Glibc.close(fd)
+            path.close()
             abandon()
             throw error
         }
-        do {
-            outbound = try SRTPSession(key: keys.local, outbound: true, profile: keys.profile)
-        } catch {
-            Glibc.close(fd)
-            abandon()
-            throw error
-        }
+        let keys = made.keys
         let inbound = try? SRTPSession(key: keys.remote, outbound: false, profile: keys.profile)
-        let fd = self.fd, shared = self.shared
+        let path = self.path, shared = self.shared
         reader = Thread {
             var buffer = [UInt8](repeating: 0, count: 2048)
             while !shared.stopped.load(ordering: .relaxed) {
-                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                guard n > 0 else { continue }
-                let b = Array(buffer[0..<n])
-                if b[0] <= 3 {
+                guard let b = path.receive(&buffer), let first = b.first else { continue }
+                if first <= 3 {
                     if STUNMessage(parsing: b)?.type == STUNMessage.bindingSuccess { shared.lastAnswered.store(MonotonicClock.nanoseconds(), ordering: .relaxed) }
-                } else if (128...191).contains(b[0]), RTCPMessage.isRTCP(b), let plain = inbound?.unprotectRTCP(b) {
+                } else if (128...191).contains(first), RTCPMessage.isRTCP(b), let plain = inbound?.unprotectRTCP(b) {
                     for m in RTCPMessage.parse(plain) {
                         switch m {
                         case .pli, .fir: requestKeyframe()
@@ -297,8 +320,7 @@ final class WHIPSession: @unchecked Sendable {
             var p = d.bytes
             p[1] = (p[1] & 0x80) | (pt & 0x7F)
             guard let protected = outbound.protect(p) else { continue }
-            let n = protected.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }
-            if n > 0 { total += n }
+            total += path.send(protected)
         }
         return total
     }
@@ -309,8 +331,7 @@ final class WHIPSession: @unchecked Sendable {
         if now &- shared.lastAnswered.load(ordering: .relaxed) > Self.consentTimeout { return "the endpoint stopped answering consent checks" }
         if now &- lastCheck >= 2_000_000_000 {
             lastCheck = now
-            let m = Self.bindingRequest(serverUfrag: serverUfrag, serverPwd: serverPwd, ufrag: ufrag)
-            _ = m.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }
+            path.send(Self.bindingRequest(serverUfrag: serverUfrag, serverPwd: serverPwd, ufrag: ufrag))
         }
         return nil
     }
@@ -319,7 +340,7 @@ final class WHIPSession: @unchecked Sendable {
     func close() {
         guard !shared.stopped.exchange(true, ordering: .relaxed) else { return }
         while !reader.isFinished && reader.isExecuting { usleep(10_000) }
-        Glibc.close(fd)
+        path.close()
         Self.delete(resource, headers: headers)
     }
 
@@ -342,36 +363,37 @@ final class WHIPSession: @unchecked Sendable {
         return m.serialized(integrity: { Array(HMAC<Insecure.SHA1>.authenticationCode(for: $0, using: key)) })
     }
 
-    /// ICE checks until one is answered, then the DTLS handshake; at most 10 s in all.
-    static func handshake(fd: Int32, identity: DTLSIdentity, fingerprint: String, client: Bool, check: () -> [UInt8]) throws(WebRTCError) -> SRTPKeys {
+    /// ICE checks until one is answered (within `iceWithin`), then the DTLS handshake; at most
+    /// 10 s in all.
+    static func handshake(path: CandidatePath, identity: DTLSIdentity, fingerprint: String, client: Bool, iceWithin: Duration,
+                          check: () -> [UInt8]) throws(WebRTCError) -> SRTPKeys {
         let dtls = try DTLSTransport(identity: identity, peerFingerprint: fingerprint, client: client)
-        func send(_ b: [UInt8]) { _ = b.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) } }
-        let end = ContinuousClock.now + .seconds(10)
-        var lastCheck = ContinuousClock.now - .seconds(1), iceUp = false
+        func send(_ b: [UInt8]) { path.send(b) }
+        let begun = ContinuousClock.now
+        let end = begun + .seconds(10)
+        var lastCheck = begun - .seconds(1), iceUp = false
         var buffer = [UInt8](repeating: 0, count: 2048)
-        while ContinuousClock.now < end {
+        while ContinuousClock.now < end && (iceUp || ContinuousClock.now < begun + iceWithin) {
             if !iceUp && ContinuousClock.now - lastCheck > .milliseconds(200) {
                 send(check())
                 lastCheck = ContinuousClock.now
             }
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 {
+            guard let b = path.receive(&buffer), let first = b.first else {
                 if iceUp { let out = dtls.tick(); if !out.isEmpty { send(out) } }
                 continue
             }
-            let b = Array(buffer[0..<n])
-            if b[0] <= 3 {
+            if first <= 3 {
                 if !iceUp, STUNMessage(parsing: b)?.type == STUNMessage.bindingSuccess {
                     iceUp = true
                     if client { send(dtls.start()) }
                 }
-            } else if (20...63).contains(b[0]) {
+            } else if (20...63).contains(first) {
                 let r = try dtls.receive(b)
                 if !r.send.isEmpty { send(r.send) }
                 if let keys = r.keys { return keys }
             }
         }
-        throw WebRTCError(iceUp ? "the DTLS handshake did not complete within 10 s" : "no answer to ICE checks within 10 s (UDP blocked?)")
+        throw WebRTCError(iceUp ? "the DTLS handshake did not complete within 10 s" : "no answer to ICE checks within \(iceWithin.components.seconds) s")
     }
 
     /// A `Location` header made absolute against the endpoint it came from.

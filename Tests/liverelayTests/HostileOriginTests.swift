@@ -53,8 +53,8 @@ import TestSupport
     }
 
     /// A WHIP endpoint that WHIP push forwards offer to: mutated HTTP answers, SDP answers that
-    /// lie, a UDP candidate that answers noise. Every session fails and is retried (backoff);
-    /// the process and the good stream outlive it.
+    /// lie, a UDP candidate that answers noise, an ICE-TCP one whose frames lie. Every session
+    /// fails and is retried (backoff); the process and the good stream outlive it.
     @Test func aMutatingWHIPEndpointCannotStopServe() throws {
         let seed = HostileCameraTests.seed
         let endpoint = FreePort.tcp()

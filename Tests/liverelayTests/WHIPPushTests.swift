@@ -71,4 +71,56 @@ import RelayAPI
         #expect(f[0].state == .running && f[0].connections >= 2, "\(f[0])")
         #expect(!serve.stderr.contains(Self.key) && !serve.stdout.contains(Self.key), "the token reached the log")
     }
+
+    /// A forward from a network that blocks UDP: the pushing LiveRelay in a network namespace of
+    /// its own, every UDP packet from it dropped, tries the answer's UDP candidate, then goes
+    /// live over its passive TCP one (ICE-TCP, RFC 6544, RFC 4571 framing), and every stamped
+    /// picture comes back from the receiver. (Without ICE-TCP it stays "no answer to ICE checks".)
+    @Test(.enabled(if: getuid() == 0, "needs root for a network namespace and iptables"))
+    func aForwardWhoseUDPIsBlockedGoesLiveOverICETCP() throws {
+        let lab = try NetworkNamespace(tag: "wtcp", net: 218)
+        defer { lab.tearDown() }
+        let dir = Paths.tempDirectory("serve")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try """
+        auth:
+          anonymous: [read]
+        server:
+          rtsp: {listen: "127.0.0.1:0"}
+          webrtc: {listen: "\(lab.hostAddress):0"}
+        streams:
+          in: {source: publish, publish_key: "\(Self.key)", preview: false}
+        """.write(to: dir.appendingPathComponent("config.yaml"), atomically: true, encoding: .utf8)
+        let whipPort = FreePort.tcp()
+        let receiver = try ChildProcess(Paths.liverelay, ["serve", "--config", dir.appendingPathComponent("config.yaml").path,
+                                                          "--listen", "\(lab.hostAddress):\(whipPort)", "--state-dir", dir.path, "--verbose"])
+        defer { receiver.stop() }
+        let rtsp = try #require(receiver.listeningPort("RTSP server listening on", timeout: 30), "\(receiver.stderr.suffix(400))")
+        #expect(receiver.stdout.contains("ICE-TCP on tcp://\(lab.hostAddress):"), "\(receiver.stdout.prefix(600))")
+        try lab.addInputRule(["-p", "udp", "-j", "DROP"])
+        let (pusher, _, pusherDir) = try Servers.serve("""
+        streams:
+          cam:
+            source: "testsrc://?size=320x180&fps=30&gop=30"
+            preview: false
+            forward:
+              - {url: "whip+http://\(lab.hostAddress):\(whipPort)/streams/in/whip", bearer_token: "\(Self.key)"}
+        """, arguments: ["--verbose"], namespace: lab.name)
+        defer { pusher.stop(); try? FileManager.default.removeItem(at: pusherDir) }
+        let end = Date().addingTimeInterval(30)
+        var live = false
+        while !live && Date() < end {
+            live = Servers.apiIfAny(StreamView.self, "http://\(lab.hostAddress):\(whipPort)/api/streams/in")?.stream.state == .live
+            if !live { usleep(250_000) }
+        }
+        let log = { pusher.stdout + pusher.stderr }
+        #expect(live, "the push did not go live: \(log().suffix(1200))")
+        let probe = try ChildProcess.run(Paths.liverelay, ["probe", "rtsp://127.0.0.1:\(rtsp)/in", "--transport", "tcp", "--frames", "60", "--json"], timeout: 40)
+        let report = try? Servers.decode(ProbeReport.self, probe.stdout)
+        #expect(report?.stampsRead == 60 && report?.width == 320, "read back: \(probe.output.suffix(400))")
+        // Over TCP, both sides say so; UDP was tried first and never answered.
+        #expect(log().contains("WHIP session up") && log().contains("over=tcp"), "\(log().suffix(1500))")
+        let received = receiver.stdout + receiver.stderr
+        #expect(received.contains("webrtc: publisher connected") && received.contains("over=tcp"), "\(received.suffix(1500))")
+    }
 }

@@ -5,7 +5,9 @@ sessions; each request gets an answer mutated from a seed: the HTTP answer itsel
 answer lies (candidates with impossible addresses and ports, missing or doubled ICE credentials,
 fingerprints of every length, payload types past 127, rejected sections, lines cut or repeated,
 noise). Its candidates point at a UDP socket of its own that answers every datagram with noise,
-half-right STUN or DTLS-looking bytes. One line per request (an exchange):
+half-right STUN or DTLS-looking bytes, and at a passive ICE-TCP port of its own whose RFC 4571
+frames lie (lengths past the data, empty frames, unframed noise, half-right STUN, a frame cut by
+a close). One line per request (an exchange):
 
     whip_endpoint.py --port P --seed 7 --exchanges 100
 """
@@ -40,12 +42,61 @@ def udp_noise():
 
 threading.Thread(target=udp_noise, daemon=True).start()
 
+tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+tcp.bind(("127.0.0.1", 0))
+tcp.listen(64)
+tcp_port = tcp.getsockname()[1]
+
+def tcp_frames(conn, r):
+    """One ICE-TCP connection: every read answered by lying frames, until it closes."""
+    conn.settimeout(5)
+    try:
+        while True:
+            data = conn.recv(65536)
+            if not data:
+                return
+            k = r.random()
+            if k < 0.2:
+                out = os.urandom(r.randrange(1, 3000))
+            elif k < 0.4:
+                body = os.urandom(r.randrange(0, 100))
+                out = r.choice([0, 1, 65535, len(body) + 50]).to_bytes(2, "big") + body
+            elif k < 0.6 and len(data) >= 22:
+                attrs = os.urandom(r.choice([0, 4, 7, 40, 600]))
+                stun = b"\x01\x01" + len(attrs).to_bytes(2, "big") + data[6:22] + attrs
+                out = len(stun).to_bytes(2, "big") + stun
+            elif k < 0.7:
+                out = b"\x00\x00" * r.randrange(1, 1000)
+            elif k < 0.8:
+                out = (300).to_bytes(2, "big") + bytes([22, 0xfe, 0xfd]) + os.urandom(50)
+                conn.sendall(out)
+                return
+            else:
+                body = bytes([r.choice([20, 21, 22, 23, 63, 0x80, 0x90])]) + os.urandom(r.randrange(10, 300))
+                out = len(body).to_bytes(2, "big") + body
+            conn.sendall(out)
+    except OSError:
+        pass
+    finally:
+        conn.close()
+
+def tcp_accept():
+    n = 0
+    while True:
+        conn, _ = tcp.accept()
+        n += 1
+        threading.Thread(target=tcp_frames, args=(conn, random.Random(f"{a.seed}:tcp:{n}")), daemon=True).start()
+
+threading.Thread(target=tcp_accept, daemon=True).start()
+
 def sdp_answer(r, what):
     fp = ":".join(f"{b:02X}" for b in os.urandom(32))
     lines = ["v=0", "o=- 1 1 IN IP4 127.0.0.1", "s=-", "t=0 0", "a=ice-lite", "a=group:BUNDLE 0 1",
              "m=video 9 UDP/TLS/RTP/SAVPF 102", "c=IN IP4 0.0.0.0", "a=mid:0", "a=ice-ufrag:abcd", "a=ice-pwd:0123456789abcdef01234567",
              f"a=fingerprint:sha-256 {fp}", "a=setup:passive", "a=rtcp-mux", "a=recvonly", "a=rtpmap:102 H264/90000",
-             f"a=candidate:1 1 udp 2130706431 127.0.0.1 {udp_port} typ host", "a=end-of-candidates",
+             f"a=candidate:1 1 udp 2130706431 127.0.0.1 {udp_port} typ host",
+             f"a=candidate:3 1 tcp 1518280447 127.0.0.1 {tcp_port} typ host tcptype passive", "a=end-of-candidates",
              "m=audio 9 UDP/TLS/RTP/SAVPF 111", "c=IN IP4 0.0.0.0", "a=mid:1", "a=recvonly", "a=rtpmap:111 opus/48000/2"]
     for _ in range(r.randrange(1, 6)):
         k = r.randrange(10)
