@@ -174,17 +174,18 @@ public final class SRTListener: @unchecked Sendable {
     }
 }
 
-/// An accepted SRT caller: its stream ID and address, and its messages read (a publisher) or
-/// sent (a reader) with a deadline.
+/// An accepted SRT caller: its stream ID and address, and its messages read (a publisher, with a
+/// deadline) or sent (a reader, never waiting).
 public final class SRTConnection: @unchecked Sendable {
-    // Safety: used by the one thread it was handed to; `close` may come from another, and
-    // libsrt's close is thread-safe (a blocked receive returns).
+    // Safety: read by the one thread it was handed to, or sent to by one at a time (a stream's
+    // readers' sender); `close` may come from another, and libsrt's close is thread-safe (a
+    // blocked receive returns).
     private let socket: SRTSOCKET
     private let closed = Atomic<Bool>(false)
     /// SRTO_RCVTIMEO as last set, in ms (0: not yet).
     private var receiveTimeout: Int32 = 0
-    /// SRTO_SNDTIMEO as last set, in ms (0: not yet).
-    private var sendTimeout: Int32 = 0
+    /// SRTO_SNDSYN turned off (sends never wait).
+    private var sendsWithoutWaiting = false
     public let peer: String
     /// The caller's `streamid` (SRTO_STREAMID), as it sent it.
     public let streamID: String
@@ -245,19 +246,19 @@ public final class SRTConnection: @unchecked Sendable {
 
     public enum Sent: Equatable, Sendable {
         case sent
-        /// libsrt's send buffer stayed full for the whole deadline: the reader is not keeping up.
+        /// libsrt's send buffer is full: the reader is not keeping up.
         case stalled
         case ended(String)
     }
 
-    /// Sends one message (at most 1316 bytes: seven TS packets) to a reader, waiting at most
-    /// `timeout` for room in libsrt's send buffer.
-    public func send(_ bytes: [UInt8], timeout: Duration) -> Sent {
+    /// Sends one message (at most 1316 bytes: seven TS packets) to a reader, never waiting for
+    /// room in libsrt's send buffer.
+    public func send(_ bytes: [UInt8]) -> Sent {
         guard !closed.load(ordering: .acquiring) else { return .ended("closed") }
-        var ms = max(1, SRTListener.milliseconds(timeout))
-        if ms != sendTimeout {
-            _ = srt_setsockflag(socket, SRTO_SNDTIMEO, &ms, Int32(MemoryLayout<Int32>.size))
-            sendTimeout = ms
+        if !sendsWithoutWaiting {
+            var no = false
+            _ = srt_setsockflag(socket, SRTO_SNDSYN, &no, Int32(MemoryLayout<Bool>.size))
+            sendsWithoutWaiting = true
         }
         let n = bytes.withUnsafeBytes { b in
             srt_sendmsg2(socket, b.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(b.count), nil)

@@ -21,6 +21,8 @@ public final class SRTServer: Sendable {
     /// Decides every caller: passphrases, users in the stream ID, anonymous publishing.
     let authorizer: Authorizer
     private let listener = Mutex<SRTListener?>(nil)
+    /// The port is open (not stopped).
+    var isListening: Bool { listener.withLock { $0 != nil } }
     /// Refusals (`bad_request`, `mode`, `unknown_stream`, `key`, `limited`, `busy`) and acceptances.
     private let publishers: PublisherEvents
     /// Callers refused so far, by reason (a reader's as `read_` and the reason).
@@ -216,13 +218,13 @@ public final class SRTServer: Sendable {
 }
 
 extension SRTServer {
-    /// A reader, on its own thread: the stream in MPEG-TS until it leaves.
+    /// A reader: the stream in MPEG-TS until it leaves (this thread waits; the stream's readers'
+    /// thread sends).
     func read(_ stream: String, _ caller: SRTConnection) {
         guard let hub = engine.hubs[stream] else { refused("unknown_stream", caller.streamID, caller.peer); return }
         let n = readers.add(1, ordering: .relaxed).newValue
-        let reader = SRTReader(hub: hub, name: "srt-\(n)")
-        logger.info("srt: reader joined", metadata: ["stream": "\(stream)", "peer": "\(caller.peer)", "output": "\(reader.name)"])
-        let why = reader.serve(caller, hub: hub, running: { listener.withLock { $0 != nil } })
+        logger.info("srt: reader joined", metadata: ["stream": "\(stream)", "peer": "\(caller.peer)", "output": "srt-\(n)"])
+        let why = SRTReader.serve(hub: hub, name: "srt-\(n)", connection: caller, running: { [weak self] in self?.isListening ?? false })
         logger.info("srt: reader left", metadata: ["stream": "\(stream)", "peer": "\(caller.peer)", "why": "\(Redactor.scrub(why))"])
     }
 }

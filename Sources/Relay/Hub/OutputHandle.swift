@@ -8,6 +8,9 @@ public enum OutputTaking: Sendable {
     case blocking(batching: Bool)
     /// From a task, with `next()` (a viewer's connection).
     case async
+    /// With `pop(timeout: 0)` when `notify` is called (at every packet queued): one thread that
+    /// serves many outputs (a stream's SRT readers).
+    case notifying(@Sendable () -> Void)
 }
 
 /// A packet output's place in a stream, given by the hub (`StreamHub.attachOutput`): the bounded
@@ -37,6 +40,9 @@ public final class OutputHandle: Sendable {
         case .blocking(let batching):
             signal = nil
             queue = hub.addPacketQueue(name, policy: policy, batching: batching)
+        case .notifying(let notify):
+            signal = nil
+            queue = hub.addPacketQueue(name, policy: policy, notify: notify)
         case .async:
             let s = FrameSubscription.Signal()
             signal = s

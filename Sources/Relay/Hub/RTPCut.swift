@@ -8,7 +8,9 @@ import Synchronization
 /// transcoder for AAC audio) run once per packet of the stream, not once per viewer. Each
 /// viewer keeps its own queue and policy (an `RTPFeed`): it takes a packet from its queue and
 /// asks the cut for that packet's RTP, then writes its own SSRC, payload type and sequence
-/// numbers (continuous across what it skipped) and protects it with its own keys.
+/// numbers (continuous across what it skipped) and protects it with its own keys. The same
+/// cut in MPEG-TS (`joinMPEGTS`) gives a stream's SRT readers their messages of seven TS
+/// packets, muxed once (a reader that skipped shows a continuity-counter gap, as after loss).
 ///
 /// The cut reads the stream from a queue of its own, added to the hub before any of its
 /// viewers' (the hub fills queues in the order they were added): when a viewer holds a packet,
@@ -47,7 +49,7 @@ public final class RTPCut: @unchecked Sendable {
     private let queueName: String
     private let queue: SinkQueue<RelayPacket>
     private let lock = NSLock()
-    private let packetizer: WebRTCPacketizer
+    private let packetizer: any RTPPacketizing
     private let timeline = PacketTimeline()
     private var ring: [(packet: Packet, piece: Piece)?] = Array(repeating: nil, count: RTPCut.keep)
     private var next = 0
@@ -63,8 +65,23 @@ public final class RTPCut: @unchecked Sendable {
     /// The shared cut of `hub` for this shape of RTP (made for the first viewer); the caller
     /// leaves it when its viewer ends. Nil before the stream's first connection.
     public static func join(hub: StreamHub, maxPacketSize: Int, audioToOpus: Bool) throws(FFmpegError) -> RTPCut? {
+        try join(hub: hub, shape: "\(maxPacketSize):\(audioToOpus)", format: .perTrack) { epoch throws(FFmpegError) in
+            try WebRTCPacketizer(streams: epoch.streams, title: hub.title ?? hub.name, maxPacketSize: maxPacketSize, audioToOpus: audioToOpus)
+        }
+    }
+
+    /// The shared cut of `hub` in MPEG-TS, seven TS packets (1316 bytes) a datagram and nothing
+    /// around them: what SRT readers are sent. Nil before the stream's first connection.
+    public static func joinMPEGTS(hub: StreamHub) throws(FFmpegError) -> RTPCut? {
+        try join(hub: hub, shape: "mpegts", format: .mpegTS) { epoch throws(FFmpegError) in
+            try MPEGTSPacketizer(streams: epoch.streams, title: hub.name, framing: .raw)
+        }
+    }
+
+    private static func join(hub: StreamHub, shape: String, format: RTPPayloadFormat,
+                             make: (IngestEpoch) throws(FFmpegError) -> any RTPPacketizing) throws(FFmpegError) -> RTPCut? {
         guard let epoch = hub.latestEpoch else { return nil }
-        let key = "\(ObjectIdentifier(hub).hashValue):\(maxPacketSize):\(audioToOpus)"
+        let key = "\(ObjectIdentifier(hub).hashValue):\(shape)"
         let layout = RTPFeed.layout(epoch)
         let result: Result<RTPCut?, FFmpegError> = registry.withLock { r in
             if let c = r[key], c.layout == layout, !c.isEnded {
@@ -72,7 +89,7 @@ public final class RTPCut: @unchecked Sendable {
                 return .success(c)
             }
             do throws(FFmpegError) {
-                let c = try RTPCut(hub: hub, epoch: epoch, key: key, maxPacketSize: maxPacketSize, audioToOpus: audioToOpus)
+                let c = try RTPCut(hub: hub, layout: layout, key: key, format: format, packetizer: make(epoch))
                 if let old = r[key] { old.retire() }
                 c.members = 1
                 r[key] = c
@@ -97,14 +114,12 @@ public final class RTPCut: @unchecked Sendable {
 
     private func retire() { hub.removeOutput(queueName) }
 
-    private init(hub: StreamHub, epoch: IngestEpoch, key: String, maxPacketSize: Int, audioToOpus: Bool) throws(FFmpegError) {
-        let w = try WebRTCPacketizer(streams: epoch.streams, title: hub.title ?? hub.name, maxPacketSize: maxPacketSize, audioToOpus: audioToOpus)
-        let p = w.packetizer
+    private init(hub: StreamHub, layout: [String], key: String, format: RTPPayloadFormat, packetizer p: any RTPPacketizing) {
         self.hub = hub
         self.key = key
-        packetizer = w
-        layout = RTPFeed.layout(epoch)
-        description = RTSPDescription(format: .perTrack, sdp: p.sdp, tracks: p.tracks, skipped: p.skipped)
+        packetizer = p
+        self.layout = layout
+        description = RTSPDescription(format: format, sdp: p.sdp, tracks: p.tracks, skipped: p.skipped)
         queueName = "rtp-cut-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
         // Every packet of a few seconds: drained as fast as the quickest viewer takes them.
         queue = hub.addPacketQueue(queueName, policy: SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 4000)), notify: {})

@@ -5,7 +5,7 @@ public import Mux
 /// does not carry (AAC …) made Opus first (the track left as it is when it cannot be). One per
 /// connection's tracks; confined to its caller. The WHEP viewers' shared cut (`RTPCut`) and a
 /// WHIP push (`WHIPPusher`) both cut with it.
-package final class WebRTCPacketizer {
+package final class WebRTCPacketizer: RTPPacketizing {
     package let packetizer: RTPPacketizer
     private let transcoders: [Int: OpusTranscoder]
 
@@ -23,11 +23,15 @@ package final class WebRTCPacketizer {
         self.transcoders = transcoders
     }
 
+    package var tracks: [RTPPacketizer.Track] { packetizer.tracks }
+    package var sdp: String { packetizer.sdp }
+    package var skipped: [String] { packetizer.skipped }
+
     /// One packet's RTP (timestamps in microseconds), transcoded first where its track is.
-    package func packetize(_ packet: Packet, pts: Int64, dts: Int64) throws(FFmpegError) -> [RTPPacketizer.Datagram] {
+    package func packetize(_ packet: Packet, pts: Int64?, dts: Int64?) throws(FFmpegError) -> [RTPPacketizer.Datagram] {
         guard let t = transcoders[packet.streamIndex] else { return try packetizer.packetize(packet, pts: pts, dts: dts) }
         var out: [RTPPacketizer.Datagram] = []
-        for o in t.transcode(packet, pts: pts) { out += try packetizer.packetize(o.packet, pts: o.pts, dts: o.pts) }
+        for o in t.transcode(packet, pts: pts ?? dts ?? 0) { out += try packetizer.packetize(o.packet, pts: o.pts, dts: o.pts) }
         return out
     }
 }
