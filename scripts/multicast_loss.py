@@ -9,7 +9,8 @@ groups from one receiver in the same namespace for the given seconds (after 3 s 
 A datagram is 7x188-byte TS packets; a lost one shows as a gap in a PID's continuity counter
 (the forward's PCR/PAT/PMT and video packets each count; the counter has 4 bits, so a loss of
 exactly 16 packets in a row would not show, which the kernel's drop counters below would). Prints one JSON line: per stream the
-datagrams and TS packets received, the continuity gaps (packets missed), and the receive
+datagrams and TS packets received (null packets, which fill each datagram to seven, among them),
+the continuity gaps (packets missed), and the receive
 buffer's own drops (/proc/net/snmp's UDP RcvbufErrors in the namespace, before and after).
 Needs root (ip netns).
 """
@@ -34,7 +35,7 @@ def receive(streams, seconds):
         s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, struct.pack("4s4s", socket.inet_aton(group), socket.inet_aton("127.0.0.1")))
         s.setblocking(False)
         socks.append(s)
-    stats = [{"datagrams": 0, "packets": 0, "gaps": 0, "missed": 0, "bad": 0} for _ in socks]
+    stats = [{"datagrams": 0, "packets": 0, "null_packets": 0, "gaps": 0, "missed": 0, "bad": 0} for _ in socks]
     cc = [dict() for _ in socks]
     index = {s.fileno(): i for i, s in enumerate(socks)}
     end = time.time() + seconds
@@ -59,6 +60,8 @@ def receive(streams, seconds):
                         continue
                     st["packets"] += 1
                     pid = ((p[1] & 0x1F) << 8) | p[2]
+                    if pid == 0x1FFF:
+                        st["null_packets"] += 1
                     if pid == 0x1FFF or not (p[3] & 0x10):
                         continue  # null packets and adaptation-only packets do not step the counter
                     c = p[3] & 0x0F
@@ -105,6 +108,7 @@ def main():
         out = {"streams": a.streams, "seconds": a.seconds, "size": a.size, "bitrate_kbps": a.bitrate, "per_stream": stats,
                "datagrams": sum(s["datagrams"] for s in stats) if stats else None,
                "missed_packets": sum(s["missed"] for s in stats) if stats else None,
+               "null_share": round(sum(s["null_packets"] for s in stats) / max(1, sum(s["packets"] for s in stats)), 3) if stats else None,
                "rcvbuf_errors": after.get("RcvbufErrors", 0) - before.get("RcvbufErrors", 0),
                "in_errors": after.get("InErrors", 0) - before.get("InErrors", 0)}
         if not stats:

@@ -103,11 +103,18 @@ def main():
     time.sleep(4)
     out["gstreamer_idle"] = measure(gst.pid, a.seconds)
     out["gstreamer"], out["gstreamer_bytes_per_second"] = srt_phase(gst.pid, f"srt://127.0.0.1:{gst_port}", a.readers, a.seconds)
+    gst_died = gst.poll() is not None
     gst.terminate(); gst.wait()
     serve.terminate(); serve.wait()
-    for k in ("srt", "rtsp"):
-        out[f"{k}_per_reader_percent"] = round((out[k] - out["idle"]) * 100 / a.readers, 3)
-    out["gstreamer_srt_per_reader_percent"] = round((out["gstreamer"] - out["gstreamer_idle"]) * 100 / a.readers, 3)
+    # The SRT phases had one more reader: the one counting bytes.
+    out["srt_per_reader_percent"] = round((out["srt"] - out["idle"]) * 100 / (a.readers + 1), 3)
+    out["rtsp_per_reader_percent"] = round((out["rtsp"] - out["idle"]) * 100 / a.readers, 3)
+    out["gstreamer_srt_per_reader_percent"] = round((out["gstreamer"] - out["gstreamer_idle"]) * 100 / (a.readers + 1), 3)
+    if not out["gstreamer_bytes_per_second"]:
+        out["gstreamer_warning"] = "the counting reader got nothing from srtsink: it may not have served every reader"
+    if gst_died:
+        out["gstreamer_warning"] = "gst-launch-1.0 ended before it was measured"
+
     print(json.dumps(out))
 
 if __name__ == "__main__":

@@ -318,6 +318,9 @@ final class LatencyRun {
                                                    "--source", testsrc, "--duration", "100000"])
         }
         if scenarios.contains(where: { $0.name == "peer-srt-live-transmit-read" }), let srtPeerIn {
+            guard FileManager.default.isExecutableFile(atPath: "/usr/bin/srt-live-transmit") else {
+                throw BenchError("peer-srt-live-transmit-read needs srt-live-transmit (apt install srt-tools)")
+            }
             _ = try start("srt-live-transmit", "/usr/bin/srt-live-transmit", ["-q", "-a:no", "udp://127.0.0.1:\(srtPeerIn)", "srt://127.0.0.1:\(srtPeerPort)?mode=listener&latency=0"])
         }
         if scenarios.contains(where: { $0.name == "floor-srt" }) {

@@ -3,7 +3,6 @@ import Demux
 import Foundation
 import MediaCore
 import Mux
-import Logging
 import Synchronization
 
 /// One SRT reader's copy of a stream (`streamid=read:NAME`): an output like every viewer's (kind
@@ -15,8 +14,8 @@ import Synchronization
 /// the source's reconnects; a reconnect that changes the tracks ends the session (the reader
 /// connects again and reads the new ones).
 final class SRTReader: PacketOutput, @unchecked Sendable {
-    // Safety: `cut`, `why` and `lastCheck` are used only by the stream's readers' thread (and by
-    // `serve` after the reader ended); the rest is immutable or Sendable.
+    // Safety: `cut`, `why`, `started` and `lastCheck` are used only by the stream's readers'
+    // thread (and by `serve` after the reader ended); the rest is immutable or Sendable.
 
     /// A reader gets at most a second of backlog, as an RTSP client does.
     static let defaultPolicy = SinkPolicy(ordering: .arrival, freshness: .maxAge(milliseconds: 1000))
@@ -30,6 +29,9 @@ final class SRTReader: PacketOutput, @unchecked Sendable {
     var why: String?
     /// When the connection and the server were last checked (monotonic nanoseconds).
     var lastCheck: UInt64 = 0
+    /// The reader has had its first keyframe (before it, the cut's MPEG-TS is mid-picture).
+    var started = false
+    let hub: StreamHub
     private let ended = DispatchSemaphore(value: 0)
 
     /// A reader of `hub` sent its share of `cut` (joined first: the hub fills the cut's queue
@@ -38,6 +40,7 @@ final class SRTReader: PacketOutput, @unchecked Sendable {
         self.connection = connection
         self.running = running
         self.cut = cut
+        self.hub = hub
         handle = hub.attachOutput(name, kind: .srt, policy: Self.defaultPolicy, taking: .notifying({ [weak readers] in readers?.wake() }))
         hub.register(self)
     }
@@ -61,11 +64,11 @@ final class SRTReader: PacketOutput, @unchecked Sendable {
                 Thread.sleep(forTimeInterval: 0.1)
             }
         }
-        let readers = SRTReaders.of(hub)
-        let reader = SRTReader(hub: hub, name: name, cut: cut!, connection: connection, readers: readers, running: running)
+        let reader = SRTReaders.join(hub) { readers in
+            SRTReader(hub: hub, name: name, cut: cut!, connection: connection, readers: readers, running: running)
+        }
         reader.handle.setState(.running)
         hub.requestKeyframe()
-        readers.add(reader)
         reader.ended.wait()
         return reader.why ?? ""
     }
@@ -92,10 +95,21 @@ final class SRTReader: PacketOutput, @unchecked Sendable {
             lastCheck = now
             if !running() { finish("the server stopped"); return false }
             if !connection.isConnected { finish("the reader left"); return false }
+            // A reader keeps an on-demand source connected, as any viewer does.
+            hub.demand()
         }
         let queue = handle.queue
         while let item = queue.pop(timeout: 0) {
             _ = queue.takeDiscontinuity()
+            if RTPFeed.layout(item.epoch) != cut.layout {
+                finish("the source came back with other tracks")
+                return false
+            }
+            // A new reader starts at a keyframe (its PAT and PMT come with it).
+            if !started {
+                guard item.isKeyframe else { continue }
+                started = true
+            }
             switch cut.lookup(item) {
             case .piece(let piece):
                 for message in piece.datagrams {
@@ -147,15 +161,29 @@ final class SRTReaders: @unchecked Sendable {
         self.key = key
     }
 
-    /// The readers of `hub`, made if it has none.
-    static func of(_ hub: StreamHub) -> SRTReaders {
-        registry.withLock { r in
+    /// A reader made by `make` joins the readers of `hub` (made, with their thread, if it has
+    /// none or theirs is ending), in one step: a stream never has two.
+    static func join(_ hub: StreamHub, make: (SRTReaders) -> SRTReader) -> SRTReader {
+        let (group, reader, start) = registry.withLock { r in
             let key = ObjectIdentifier(hub)
-            if let g = r[key] { return g }
-            let g = SRTReaders(key: key)
+            let g = r[key] ?? SRTReaders(key: key)
             r[key] = g
-            return g
+            let reader = make(g)
+            let start = g.lock.withLock {
+                g.members.append(reader)
+                defer { g.started = true }
+                return !g.started
+            }
+            return (g, reader, start)
         }
+        if start {
+            let thread = Thread { group.run() }
+            thread.name = "srt-readers"
+            thread.start()
+        } else {
+            group.wake()
+        }
+        return reader
     }
 
     /// A packet was queued for one of the readers.
@@ -164,25 +192,6 @@ final class SRTReaders: @unchecked Sendable {
         condition.lock()
         condition.signal()
         condition.unlock()
-    }
-
-    func add(_ reader: SRTReader) {
-        let start = Self.registry.withLock { r -> Bool in
-            // A group whose thread already ended is replaced for this reader.
-            if r[key] !== self { r[key] = self }
-            return lock.withLock {
-                members.append(reader)
-                defer { started = true }
-                return !started
-            }
-        }
-        if start {
-            let thread = Thread { [self] in run() }
-            thread.name = "srt-readers"
-            thread.start()
-        } else {
-            wake()
-        }
     }
 
     private func run() {

@@ -50,6 +50,9 @@ public final class Publisher {
     private var ioOpened = false
     /// MPEG-TS over UDP: what fills every datagram to seven TS packets.
     private var filler: TSDatagramFiller?
+    /// Audio streams whose packets' tails wait for the next packet's datagram (when there is
+    /// video: its pictures end the datagrams), so that audio does not cost filling each.
+    private var heldTails: Set<Int> = []
 
     public static func defaultFormat(for url: String) -> String? {
         let lower = url.lowercased()
@@ -102,6 +105,9 @@ public final class Publisher {
             st.pointee.time_base = s.timeBase.rational
             if let fr = s.frameRate, fr > 0 { st.pointee.avg_frame_rate = av_d2q(fr, 1000) }
             streamMap[s.index] = Int(st.pointee.index)
+        }
+        if streams.contains(where: { $0.mediaType == .video }) {
+            heldTails = Set(streams.filter { $0.mediaType == .audio }.map(\.index))
         }
         guard !streamMap.isEmpty else { throw PublishError(destination: url, stage: "opening", detail: "no audio or video stream to publish") }
 
@@ -185,6 +191,7 @@ public final class Publisher {
         handle.arm(seconds: options.writeTimeout)
         // av_write_frame does not take ownership and does not buffer for interleaving: lowest latency.
         let r = av_write_frame(ctx, scratch)
+        if r >= 0 { filler?.packetEnded(holdTail: heldTails.contains(packet.streamIndex)) }
         handle.disarm()
         av_packet_unref(scratch)
         if r < 0 {

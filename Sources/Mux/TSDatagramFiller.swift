@@ -6,15 +6,31 @@ import MediaCore
 /// the end of each packet, so that a picture's tail leaves at once, not with the next picture;
 /// here that tail is filled out with null packets (PID 0x1FFF, which every demuxer skips), so
 /// receivers that expect seven TS packets a datagram (IPTV gear, wall decoders) get them
-/// without waiting a frame interval. Owned by its publisher, confined to its thread.
+/// without waiting a frame interval. An audio packet's tail may instead be held for the next
+/// packet (`packetEnded(holdTail:)`), so that a stream's audio does not cost a datagram of
+/// filling each. Owned by its publisher, confined to its thread.
 final class TSDatagramFiller {
-    /// Where the filled datagrams go.
+    /// Where the filled datagrams go, and what waits for a whole datagram.
     final class Target {
         let inner: UnsafeMutablePointer<AVIOContext>
         let unit: Int
+        var pending: [UInt8] = []
         init(inner: UnsafeMutablePointer<AVIOContext>, unit: Int) {
             self.inner = inner
             self.unit = unit
+        }
+
+        /// Sends every whole datagram `pending` holds.
+        func sendWhole() {
+            var start = 0
+            while pending.count - start >= unit {
+                pending.withUnsafeBufferPointer { avio_write(inner, $0.baseAddress! + start, Int32(unit)) }
+                start += unit
+            }
+            if start > 0 {
+                pending.removeFirst(start)
+                avio_flush(inner)
+            }
         }
     }
 
@@ -38,17 +54,8 @@ final class TSDatagramFiller {
         guard let io = avio_alloc_context(buffer, Int32(unit), 1, Unmanaged.passUnretained(target).toOpaque(), nil, { opaque, buf, n in
             guard let opaque, let buf, n > 0 else { return n }
             let t = Unmanaged<Target>.fromOpaque(opaque).takeUnretainedValue()
-            avio_write(t.inner, buf, n)
-            // The buffer is one datagram long, so a short write is a flush: the rest is filled.
-            let count = Int(n)
-            let size = TSDatagramFiller.tsPacket
-            if count % size == 0, count % t.unit != 0 {
-                let missing = (t.unit - count % t.unit) / size
-                TSDatagramFiller.nullPacket.withUnsafeBufferPointer { p in
-                    for _ in 0..<missing { avio_write(t.inner, p.baseAddress, Int32(size)) }
-                }
-            }
-            avio_flush(t.inner)
+            t.pending.append(contentsOf: UnsafeBufferPointer(start: buf, count: Int(n)))
+            t.sendWhole()
             return t.inner.pointee.error < 0 ? t.inner.pointee.error : n
         }, nil) else {
             av_free(buffer)
@@ -64,8 +71,22 @@ final class TSDatagramFiller {
         avio_context_free(&io)
     }
 
+    /// A packet was written (the muxer flushed): its tail, short of a datagram, is filled out
+    /// with null packets and sent, or with `holdTail` kept for the next packet's datagram.
+    func packetEnded(holdTail: Bool) {
+        avio_flush(context)
+        let t = target
+        guard !holdTail, !t.pending.isEmpty else { return }
+        if t.pending.count % Self.tsPacket == 0 {
+            for _ in 0..<((t.unit - t.pending.count % t.unit) % t.unit / Self.tsPacket) { t.pending += Self.nullPacket }
+        }
+        t.pending.withUnsafeBufferPointer { avio_write(t.inner, $0.baseAddress, Int32($0.count)) }
+        t.pending.removeAll(keepingCapacity: true)
+        avio_flush(t.inner)
+    }
+
     /// Sends what the filler holds (filled out).
-    func flush() { avio_flush(context) }
+    func flush() { packetEnded(holdTail: false) }
 }
 
 @available(*, unavailable)

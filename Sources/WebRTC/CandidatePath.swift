@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// A WebRTC client's path to one of a server's candidates, on a blocking socket with a receive
 /// deadline: UDP (a datagram per message), or ICE-TCP's active side (RFC 6544: one connection to
@@ -8,10 +9,14 @@ import Glibc
 /// RFC 4571's 16-bit length), for networks that block UDP. Messages are sent from one thread and
 /// received on one (maybe another).
 final class CandidatePath: @unchecked Sendable {
-    // Safety: `pending` is touched only by the receiving thread; `fd` and `overTCP` are immutable.
+    // Safety: `pending` is touched only by the receiving thread; `fd` and `overTCP` are immutable;
+    // `broken` is atomic.
 
     let fd: Int32
     let overTCP: Bool
+    /// TCP: the connection is of no more use (the server closed it, or a frame could not be sent
+    /// whole within a second: its framing is lost, or the link is too slow to carry the stream).
+    private let broken = Atomic<Bool>(false)
     /// TCP: bytes received that do not yet make a whole frame.
     private var pending: [UInt8] = []
     private var start = 0
@@ -35,7 +40,7 @@ final class CandidatePath: @unchecked Sendable {
         to.sin_family = sa_family_t(AF_INET)
         to.sin_port = in_port_t(UInt16(clamping: port).bigEndian)
         guard inet_pton(AF_INET, host, &to.sin_addr) == 1 else { return .failure(WebRTCError("candidate address \(host)")) }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return .failure(WebRTCError("socket: \(errno)")) }
         let r = withUnsafePointer(to: &to) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         if r != 0 {
@@ -65,6 +70,9 @@ final class CandidatePath: @unchecked Sendable {
         return .success(CandidatePath(fd: fd, overTCP: true))
     }
 
+    /// Why the path is of no more use, if it is not.
+    var failure: String? { broken.load(ordering: .relaxed) ? "the ICE-TCP connection closed or stalled" : nil }
+
     /// Sends one message; the bytes of it sent (0 when it could not be, or is too long to frame).
     @discardableResult
     func send(_ message: [UInt8]) -> Int {
@@ -72,17 +80,19 @@ final class CandidatePath: @unchecked Sendable {
             let n = message.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             return max(0, n)
         }
-        guard message.count <= Int(UInt16.max) else { return 0 }
+        guard !broken.load(ordering: .relaxed), message.count <= Int(UInt16.max) else { return 0 }
         var frame = [UInt8(message.count >> 8), UInt8(message.count & 0xFF)]
         frame.reserveCapacity(2 + message.count)
         frame += message
         var sent = 0
         while sent < frame.count {
             let n = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
             guard n > 0 else {
-                // A frame cut short: the stream's framing is gone; the server will close it, and
-                // consent lapses here.
-                if sent > 0 { shutdown(fd, Int32(SHUT_RDWR)) }
+                // A second without room (or a frame cut short): the path is given up, and the
+                // session ends at its next consent check rather than wait on every packet.
+                broken.store(true, ordering: .relaxed)
+                shutdown(fd, Int32(SHUT_RDWR))
                 return 0
             }
             sent += n
@@ -99,8 +109,11 @@ final class CandidatePath: @unchecked Sendable {
         if let frame = nextFrame() { return frame }
         let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         guard n > 0 else {
-            // Closed by the server: wait out the deadline as a silent socket would.
-            if n == 0 { usleep(50_000) }
+            // Closed by the server: said by `failure`; wait out the deadline as a silent socket would.
+            if n == 0 {
+                broken.store(true, ordering: .relaxed)
+                usleep(50_000)
+            }
             return nil
         }
         pending += buffer[0..<n]

@@ -147,8 +147,8 @@ private final class WHIPWork: PacketWork {
     }
 }
 
-/// One WHIP session, from the offer to the DELETE: its UDP path to the server's candidate, DTLS
-/// and SRTP, and the server's RTCP on a thread of its own.
+/// One WHIP session, from the offer to the DELETE: its path to the server's candidate (UDP, or
+/// ICE-TCP when UDP goes unanswered), DTLS and SRTP, and the server's RTCP on a thread of its own.
 final class WHIPSession: @unchecked Sendable {
     // Safety: `send`, `keepAlive` and `close` come from the pusher's thread; the reader thread
     // touches only `lastAnswered` (atomic), the path's receiving side and the inbound SRTP
@@ -259,6 +259,8 @@ final class WHIPSession: @unchecked Sendable {
         let check = { Self.bindingRequest(serverUfrag: server.ufrag, serverPwd: server.pwd, ufrag: myUfrag) }
         var reasons: [String] = []
         var made: (path: CandidatePath, keys: SRTPKeys)?
+        // 10 s for the session in all, with at least 3 s left for the TCP candidate.
+        let begun = ContinuousClock.now
         for candidate in [udp, tcp].compactMap({ $0 }) where made == nil {
             let overTCP = candidate.transport.lowercased() == "tcp"
             let opened = overTCP ? CandidatePath.tcp(host: candidate.address, port: candidate.port, receiveTimeoutMicros: 50_000)
@@ -266,11 +268,12 @@ final class WHIPSession: @unchecked Sendable {
             let path: CandidatePath
             switch opened {
             case .success(let p): path = p
-            case .failure(let e): reasons.append(e.description); continue
+            case .failure(let e): reasons.append("\(overTCP ? "tcp" : "udp"): \(e.description)"); continue
             }
+            let within: Duration = overTCP ? max(.seconds(3), .seconds(10) - (ContinuousClock.now - begun)) : .seconds(tcp != nil ? 7 : 10)
             do {
-                let keys = try Self.handshake(path: path, identity: identity, fingerprint: fingerprint, client: weStart,
-                                              iceWithin: !overTCP && tcp != nil ? Self.udpWithin : .seconds(10), check: check)
+                let keys = try Self.handshake(path: path, identity: identity, fingerprint: fingerprint, client: weStart, within: within,
+                                              iceWithin: !overTCP && tcp != nil ? Self.udpWithin : within, check: check)
                 made = (path, keys)
             } catch {
                 path.close()
@@ -327,6 +330,7 @@ final class WHIPSession: @unchecked Sendable {
 
     /// A consent check when one is due; why the session is over, if it is.
     func keepAlive() -> String? {
+        if let why = path.failure { return why }
         let now = MonotonicClock.nanoseconds()
         if now &- shared.lastAnswered.load(ordering: .relaxed) > Self.consentTimeout { return "the endpoint stopped answering consent checks" }
         if now &- lastCheck >= 2_000_000_000 {
@@ -364,16 +368,17 @@ final class WHIPSession: @unchecked Sendable {
     }
 
     /// ICE checks until one is answered (within `iceWithin`), then the DTLS handshake; at most
-    /// 10 s in all.
-    static func handshake(path: CandidatePath, identity: DTLSIdentity, fingerprint: String, client: Bool, iceWithin: Duration,
+    /// `within` in all.
+    static func handshake(path: CandidatePath, identity: DTLSIdentity, fingerprint: String, client: Bool, within: Duration, iceWithin: Duration,
                           check: () -> [UInt8]) throws(WebRTCError) -> SRTPKeys {
         let dtls = try DTLSTransport(identity: identity, peerFingerprint: fingerprint, client: client)
         func send(_ b: [UInt8]) { path.send(b) }
         let begun = ContinuousClock.now
-        let end = begun + .seconds(10)
+        let end = begun + within
         var lastCheck = begun - .seconds(1), iceUp = false
         var buffer = [UInt8](repeating: 0, count: 2048)
         while ContinuousClock.now < end && (iceUp || ContinuousClock.now < begun + iceWithin) {
+            if let why = path.failure { throw WebRTCError(why) }
             if !iceUp && ContinuousClock.now - lastCheck > .milliseconds(200) {
                 send(check())
                 lastCheck = ContinuousClock.now
@@ -393,7 +398,8 @@ final class WHIPSession: @unchecked Sendable {
                 if let keys = r.keys { return keys }
             }
         }
-        throw WebRTCError(iceUp ? "the DTLS handshake did not complete within 10 s" : "no answer to ICE checks within \(iceWithin.components.seconds) s")
+        throw WebRTCError(iceUp ? "the DTLS handshake did not complete within \(within.components.seconds) s"
+                                : "no answer to ICE checks within \(min(iceWithin, within).components.seconds) s")
     }
 
     /// A `Location` header made absolute against the endpoint it came from.

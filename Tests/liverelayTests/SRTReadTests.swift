@@ -52,23 +52,34 @@ import RelayAPI
         let p = try Self.probeFile(ffmpegFile.path)
         #expect(p.report?.stampsRead == 60 && p.report?.codec == "h264" && p.report?.width == 640 && p.report?.corruptFrames == 0, "ffmpeg: \(p)")
 
+        // Then three readers at once, all served by the stream's one readers' thread: one that
+        // stops reading (its output piped into a sleeping process) never holds back the other two.
+        let stalled = try ChildProcess("/bin/sh", ["-c", "timeout -s INT -k 1 7 srt-live-transmit -q -a:no 'srt://127.0.0.1:\(srt)?streamid=read:cam' file://con | sleep 9"])
+        defer { stalled.stop() }
+        usleep(1_000_000)
         // GStreamer's srtsrc, with SRT's own stream ID syntax (`#` written %23 in a URI).
         let gstFile = dir.appendingPathComponent("gst.ts")
-        let g = try ChildProcess.run("/usr/bin/timeout", ["-s", "INT", "-k", "3", "5", "/usr/bin/gst-launch-1.0", "-e", "srtsrc",
-                                                          "uri=srt://127.0.0.1:\(srt)?streamid=%23!::r=cam,m=request", "auto-reconnect=false",
-                                                          "!", "filesink", "location=\(gstFile.path)"], timeout: 20)
-        let gp = try Self.probeFile(gstFile.path)
-        #expect(gp.report?.stampsRead == 60 && gp.report?.width == 640, "GStreamer: \(gp); \(g.output.suffix(400))")
-
+        let g = try ChildProcess("/usr/bin/timeout", ["-s", "INT", "-k", "3", "5", "/usr/bin/gst-launch-1.0", "-e", "srtsrc",
+                                                      "uri=srt://127.0.0.1:\(srt)?streamid=%23!::r=cam,m=request", "auto-reconnect=false",
+                                                      "!", "filesink", "location=\(gstFile.path)"])
         // srt-live-transmit (libsrt's own tool, no FFmpeg), MediaMTX's syntax.
         let sltFile = dir.appendingPathComponent("slt.ts")
-        let slt = try ChildProcess.run("/bin/sh", ["-c", "timeout -s INT -k 2 4 srt-live-transmit -q -a:no 'srt://127.0.0.1:\(srt)?streamid=read:cam' file://con > \(sltFile.path)"], timeout: 20)
+        let slt = try ChildProcess("/bin/sh", ["-c", "timeout -s INT -k 2 4 srt-live-transmit -q -a:no 'srt://127.0.0.1:\(srt)?streamid=read:cam' file://con > \(sltFile.path)"])
+        _ = g.wait(timeout: 20)
+        _ = slt.wait(timeout: 20)
+        let gp = try Self.probeFile(gstFile.path)
+        #expect(gp.report?.stampsRead == 60 && gp.report?.width == 640, "GStreamer: \(gp); \((g.stdout + g.stderr).suffix(400))")
         let sp = try Self.probeFile(sltFile.path)
-        #expect(sp.report?.stampsRead == 60 && sp.report?.width == 640, "srt-live-transmit: \(sp); \(slt.output.suffix(400))")
+        #expect(sp.report?.stampsRead == 60 && sp.report?.width == 640, "srt-live-transmit: \(sp); \(slt.stderr.suffix(400))")
+        stalled.stop()
 
         // Every reader's output left with it.
-        usleep(1_500_000)
-        let after = (try? Servers.api(StreamView.self, "http://127.0.0.1:\(port)/api/streams/cam"))?.sinks ?? []
+        var after: [OutputStatus] = []
+        let gone = Date().addingTimeInterval(10)
+        repeat {
+            usleep(500_000)
+            after = (try? Servers.api(StreamView.self, "http://127.0.0.1:\(port)/api/streams/cam"))?.sinks ?? []
+        } while Date() < gone && after.contains { $0.kind == .srt }
         #expect(!after.contains { $0.kind == .srt }, "a reader left but its output stayed: \(after)")
 
         // An unknown stream is refused in the handshake, counted as a reader's refusal.

@@ -115,8 +115,9 @@ import RelayAPI
         let line = try #require(unit.stdout.split(separator: "\n").last { $0.hasPrefix("{") }, "\((unit.stdout + unit.stderr).suffix(800))")
         let levels = try JSONDecoder().decode(Report.self, from: Data(line.utf8)).evals.compactMap { try? JSONDecoder().decode(Level.self, from: Data($0.utf8)) }
         let loud = levels.filter { $0.rms > 0.01 }
-        // About 4 s held, read every 0.5 s: several loud readings, each at the tone.
-        #expect(loud.count >= 4 && loud.allSatisfy { abs($0.peakHz - 440) < 12 }, "\(levels)")
+        // About 4 s held, read every 0.5 s: several loud readings, each at the tone (three: on
+        // a loaded machine the talk path's setup takes up to 2 s of the hold).
+        #expect(loud.count >= 3 && loud.allSatisfy { abs($0.peakHz - 440) < 12 }, "\(levels)")
     }
 
     /// One talker at a time: a second is refused 409 naming the first, `admin` takes the floor

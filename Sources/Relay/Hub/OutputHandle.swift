@@ -14,8 +14,8 @@ public enum OutputTaking: Sendable {
 }
 
 /// A packet output's place in a stream, given by the hub (`StreamHub.attachOutput`): the bounded
-/// queue the ingest fills under the output's policy, the status the API lists, and the two ways
-/// to take (blocking on a thread, or async from a task). An output holds a handle and lives
+/// queue the ingest fills under the output's policy, the status the API lists, and the ways
+/// to take (blocking on a thread, async from a task, or told to by a thread serving many). An output holds a handle and lives
 /// beside its consumer — an RTSP viewer in the RTSP server, a wall tile in the wall's room, the
 /// HLS segmenter, the recorder — and registers itself with the hub as a `PacketOutput`.
 public final class OutputHandle: Sendable {

@@ -44,7 +44,8 @@ public final class RTPCut: @unchecked Sendable {
 
     public let hub: StreamHub
     public let description: RTSPDescription
-    let layout: [String]
+    /// The source tracks the cut carries (`RTPFeed.layout`).
+    public let layout: [String]
     private let key: String
     private let queueName: String
     private let queue: SinkQueue<RelayPacket>
@@ -164,7 +165,8 @@ public final class RTPCut: @unchecked Sendable {
             ended = true
             return nil
         }
-        let wall = at.packet.senderWallMicros ?? Self.wallMicros(atMonotonic: at.packet.arrivalNanos)
+        // Only WebRTC's sender reports use the capture time.
+        let wall = description.format == .mpegTS ? 0 : at.packet.senderWallMicros ?? Self.wallMicros(atMonotonic: at.packet.arrivalNanos)
         do {
             let out = try packetizer.packetize(at.packet, pts: at.pts, dts: at.dts)
             cut.add(1, ordering: .relaxed)
