@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """LiveRelay's CPU per reader of one stream, SRT readers against RTSP-out readers, in one run, and
-a peer: `liverelay serve` (the binary given) with a 640x360 30 fps test source, its CPU idle, then
+a peer: `liverelay serve` (the binary given) with a 640x360 30 fps 1 Mbit/s test source, its CPU idle, then
 with N srt-live-transmit readers (libsrt's own tool, its output to /dev/null), then with N RTSP
 readers over TCP (one asyncio client here: DESCRIBE, SETUP interleaved, PLAY, read and drop), each
 measured over the same seconds from /proc. The peer: GStreamer relaying the same stream (read from
@@ -74,7 +74,7 @@ def main():
     d = tempfile.mkdtemp(prefix="readers-cpu")
     conf = os.path.join(d, "c.yaml")
     open(conf, "w").write('server:\n  rtsp: {listen: "127.0.0.1:0"}\ningest:\n  srt: {listen: "127.0.0.1:0"}\n'
-                          'streams:\n  cam: {source: "testsrc://?size=640x360&fps=30&gop=30", preview: false}\n')
+                          'streams:\n  cam: {source: "testsrc://?size=640x360&fps=30&gop=30&bitrate=1000", preview: false}\n')
     serve = subprocess.Popen([a.binary, "serve", "--config", conf, "--listen", "127.0.0.1:0", "--state-dir", d], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     ports = {}
     while len(ports) < 2:
