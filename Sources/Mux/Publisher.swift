@@ -213,7 +213,7 @@ public final class Publisher {
     private func closeIO(_ ctx: UnsafeMutablePointer<AVFormatContext>) {
         if let filler {
             filler.flush()
-            ctx.pointee.pb = filler.target.inner
+            ctx.pointee.pb = filler.inner
             self.filler = nil
         }
         if ioOpened { avio_closep(&ctx.pointee.pb); ioOpened = false }

@@ -17,8 +17,9 @@ public final class NetworkNamespace {
         try FastRun.refuse("ip netns and iptables (a network namespace)")
         let id = Int(getpid() % 10000)
         name = "lr\(tag)\(id)"
-        hostSide = "lr\(tag.prefix(1))h\(id)"
-        let side = "lr\(tag.prefix(1))s\(id)"
+        // Two letters of the tag: tests side by side must not share a link name.
+        hostSide = "lr\(tag.prefix(2))h\(id)"
+        let side = "lr\(tag.prefix(2))s\(id)"
         let n = id % 250 + 1
         hostAddress = "10.\(net).\(n).1"
         address = "10.\(net).\(n).2"

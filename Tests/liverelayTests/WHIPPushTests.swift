@@ -78,7 +78,7 @@ import RelayAPI
     /// picture comes back from the receiver. (Without ICE-TCP it stays "no answer to ICE checks".)
     @Test(.enabled(if: getuid() == 0, "needs root for a network namespace and iptables"))
     func aForwardWhoseUDPIsBlockedGoesLiveOverICETCP() throws {
-        let lab = try NetworkNamespace(tag: "wtcp", net: 218)
+        let lab = try NetworkNamespace(tag: "ptcp", net: 218)
         defer { lab.tearDown() }
         let dir = Paths.tempDirectory("serve")
         defer { try? FileManager.default.removeItem(at: dir) }
