@@ -101,10 +101,6 @@ final class SRTReader: PacketOutput, @unchecked Sendable {
         let queue = handle.queue
         while let item = queue.pop(timeout: 0) {
             _ = queue.takeDiscontinuity()
-            if RTPFeed.layout(item.epoch) != cut.layout {
-                finish("the source came back with other tracks")
-                return false
-            }
             // A new reader starts at a keyframe (its PAT and PMT come with it).
             if !started {
                 guard item.isKeyframe else { continue }

@@ -56,6 +56,8 @@ public final class RTPCut: @unchecked Sendable {
     private var next = 0
     private var index: [ObjectIdentifier: Int] = [:]
     private var ended = false
+    /// The last epoch a viewer's packet came from whose tracks are the cut's (checked once per epoch).
+    private var matchedEpoch: IngestEpoch?
     private var members = 0
     /// Packets cut, and packets the cut could not (counted, never thrown).
     private let cut = Atomic<Int>(0)
@@ -131,10 +133,15 @@ public final class RTPCut: @unchecked Sendable {
     /// Packets cut so far, and those that could not be.
     public var counts: (cut: Int, failed: Int) { (cut.load(ordering: .relaxed), failed.load(ordering: .relaxed)) }
 
-    /// The RTP of `item`, a packet a viewer took from its own queue.
+    /// The RTP of `item`, a packet a viewer took from its own queue; `.ended` when it comes from
+    /// a connection with other tracks than the cut's.
     public func lookup(_ item: RelayPacket) -> Lookup {
         lock.lock()
         defer { lock.unlock() }
+        if item.epoch !== matchedEpoch {
+            guard RTPFeed.layout(item.epoch) == layout else { return .ended }
+            matchedEpoch = item.epoch
+        }
         if let i = index[ObjectIdentifier(item.packet)], let held = ring[i] { return .piece(held.piece) }
         guard !ended else { return .ended }
         while let taken = queue.pop(timeout: 0) {

@@ -152,10 +152,6 @@ public final class RTPFeed: PacketOutput, @unchecked Sendable {
         let queue = handle.queue
         while !ended.load(ordering: .relaxed), let p = await handle.next() {
             _ = queue.takeDiscontinuity()
-            if Self.layout(p.epoch) != layout {
-                ended.store(true, ordering: .relaxed)
-                return nil
-            }
             switch shared.lookup(p) {
             case .piece(let piece):
                 if !piece.datagrams.isEmpty { return piece }
