@@ -118,7 +118,8 @@ public struct FaultsBenchmark {
     }
 
     /// `streams` test-source streams with previews and HLS, viewers joining and leaving every
-    /// second, for `seconds`: the server's resources sampled every tenth of the run.
+    /// second, for `seconds`: the server's resources sampled every tenth of the run. Throws, with
+    /// the server's last words, when it ends before the soak does.
     public static func soak(me: String, streams: Int, seconds: Double, work workPath: String) throws -> [(seconds: Double, resources: Resources, requests: Int)] {
         let work = URL(fileURLWithPath: workPath, isDirectory: true)
         var yaml = "streams:\n"
@@ -149,6 +150,10 @@ public struct FaultsBenchmark {
             requests += 3
             viewers.removeAll { !$0.process.isRunning }
             let t = Date().timeIntervalSince(t0)
+            guard serve.process.isRunning else {
+                let how = serve.process.terminationReason == .uncaughtSignal ? "signal" : "status"
+                throw BenchError(String(format: "the server ended (%@ %d) %.0f s into the soak; it said: ", how, serve.process.terminationStatus, t) + serve.stderr.suffix(1500))
+            }
             if t >= nextSample {
                 samples.append((t, Resources(pid: pid), requests))
                 nextSample += seconds / 10
@@ -182,6 +187,9 @@ public struct FaultsBenchmark {
     /// A process's descriptors, threads and resident memory, from /proc.
     public struct Resources: Sendable {
         public var fds = 0, threads = 0, rssMiB = 0.0
+        /// The process's state letter (`S` sleeping, `R` running, `D` waiting on the disk, `T`
+        /// stopped), "-" when it is gone.
+        public var state = "-"
         init(pid: Int32) {
             fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
             let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
@@ -189,6 +197,7 @@ public struct FaultsBenchmark {
                 let parts = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
                 if line.hasPrefix("Threads:"), parts.count > 1 { threads = Int(parts[1]) ?? 0 }
                 if line.hasPrefix("VmRSS:"), parts.count > 1 { rssMiB = (Double(parts[1]) ?? 0) / 1024 }
+                if line.hasPrefix("State:"), parts.count > 1 { state = String(parts[1]) }
             }
         }
     }

@@ -16,7 +16,7 @@ import Bench
         // Warm once the HLS windows and their retired segments have filled (~30 s).
         let warm = try #require(samples.first { $0.seconds >= 40 })
         let last = try #require(samples.last)
-        let table = samples.map { String(format: "%.0f s: %.1f MiB, %d fds, %d threads", $0.seconds, $0.resources.rssMiB, $0.resources.fds, $0.resources.threads) }
+        let table = samples.map { String(format: "%.0f s: %.1f MiB, %d fds, %d threads, %@", $0.seconds, $0.resources.rssMiB, $0.resources.fds, $0.resources.threads, $0.resources.state) }
         print("SoakTests: " + table.joined(separator: "; ") + "; \(last.requests) requests")
         // Each second a viewer, a snapshot, a playlist and, once HLS has one, the newest segment:
         // 225 requests in 75 s without segments, 300 with them all.
