@@ -12,7 +12,21 @@ import Foundation
 public final class IngestSession: PacketSource {
     public let url: String
     public let options: SourceOptions
+    /// The tracks outputs get: every audio and video track the probe (or `describeLateTracks`)
+    /// could describe, and any other kind.
     public private(set) var streams: [StreamInfo] = []
+    /// Every track the container declared, at its FFmpeg index (what a packet's index looks up).
+    private var byIndex: [StreamInfo] = []
+    /// Tracks left out of `streams` (undescribed): their packets are dropped.
+    private var leftOut: Set<Int> = []
+    /// Packets read while describing late tracks, handed on before any other.
+    private var prefetched: [Packet] = []
+    private var prefetchedNext = 0
+    /// Audio tracks described after the probe, whose frames the demuxer cannot time: it never
+    /// learnt their sample rate, so of a PES's frames only the first has a timestamp. Each one's
+    /// frame length (samples, and the rate), the last timestamp the demuxer gave and the frames since.
+    private var untimed: [Int: UntimedAudio] = [:]
+    private struct UntimedAudio { var samples: Int64; var rate: Int64; var anchor: Int64?; var frames: Int64 = 0 }
     public private(set) var formatName: String = ""
     /// The RTSP transport actually in use (`auto` resolves to `udp` or `tcp`); nil for non-RTSP.
     public private(set) var transportUsed: SourceOptions.Transport?
@@ -109,6 +123,10 @@ public final class IngestSession: PacketSource {
     }
 
     private func close() {
+        prefetched = []
+        prefetchedNext = 0
+        leftOut = []
+        untimed = [:]
         if context != nil { avformat_close_input(&context) }
     }
 
@@ -209,11 +227,103 @@ public final class IngestSession: PacketSource {
                 throw IngestError(.failed, source: url, stage: "probing streams", detail: error.description, underlying: error)
             }
         }
+        byIndex = found
         streams = found
         hasVideo = found.contains { $0.mediaType == .video }
+        if !isFile { describeLateTracks(until: deadline) }
         if !unusedOptions.isEmpty {
             logger.warning("options not used by FFmpeg (typo?)", metadata: ["source": "\(redactedURL)", "options": "\(unusedOptions.sorted().joined(separator: ","))"])
         }
+    }
+
+    /// An audio or video track the probe could not describe: a declared track whose first
+    /// packet came after the low-latency probe's 0.1 s (a muxer that holds its audio back), with
+    /// no sample rate or no picture size, which every muxer refuses ("sample rate not set").
+    private static func isUndescribed(_ s: StreamInfo) -> Bool {
+        switch s.mediaType {
+        case .audio: return s.parameters.sampleRate <= 0 || s.parameters.channels <= 0
+        case .video: return s.width <= 0 || s.height <= 0
+        default: return false
+        }
+    }
+
+    /// Describes the tracks the probe could not from their first packets (each decoded once),
+    /// reading on for at most 1.5 s (or to `deadline`) and 512 packets; what is read meanwhile is
+    /// handed on afterwards, in order. A track still undescribed then is left out of `streams`,
+    /// and said once, so that the outputs carry the rest.
+    private func describeLateTracks(until deadline: UInt64?) {
+        var missing = Set(byIndex.filter(Self.isUndescribed).map(\.index))
+        guard !missing.isEmpty, let ctx = context else { return }
+        let budget = min(1.5, deadline.map(Self.remaining) ?? 1.5)
+        let end = MonotonicClock.nanoseconds() &+ Timestamps.nanoseconds(budget)
+        var read: [Packet] = []
+        var failure: String?
+        while !missing.isEmpty, read.count < 512, MonotonicClock.nanoseconds() < end {
+            let p: Packet?
+            do { p = try readNext() } catch { failure = "\(error)"; break }
+            guard let p else { break }
+            read.append(p)
+            let i = p.streamIndex
+            guard missing.contains(i), i < Int(ctx.pointee.nb_streams), let st = ctx.pointee.streams[i], let par = st.pointee.codecpar,
+                  Self.learnParameters(par, from: p), let params = try? CodecParameters(copying: par) else { continue }
+            let described = StreamInfo(index: i, timeBase: byIndex[i].timeBase, frameRate: byIndex[i].frameRate, parameters: params)
+            guard !Self.isUndescribed(described) else { continue }
+            byIndex[i] = described
+            missing.remove(i)
+            if described.mediaType == .audio, par.pointee.frame_size > 0 {
+                untimed[i] = UntimedAudio(samples: Int64(par.pointee.frame_size), rate: Int64(par.pointee.sample_rate), anchor: p.dts ?? p.pts)
+            }
+            logger.info("track described from its first packet (after the probe)", metadata: ["source": "\(redactedURL)", "track": "\(i)", "codec": "\(described.codecName)"])
+        }
+        prefetched = read
+        prefetchedNext = 0
+        leftOut = missing
+        streams = byIndex.filter { !missing.contains($0.index) }
+        hasVideo = streams.contains { $0.mediaType == .video }
+        for i in missing.sorted() {
+            logger.warning("track left out: the probe could not describe it and no packet of it described it within \(formatSeconds(budget))",
+                           metadata: ["source": "\(redactedURL)", "track": "\(i)", "media": "\(byIndex[i].mediaType.rawValue)", "codec": "\(byIndex[i].codecName)", "error": "\(failure.map(Redactor.scrub) ?? "-")"])
+        }
+    }
+
+    /// Times a frame of an untimed audio track: one the demuxer left without a timestamp starts a
+    /// frame after the one before it (counted from the last timestamp it gave, so that rounding
+    /// does not add up); one it timed is the new anchor.
+    private static func time(_ pkt: UnsafeMutablePointer<AVPacket>, _ track: UntimedAudio, _ timeBase: TimeBase) -> UntimedAudio {
+        var u = track
+        let given = pkt.pointee.dts != noTimestamp ? pkt.pointee.dts : pkt.pointee.pts
+        // One frame in the time base: samples / rate seconds, as num/den ticks of it.
+        let (perFrame, o1) = u.samples.multipliedReportingOverflow(by: Int64(timeBase.denominator))
+        let (unit, o2) = u.rate.multipliedReportingOverflow(by: Int64(timeBase.numerator))
+        guard !o1, !o2, unit > 0 else { return u }
+        if given != noTimestamp {
+            u.anchor = given
+            u.frames = 0
+        } else if let anchor = u.anchor {
+            u.frames += 1
+            let (ticks, o3) = perFrame.multipliedReportingOverflow(by: u.frames)
+            guard !o3 else { return u }
+            let t = Timestamps.add(anchor, ticks / unit)
+            pkt.pointee.pts = t
+            pkt.pointee.dts = t
+        }
+        if pkt.pointee.duration <= 0 { pkt.pointee.duration = perFrame / unit }
+        return u
+    }
+
+    /// Fills `par` from what a decoder learns from `packet` (sample rate, channels, picture
+    /// size): true when it decoded.
+    private static func learnParameters(_ par: UnsafeMutablePointer<AVCodecParameters>, from packet: Packet) -> Bool {
+        guard let codec = avcodec_find_decoder(par.pointee.codec_id) else { return false }
+        var dec = avcodec_alloc_context3(codec)
+        var frame = av_frame_alloc()
+        defer { avcodec_free_context(&dec); av_frame_free(&frame) }
+        guard let dec, let frame, avcodec_parameters_to_context(dec, par) >= 0 else { return false }
+        dec.pointee.thread_count = 1
+        guard avcodec_open2(dec, codec, nil) >= 0,
+              packet.withUnsafeAVPacket({ avcodec_send_packet(dec, $0) }) >= 0 else { return false }
+        _ = avcodec_receive_frame(dec, frame)
+        return avcodec_parameters_from_context(par, dec) >= 0
     }
 
     private static func keys(_ dict: OpaquePointer?) -> [String] {
@@ -270,6 +380,12 @@ public final class IngestSession: PacketSource {
 
     /// The next packet from the demuxer, without pacing.
     private func readNext() throws -> Packet? {
+        if prefetchedNext < prefetched.count {
+            let p = prefetched[prefetchedNext]
+            prefetchedNext += 1
+            if prefetchedNext == prefetched.count { prefetched = []; prefetchedNext = 0 }
+            return p
+        }
         guard let ctx = context else { return nil }
         while true {
             interruptHandle.arm(seconds: options.readTimeout)
@@ -288,9 +404,10 @@ public final class IngestSession: PacketSource {
             }
             let arrival = MonotonicClock.nanoseconds()
             let index = Int(scratch.pointee.stream_index)
-            guard index < streams.count else { av_packet_unref(scratch); continue }
+            guard index >= 0, index < byIndex.count, leftOut.isEmpty || !leftOut.contains(index) else { av_packet_unref(scratch); continue }
             // Two fields, not a copy of the StreamInfo (retains and releases per packet).
-            let timeBase = streams[index].timeBase, mediaType = streams[index].mediaType
+            let timeBase = byIndex[index].timeBase, mediaType = byIndex[index].mediaType
+            if !untimed.isEmpty, let u = untimed[index] { untimed[index] = Self.time(scratch, u, timeBase) }
             if options.loop, let off = loopOffset[index], off != 0 {
                 if scratch.pointee.pts != noTimestamp { scratch.pointee.pts = Timestamps.add(scratch.pointee.pts, off) }
                 if scratch.pointee.dts != noTimestamp { scratch.pointee.dts = Timestamps.add(scratch.pointee.dts, off) }

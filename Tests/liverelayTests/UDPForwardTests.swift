@@ -109,6 +109,50 @@ import RelayAPI
         #expect(view.forwards.allSatisfy { $0.connections == 1 }, "\(view.forwards)")
     }
 
+    /// Sources whose audio comes after the 0.1 s probe (a muxer that holds it back; here ffmpeg
+    /// with the sound 1 s and 4 s late), each forwarded over UDP. `late`'s audio is described from
+    /// its first packet and forwarded with the pictures, every datagram still whole (an audio
+    /// packet's tail rides with the next picture's datagram); `later`'s comes after the 1.5 s
+    /// allowed, so its forward carries the pictures alone and the log says the audio was left out.
+    /// Before, both forwards failed at their header ("sample rate not set"), again and again.
+    @Test func aSourceWhoseSoundComesLateIsForwardedWithIt() throws {
+        let late = FreePort.boundLoopbackSocket(type: Int32(SOCK_DGRAM.rawValue))
+        let later = FreePort.boundLoopbackSocket(type: Int32(SOCK_DGRAM.rawValue))
+        defer { close(late.fd); close(later.fd) }
+        func source(soundAfter seconds: Int) -> String {
+            "exec:ffmpeg -hide_banner -v error -re -f lavfi -i testsrc2=size=320x180:rate=25 -itsoffset \(seconds) -f lavfi -i sine=frequency=1000:sample_rate=44100 -c:v libx264 -preset ultrafast -tune zerolatency -g 25 -c:a aac -f mpegts -"
+        }
+        let (serve, port, dir) = try Servers.serve("""
+        streams:
+          late: {source: "\(source(soundAfter: 1))", on_demand: false, preview: false, forward: ["udp://127.0.0.1:\(late.port)"]}
+          later: {source: "\(source(soundAfter: 4))", on_demand: false, preview: false, forward: ["udp://127.0.0.1:\(later.port)"]}
+        """)
+        defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
+        let got = Self.receive([late.fd, later.fd], rtp: [false, false], seconds: 6)
+        struct Probe: Decodable {
+            struct Stream: Decodable { var codec_type: String; var codec_name: String?; var sample_rate: String?; var nb_read_packets: String? }
+            var streams: [Stream]
+        }
+        var tracks: [String: [Probe.Stream]] = [:]
+        for (name, r) in zip(["late", "later"], got) {
+            #expect(r.problems.isEmpty, "\(name): \(r.problems.prefix(5))")
+            #expect(r.datagrams.count > 100 && r.datagrams.allSatisfy { $0.count == 1316 }, "\(name): \(r.datagrams.count) datagrams, sizes \(Set(r.datagrams.map(\.count)).sorted().prefix(10))")
+            let file = dir.appendingPathComponent("\(name).ts")
+            try Data(r.ts).write(to: file)
+            let probe = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-count_packets", "-show_entries", "stream=codec_type,codec_name,sample_rate,nb_read_packets",
+                                                                 "-of", "json", file.path], timeout: 30)
+            tracks[name] = (try? JSONDecoder().decode(Probe.self, from: Data(probe.stdout.utf8)))?.streams ?? []
+        }
+        let sound = tracks["late"]?.first { $0.codec_type == "audio" }
+        // 43 AAC frames a second from the first second on.
+        #expect(sound?.codec_name == "aac" && sound?.sample_rate == "44100" && Int(sound?.nb_read_packets ?? "") ?? 0 > 60, "late: \(tracks["late"] ?? [])")
+        #expect(tracks["late"]?.contains { $0.codec_type == "video" && Int($0.nb_read_packets ?? "") ?? 0 > 60 } == true, "late: \(tracks["late"] ?? [])")
+        #expect(tracks["later"]?.map(\.codec_type) == ["video"], "later: \(tracks["later"] ?? [])")
+        #expect(serve.stderr.contains("track left out") && serve.stderr.contains("media=audio"), "\(serve.stderr.suffix(800))")
+        let view = try Servers.api(StreamView.self, "http://127.0.0.1:\(port)/api/streams/late")
+        #expect(view.forwards.first?.reconnects == 0 && view.forwards.first?.lastError == nil, "\(view.forwards)")
+    }
+
     @Test func aMulticastGroupReachesTwoFFmpegReadersAndVLC() throws {
         let ns = "lrmc\(getpid() % 100_000)"
         let ip = "/usr/sbin/ip"
