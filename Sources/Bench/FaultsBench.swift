@@ -131,6 +131,14 @@ public struct FaultsBenchmark {
         defer { serve.stop() }
         let pid = serve.process.processIdentifier
         let base = "http://127.0.0.1:\(port)/streams"
+        // Every stream live before the clock starts (a slow start is not what the soak measures).
+        let startBy = Date().addingTimeInterval(30)
+        while IngestBenchmark.liveStreams(port: port) < streams {
+            guard Date() < startBy, serve.process.isRunning else {
+                throw BenchError("\(IngestBenchmark.liveStreams(port: port)) of \(streams) streams live after 30 s (serve \(serve.process.isRunning ? "running, state \(Resources(pid: pid).state)" : "ended")); it said: " + serve.stderr.suffix(1500))
+            }
+            usleep(100_000)
+        }
         var samples: [(Double, Resources, Int)] = []
         var viewers: [ChildProcess] = []
         var requests = 0

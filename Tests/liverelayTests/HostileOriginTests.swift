@@ -69,6 +69,9 @@ import TestSupport
         let (serve, port, dir) = try Servers.serve("streams:\n" + streams)
         defer { serve.stop(); try? FileManager.default.removeItem(at: dir) }
         Self.expectOutlived(hostile, exchanges: 40, serve: serve, port: port, seed: seed, timeout: 100)
+        // Answers whole enough to try send the pusher to the lying ICE-TCP port once UDP's noise
+        // leaves its checks unanswered.
+        #expect(hostile.stdout.contains("ice-tcp connection 1"), "seed \(seed): the ICE-TCP port was never reached")
     }
 
     /// A webhook receiver is a peer LiveRelay calls too: mutated answers to every event's POST

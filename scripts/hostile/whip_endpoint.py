@@ -7,7 +7,7 @@ fingerprints of every length, payload types past 127, rejected sections, lines c
 noise). Its candidates point at a UDP socket of its own that answers every datagram with noise,
 half-right STUN or DTLS-looking bytes, and at a passive ICE-TCP port of its own whose RFC 4571
 frames lie (lengths past the data, empty frames, unframed noise, half-right STUN, a frame cut by
-a close). One line per request (an exchange):
+a close). One line per request (an exchange), and one per ICE-TCP connection (`ice-tcp connection N`):
 
     whip_endpoint.py --port P --seed 7 --exchanges 100
 """
@@ -86,6 +86,8 @@ def tcp_accept():
     while True:
         conn, _ = tcp.accept()
         n += 1
+        sys.stdout.write(f"ice-tcp connection {n}\n")
+        sys.stdout.flush()
         threading.Thread(target=tcp_frames, args=(conn, random.Random(f"{a.seed}:tcp:{n}")), daemon=True).start()
 
 threading.Thread(target=tcp_accept, daemon=True).start()
