@@ -1,5 +1,8 @@
 import Testing
 import Foundation
+import Synchronization
+import Demux
+import StampedSource
 import Logging
 import MediaCore
 import Mux
@@ -27,6 +30,43 @@ import TestSupport
             out[UInt32(b[4]) << 24 | UInt32(b[5]) << 16 | UInt32(b[6]) << 8 | UInt32(b[7])] = b
         }
         return out
+    }
+
+    /// A source that comes back with other tracks (H.264 for 1.5 s, then H.265) ends both viewers
+    /// of the shared cut at once, the first to take and the one that took nothing for a second;
+    /// the next viewer gets a cut of the new tracks.
+    @Test func aSourceBackWithOtherTracksEndsEveryViewerOfTheCut() async throws {
+        let opens = Atomic<Int>(0)
+        var opener = SourceOpener()
+        opener.register(scheme: "flip", open: { _, interrupt throws(IngestError) in
+            let first = opens.add(1, ordering: .relaxed).newValue == 1
+            return try TestSource(url: first ? "testsrc://?size=160x96&fps=30&gop=15&frames=45" : "testsrc://?size=160x96&fps=30&gop=15&codec=hevc",
+                                  interruptHandle: interrupt)
+        }, validate: { _ in nil })
+        let hub = StreamHub(name: "flip", source: "flip://", opener: opener, backoff: Backoff(initial: 0.05, cap: 0.1), logger: logger)
+        hub.start()
+        defer { Task { await hub.stop() } }
+        try await live(hub)
+        let a = try #require(try RTPFeed.attachShared(hub: hub, name: "webrtc-a"))
+        let b = try #require(try RTPFeed.attachShared(hub: hub, name: "webrtc-b"))
+        #expect(a.cut === b.cut && a.description.tracks.first?.codecName == "h264")
+        // a takes as they come; b waits a second, then takes what its queue kept.
+        var fromA = 0, fromB = 0
+        let start = Date()
+        while await a.nextPiece() != nil, Date().timeIntervalSince(start) < 10 { fromA += 1 }
+        let aEnded = Date().timeIntervalSince(start)
+        while await b.nextPiece() != nil, Date().timeIntervalSince(start) < 12 { fromB += 1 }
+        let bEnded = Date().timeIntervalSince(start)
+        #expect(aEnded < 8 && bEnded < 8, "a ended after \(aEnded) s, b after \(bEnded) s")
+        #expect(opens.load(ordering: .relaxed) >= 2)
+        // b's own policy (a second at most) dropped what it kept too long: from a keyframe on.
+        #expect(fromA >= 20 && fromB >= 5, "a took \(fromA) pieces, b \(fromB) (\(b.handle.status.counters))")
+        a.finish()
+        b.finish()
+        let c = try #require(try RTPFeed.attachShared(hub: hub, name: "webrtc-c"))
+        #expect(c.description.tracks.first?.codecName == "hevc", "\(c.description.tracks)")
+        #expect(await take(c, 5).count == 5)
+        c.finish()
     }
 
     @Test(.tags(.exclusive)) func viewersShareOneCutEachAtItsOwnPaceAndTheLastToLeaveEndsIt() async throws {
