@@ -36,13 +36,10 @@ final class CandidatePath: @unchecked Sendable {
     /// A TCP connection to a passive ICE-TCP candidate, made within `connectTimeoutMicros`; a
     /// frame that cannot be sent within a second breaks the path (its framing would be lost).
     static func tcp(host: String, port: Int, receiveTimeoutMicros: Int, connectTimeoutMicros: Int = 3_000_000) -> Result<CandidatePath, WebRTCError> {
-        var to = sockaddr_in()
-        to.sin_family = sa_family_t(AF_INET)
-        to.sin_port = in_port_t(UInt16(clamping: port).bigEndian)
-        guard inet_pton(AF_INET, host, &to.sin_addr) == 1 else { return .failure(WebRTCError("candidate address \(host)")) }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard let to = CandidateAddress(host: host, port: port) else { return .failure(WebRTCError("candidate address \(host)")) }
+        let fd = socket(to.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return .failure(WebRTCError("socket: \(errno)")) }
-        let r = withUnsafePointer(to: &to) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let r = to.connect(fd)
         if r != 0 {
             guard errno == EINPROGRESS else {
                 let e = errno

@@ -2,22 +2,50 @@
 import Glibc
 #endif
 
-/// A UDP socket connected to one IPv4 address and port, with a receive deadline: a WebRTC
-/// client's path to a server's candidate (the bench's load viewers, WHIP pushes).
+/// A candidate's address as the socket calls take it: IPv4 or IPv6 (a candidate's address is
+/// an IP literal, RFC 8839), or nil when `host` is neither.
+struct CandidateAddress {
+    let family: Int32
+    private var storage = sockaddr_storage()
+    let length: socklen_t
+
+    init?(host: String, port: Int) {
+        guard (0...65535).contains(port) else { return nil }
+        let bigEndianPort = in_port_t(UInt16(port).bigEndian)
+        var v4 = sockaddr_in()
+        var v6 = sockaddr_in6()
+        if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
+            v4.sin_family = sa_family_t(AF_INET)
+            v4.sin_port = bigEndianPort
+            withUnsafeMutableBytes(of: &storage) { s in withUnsafeBytes(of: v4) { s.copyMemory(from: $0) } }
+            family = AF_INET
+            length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
+            v6.sin6_family = sa_family_t(AF_INET6)
+            v6.sin6_port = bigEndianPort
+            withUnsafeMutableBytes(of: &storage) { s in withUnsafeBytes(of: v6) { s.copyMemory(from: $0) } }
+            family = AF_INET6
+            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        } else {
+            return nil
+        }
+    }
+
+    /// `connect(2)` of `fd` to this address: 0, or -1 with errno set.
+    func connect(_ fd: Int32) -> Int32 {
+        withUnsafeBytes(of: storage) { Glibc.connect(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), length) }
+    }
+}
+
+/// A UDP socket connected to one address and port (IPv4 or IPv6), with a receive deadline: a
+/// WebRTC client's path to a server's candidate (the bench's load viewers, WHIP pushes).
 enum ConnectedUDP {
     /// The socket, or why not.
     static func open(host: String, port: Int, receiveTimeoutMicros: Int, receiveBuffer: Int32? = nil) -> Result<Int32, WebRTCError> {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        guard let to = CandidateAddress(host: host, port: port) else { return .failure(WebRTCError("candidate address \(host)")) }
+        let fd = socket(to.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return .failure(WebRTCError("socket: \(errno)")) }
-        var to = sockaddr_in()
-        to.sin_family = sa_family_t(AF_INET)
-        to.sin_port = in_port_t(UInt16(clamping: port).bigEndian)
-        guard inet_pton(AF_INET, host, &to.sin_addr) == 1 else {
-            close(fd)
-            return .failure(WebRTCError("candidate address \(host)"))
-        }
-        let connected = withUnsafePointer(to: &to) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard connected == 0 else {
+        guard to.connect(fd) == 0 else {
             let e = errno
             close(fd)
             return .failure(WebRTCError("connect to \(host):\(port): \(e)"))
