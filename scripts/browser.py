@@ -399,7 +399,8 @@ const lc = h.latencyController || {};
 const d = lc.levelDetails || {};
 return {targetLatency: h.targetLatency, latency: h.latency, stalls: lc.stallCount,
         targetDuration: d.targetduration, partTarget: d.partTarget, canBlockReload: d.canBlockReload,
-        canSkipUntil: d.canSkipUntil, skippedSegments: d.skippedSegments, deltaUpdateFailed: d.deltaUpdateFailed};
+        canSkipUntil: d.canSkipUntil, skippedSegments: d.skippedSegments, deltaUpdateFailed: d.deltaUpdateFailed,
+        keptLive: typeof window.liveRelayKeepLive === 'function', edgeError: window.edgeError || null};
 """
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ hls.js comes from the PyPI gradio wheel (it ships hls.js 1.6.15 as an ES module;
 package has it), fetched once into a cache and never committed. Used by the HLS tests and by
 `liverelay bench latency`.
 
-  hlsjs_page.py DIR     writes DIR/hls.mjs and DIR/hlsjs.html (plays ?src= in LL mode), and
+  hlsjs_page.py DIR     writes DIR/hls.mjs and DIR/hlsjs.html (plays ?src= in LL mode, kept at
+                        the live edge by LiveRelay's own script from ?edge=http://HOST:PORT), and
                         DIR/native.html (plays ?src= with the browser's own HLS player)
 """
 import os
@@ -20,22 +21,17 @@ PAGE = """<!doctype html><html><body style="margin:0"><video id="video" muted au
 <script type="module">
 import { t as attach } from './hls.mjs';
 const v = document.getElementById('video');
-window.hls = attach(v, new URLSearchParams(location.search).get('src'), () => v.play());
-// As LiveRelay's watch page plays it (ViewerPage.swift): 0.1 s more target latency per stall
-// (hls.js adds 1 s), and back to the target when behind it. hls.js's own catch-up needs more
-// than 1 s buffered, which a hold-back under a second never has.
-window.hls.config.liveSyncOnStallIncrease = 0.1;
-setInterval(() => {
-  // Live only, and only while the playlist is fresh (a publisher gone leaves it be).
-  const h = window.hls, d = h.latestLevelDetails;
-  if (!d || !d.live || d.age > 3 * (d.partTarget || d.targetduration)) return;
-  const behind = h.latency - h.targetLatency;
-  const ahead = v.buffered.length ? v.buffered.end(v.buffered.length - 1) - v.currentTime : 0;
-  // A second or more behind (a start far from the edge): jump to it.
-  if (h.targetLatency && behind > 1 && !v.seeking && h.liveSyncPosition - v.currentTime > 1) { v.currentTime = h.liveSyncPosition; return; }
-  const rate = h.targetLatency && behind > 0.05 && ahead > 0.1 ? Math.min(1.25, 1 + behind) : 1;
-  if (v.playbackRate !== rate) v.playbackRate = rate;
-}, 250);
+const q = new URLSearchParams(location.search);
+window.hls = attach(v, q.get('src'), () => v.play());
+// Kept at the live edge as LiveRelay's watch page keeps it: its own script, loaded from the
+// LiveRelay under test (?edge=http://HOST:PORT, whatever the source is), so that there is one copy.
+if (q.get('edge')) {
+  const s = document.createElement('script');
+  s.src = q.get('edge') + '/assets/live-edge.js';
+  s.onload = () => window.liveRelayKeepLive(window.hls, v);
+  s.onerror = () => { window.edgeError = 'no ' + s.src; };
+  document.head.appendChild(s);
+}
 </script></body></html>
 """
 NATIVE = """<!doctype html><html><body style="margin:0"><video id="video" muted autoplay playsinline></video>

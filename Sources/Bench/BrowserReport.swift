@@ -50,6 +50,9 @@ public struct BrowserReport: Decodable, Sendable {
         public var canSkipUntil: Double?
         public var skippedSegments: Int?
         public var deltaUpdateFailed: Bool?
+        /// LiveRelay's live-edge script (`/assets/live-edge.js`) runs in the page; why not, when it could not be loaded.
+        public var keptLive: Bool?
+        public var edgeError: String?
     }
 
     /// `--rtc-stats`: the page's (`window.pc`) inbound video stats and its last sender report

@@ -245,7 +245,8 @@ final class LatencyRun {
                 let pagePort = Self.freePort()
                 _ = try start("page-server", "/usr/bin/python3", ["-m", "http.server", String(pagePort), "--bind", "127.0.0.1", "--directory", page.path])
                 let pages = "http://127.0.0.1:\(pagePort)"
-                func hlsjs(_ src: String) -> String { "\(pages)/hlsjs.html?src=\(src)" }
+                // Every hls.js player kept at the live edge by LiveRelay's own script, peers' too.
+                func hlsjs(_ src: String) -> String { "\(pages)/hlsjs.html?src=\(src)&edge=http://127.0.0.1:\(servePort)" }
                 func native(_ src: String) -> String { "\(pages)/native.html?src=\(src)" }
                 scenarios.append(Scenario(name: "liverelay-hls-lowlatency-hlsjs", path: "LiveRelay LL-HLS (1 s / 200 ms parts), hls.js low-latency mode in Chromium",
                                           input: [], relay: "serve", warmup: 6, page: hlsjs("\(relay)/rtmp/hls/index.m3u8")))

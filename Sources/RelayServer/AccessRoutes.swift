@@ -19,8 +19,9 @@ struct AccessRequirement: Equatable {
         case nil: return AccessRequirement(action: .read)
         case "healthz" where parts.count == 1: return AccessRequirement(action: nil)
         case "metrics" where parts.count == 1: return AccessRequirement(action: .metrics)
-        // A public library (hls.js) for the watch page: nothing of LiveRelay's.
-        case "assets" where parts.count == 2 && parts[1] == "hls.mjs": return AccessRequirement(action: nil)
+        // A public library (hls.js) for the watch page, and the page's own catch-up script: no
+        // stream's and no secret.
+        case "assets" where parts.count == 2 && (parts[1] == "hls.mjs" || parts[1] == "live-edge.js"): return AccessRequirement(action: nil)
         case "api":
             if parts.count == 2 && parts[1] == "events" && method == .get { return AccessRequirement(action: .read, cors: true) }
             if parts.count == 2 && parts[1] == "openapi.json" && method == .get { return AccessRequirement(action: .read, cors: true) }

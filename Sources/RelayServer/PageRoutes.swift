@@ -50,6 +50,13 @@ enum PageRoutes {
             headers[.cacheControl] = "max-age=3600"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
         }
+        // How LiveRelay's pages keep hls.js at the live edge, for a page elsewhere (LiveEdgeScript).
+        router.get("/assets/live-edge.js") { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/javascript; charset=utf-8"
+            headers[.cacheControl] = "max-age=3600"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: LiveEdgeScript.source)))
+        }
         router.get("/streams/:name/meta.json") { _, context in
             let name = try context.parameters.require("name")
             guard let meta = StreamMeta(engine: engine, name: name) else { return try HTTPResponses.jsonError(.notFound, "unknown stream \"\(name)\"") }

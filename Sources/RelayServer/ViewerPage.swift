@@ -34,6 +34,7 @@ enum ViewerPage {
             player = """
             <video id="video" data-stream="\(n)" controls muted autoplay playsinline></video>
             <p id="fallback" class="none" hidden></p>
+            <script>\(LiveEdgeScript.source)</script>
             <script type="module">
             const v = document.getElementById('video');
             const q = new URLSearchParams(location.search);
@@ -87,21 +88,7 @@ enum ViewerPage {
               if (useHlsJs) {
                 const { t: attach } = await import('/assets/hls.mjs');
                 window.hls = attach(v, src, () => v.play());
-                // 0.1 s more target latency per stall (hls.js adds 1 s), and back to the target
-                // when behind it: hls.js's own catch-up needs more than 1 s buffered, which a
-                // hold-back under a second never has (scripts/hlsjs_page.py plays the same).
-                window.hls.config.liveSyncOnStallIncrease = 0.1;
-                setInterval(() => {
-                  // Live only, and only while the playlist is fresh (a publisher gone leaves it be).
-                  const h = window.hls, d = h.latestLevelDetails;
-                  if (!d || !d.live || d.age > 3 * (d.partTarget || d.targetduration)) return;
-                  const behind = h.latency - h.targetLatency;
-                  const ahead = v.buffered.length ? v.buffered.end(v.buffered.length - 1) - v.currentTime : 0;
-                  // A second or more behind (a start far from the edge): jump to it.
-                  if (h.targetLatency && behind > 1 && !v.seeking && h.liveSyncPosition - v.currentTime > 1) { v.currentTime = h.liveSyncPosition; return; }
-                  const rate = h.targetLatency && behind > 0.05 && ahead > 0.1 ? Math.min(1.25, 1 + behind) : 1;
-                  if (v.playbackRate !== rate) v.playbackRate = rate;
-                }, 250);
+                window.liveRelayKeepLive(window.hls, v); // LiveEdgeScript
                 v.dataset.player = 'hls.js';
               } else {
                 v.src = src; v.dataset.player = 'native'; v.play().catch(() => {});

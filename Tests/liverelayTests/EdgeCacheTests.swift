@@ -43,6 +43,8 @@ import Bench
         // measured alternating runs; one run here can meet an hls.js stall on a loaded machine).
         #expect((viaEdge.stamps ?? 0) > 100, "\(viaEdge)")
         #expect((direct.stamps ?? 0) > 100, "\(direct)")
+        // The watch page keeps hls.js at the live edge (LiveEdgeScript, inline).
+        #expect(viaEdge.hlsjs?.keptLive == true && direct.hlsjs?.keptLive == true, "\(direct)")
 
         // A hundred LL-HLS players through the edge.
         let before = edge.requests.count

@@ -158,8 +158,10 @@ import TestSupport
             let b = try browser("http://127.0.0.1:\(pagePort)/native-\(name).html")
             #expect((b.advanced ?? 0) > 2, "\(name): Chromium native: \(b)")
         }
-        let ll = try browser("http://127.0.0.1:\(pagePort)/hlsjs.html?src=\(base)/ll/hls/index.m3u8")
+        let ll = try browser("http://127.0.0.1:\(pagePort)/hlsjs.html?src=\(base)/ll/hls/index.m3u8&edge=http://127.0.0.1:\(port)")
         #expect((ll.advanced ?? 0) > 2, "ll: hls.js: \(ll)")
+        // Kept at the live edge by LiveRelay's own script, served to a page elsewhere.
+        #expect(ll.hlsjs?.keptLive == true && ll.hlsjs?.edgeError == nil, "ll: hls.js: \(ll)")
         // hls.js reloads with delta updates (it asks for them when CAN-SKIP-UNTIL is offered).
         let hlsjs = ll.hlsjs
         #expect((hlsjs?.skippedSegments ?? 0) > 0 && hlsjs?.deltaUpdateFailed == false, "ll: hls.js: \(ll)")
