@@ -275,7 +275,7 @@ public final class IngestSession: PacketSource {
             }
             logger.info("track described from its first packet (after the probe)", metadata: ["source": "\(redactedURL)", "track": "\(i)", "codec": "\(described.codecName)"])
         }
-        prefetched = read
+        prefetched = missing.isEmpty ? read : read.filter { !missing.contains($0.streamIndex) }
         prefetchedNext = 0
         leftOut = missing
         streams = byIndex.filter { !missing.contains($0.index) }

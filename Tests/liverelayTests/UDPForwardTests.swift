@@ -147,6 +147,10 @@ import RelayAPI
         // 43 AAC frames a second from the first second on.
         #expect(sound?.codec_name == "aac" && sound?.sample_rate == "44100" && Int(sound?.nb_read_packets ?? "") ?? 0 > 60, "late: \(tracks["late"] ?? [])")
         #expect(tracks["late"]?.contains { $0.codec_type == "video" && Int($0.nb_read_packets ?? "") ?? 0 > 60 } == true, "late: \(tracks["late"] ?? [])")
+        // The tone, heard whole from its first second on (a frame in 14 got through untimed).
+        let heard = try TalkTests.heard(["-i", dir.appendingPathComponent("late.ts").path])
+        print("UDPForwardTests: late sound forwarded: \(sound.map { "\($0)" } ?? "none"); heard \(heard)")
+        #expect(heard.seconds > 2.5 && abs(heard.hz - 1000) < 50, "late: \(heard)")
         #expect(tracks["later"]?.map(\.codec_type) == ["video"], "later: \(tracks["later"] ?? [])")
         #expect(serve.stderr.contains("track left out") && serve.stderr.contains("media=audio"), "\(serve.stderr.suffix(800))")
         let view = try Servers.api(StreamView.self, "http://127.0.0.1:\(port)/api/streams/late")
