@@ -216,21 +216,50 @@ enum FuzzTargets {
     }()
 
     /// Bytes as a source: libavformat through IngestSession (probe, open, read every packet),
-    /// the path a publisher's or a camera's bytes take. Bounded by packets and deadlines.
+    /// the path a publisher's or a camera's bytes take. Bounded by packets and deadlines. An
+    /// input whose first byte is odd comes as a live source does, through a pipe (an `exec:`
+    /// command's output): probed for 0.1 s, its late tracks described from their first packets.
     static func demux(_ bytes: [UInt8]) {
-        let path = NSTemporaryDirectory() + "liverelay-fuzz-demux-\(getpid())"
-        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { return }
-        defer { unlink(path) }
         var o = SourceOptions()
         o.openTimeout = 2
         o.readTimeout = 2
-        guard let session = try? IngestSession(url: path, options: o) else { return }
-        var n = 0
-        while n < 500, let p = try? session.readPacket() {
-            _ = p.data.count
-            n += 1
+        func readAll(_ session: IngestSession) {
+            var n = 0
+            while n < 500, let p = try? session.readPacket() {
+                _ = p.data.count
+                n += 1
+            }
         }
+        if let first = bytes.first, first & 1 == 1 {
+            _ = ignoreBrokenPipes
+            var fds: [Int32] = [0, 0]
+            guard pipe(&fds) == 0 else { return }
+            let (readEnd, writeEnd) = (fds[0], fds[1])
+            let writer = Thread {
+                var at = 0
+                while at < bytes.count {
+                    let n = bytes.withUnsafeBytes { write(writeEnd, $0.baseAddress! + at, $0.count - at) }
+                    if n < 0 && errno == EINTR { continue }
+                    guard n > 0 else { break }
+                    at += n
+                }
+                close(writeEnd)
+            }
+            writer.start()
+            // FFmpeg's pipe protocol does not close the descriptor: this does, once it is read.
+            if let session = try? IngestSession(url: "pipe:\(readEnd)", options: o) { readAll(session) }
+            close(readEnd)
+            return
+        }
+        let path = NSTemporaryDirectory() + "liverelay-fuzz-demux-\(getpid())"
+        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { return }
+        defer { unlink(path) }
+        guard let session = try? IngestSession(url: path, options: o) else { return }
+        readAll(session)
     }
+
+    /// A write to a pipe whose reader gave up fails (EPIPE) instead of ending the process.
+    static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
 
     /// The bytes as an FLV file whose tags a publisher pushes into LiveRelay's one-port ingest:
     /// libavformat probes the first ones from memory, then packets are built from the tags
