@@ -400,7 +400,7 @@ const d = lc.levelDetails || {};
 return {targetLatency: h.targetLatency, latency: h.latency, stalls: lc.stallCount,
         targetDuration: d.targetduration, partTarget: d.partTarget, canBlockReload: d.canBlockReload,
         canSkipUntil: d.canSkipUntil, skippedSegments: d.skippedSegments, deltaUpdateFailed: d.deltaUpdateFailed,
-        keptLive: typeof window.liveRelayKeepLive === 'function', edgeError: window.edgeError || null};
+        keptLive: (window.liveEdgeTicks || 0) > 0, edgeError: window.edgeError || null};
 """
 
 if __name__ == "__main__":

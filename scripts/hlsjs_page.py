@@ -25,12 +25,16 @@ const q = new URLSearchParams(location.search);
 window.hls = attach(v, q.get('src'), () => v.play());
 // Kept at the live edge as LiveRelay's watch page keeps it: its own script, loaded from the
 // LiveRelay under test (?edge=http://HOST:PORT, whatever the source is), so that there is one copy.
-if (q.get('edge')) {
+let edge = null;
+try { const u = new URL(q.get('edge')); if (u.protocol === 'http:' || u.protocol === 'https:') edge = u.origin; } catch (_) {}
+if (edge) {
   const s = document.createElement('script');
-  s.src = q.get('edge') + '/assets/live-edge.js';
+  s.src = edge + '/assets/live-edge.js';
   s.onload = () => window.liveRelayKeepLive(window.hls, v);
   s.onerror = () => { window.edgeError = 'no ' + s.src; };
   document.head.appendChild(s);
+} else {
+  window.edgeError = 'no ?edge=http://HOST:PORT given: hls.js is not kept at the live edge';
 }
 </script></body></html>
 """

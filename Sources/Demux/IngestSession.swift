@@ -12,8 +12,8 @@ import Foundation
 public final class IngestSession: PacketSource {
     public let url: String
     public let options: SourceOptions
-    /// The tracks outputs get: every audio and video track the probe (or `describeLateTracks`)
-    /// could describe, and any other kind.
+    /// The tracks outputs get: every track the container declared but an audio track neither
+    /// the probe nor `describeLateTracks` could describe.
     public private(set) var streams: [StreamInfo] = []
     /// Every track the container declared, at its FFmpeg index (what a packet's index looks up).
     private var byIndex: [StreamInfo] = []
@@ -230,48 +230,56 @@ public final class IngestSession: PacketSource {
         byIndex = found
         streams = found
         hasVideo = found.contains { $0.mediaType == .video }
-        if !isFile { describeLateTracks(until: deadline) }
+        if !isFile { try describeLateTracks(until: deadline) }
         if !unusedOptions.isEmpty {
             logger.warning("options not used by FFmpeg (typo?)", metadata: ["source": "\(redactedURL)", "options": "\(unusedOptions.sorted().joined(separator: ","))"])
         }
     }
 
-    /// An audio or video track the probe could not describe: a declared track whose first
-    /// packet came after the low-latency probe's 0.1 s (a muxer that holds its audio back), with
-    /// no sample rate or no picture size, which every muxer refuses ("sample rate not set").
+    /// An audio track the probe could not describe: declared, but its first packet came after
+    /// the low-latency probe's 0.1 s (a muxer that holds its audio back), so it has no sample
+    /// rate or channels, which every muxer refuses ("sample rate not set"). (A video track
+    /// without a picture size is kept as it is: MPEG-TS takes it, and the decoder learns the
+    /// size at the first keyframe.)
     private static func isUndescribed(_ s: StreamInfo) -> Bool {
-        switch s.mediaType {
-        case .audio: return s.parameters.sampleRate <= 0 || s.parameters.channels <= 0
-        case .video: return s.width <= 0 || s.height <= 0
-        default: return false
-        }
+        s.mediaType == .audio && (s.parameters.sampleRate <= 0 || s.parameters.channels <= 0)
     }
 
-    /// Describes the tracks the probe could not from their first packets (each decoded once),
-    /// reading on for at most 1.5 s (or to `deadline`) and 512 packets; what is read meanwhile is
-    /// handed on afterwards, in order. A track still undescribed then is left out of `streams`,
-    /// and said once, so that the outputs carry the rest.
-    private func describeLateTracks(until deadline: UInt64?) {
+    /// Describes the audio tracks the probe could not from their first packets (each decoded
+    /// once), reading on for at most 1.5 s (or to `deadline`) and 512 packets; what is read
+    /// meanwhile is handed on afterwards, in order. A track still undescribed then is left out
+    /// of `streams`, and said once, so that the outputs carry the rest. A read that fails fails
+    /// the open, as it would have failed the first read (a stalled source can take the read
+    /// deadline past the 1.5 s).
+    private func describeLateTracks(until deadline: UInt64?) throws(IngestError) {
         var missing = Set(byIndex.filter(Self.isUndescribed).map(\.index))
         guard !missing.isEmpty, let ctx = context else { return }
         let budget = min(1.5, deadline.map(Self.remaining) ?? 1.5)
         let end = MonotonicClock.nanoseconds() &+ Timestamps.nanoseconds(budget)
         var read: [Packet] = []
-        var failure: String?
+        var ended = false
         while !missing.isEmpty, read.count < 512, MonotonicClock.nanoseconds() < end {
             let p: Packet?
-            do { p = try readNext() } catch { failure = "\(error)"; break }
-            guard let p else { break }
+            do {
+                p = try readNext()
+            } catch let e as IngestError {
+                throw e
+            } catch {
+                throw IngestError(.failed, source: url, stage: "reading", detail: "\(error)")
+            }
+            guard let p else { ended = true; break }
             read.append(p)
             let i = p.streamIndex
-            guard missing.contains(i), i < Int(ctx.pointee.nb_streams), let st = ctx.pointee.streams[i], let par = st.pointee.codecpar,
-                  Self.learnParameters(par, from: p), let params = try? CodecParameters(copying: par) else { continue }
-            let described = StreamInfo(index: i, timeBase: byIndex[i].timeBase, frameRate: byIndex[i].frameRate, parameters: params)
+            guard missing.contains(i), i >= 0, i < Int(ctx.pointee.nb_streams), let k = byIndex.firstIndex(where: { $0.index == i }),
+                  let st = ctx.pointee.streams[i], let par = st.pointee.codecpar, let params = Self.learnParameters(par, from: p) else { continue }
+            let described = StreamInfo(index: i, timeBase: byIndex[k].timeBase, frameRate: byIndex[k].frameRate, parameters: params)
             guard !Self.isUndescribed(described) else { continue }
-            byIndex[i] = described
+            byIndex[k] = described
             missing.remove(i)
-            if described.mediaType == .audio, par.pointee.frame_size > 0 {
-                untimed[i] = UntimedAudio(samples: Int64(par.pointee.frame_size), rate: Int64(par.pointee.sample_rate), anchor: p.dts ?? p.pts)
+            // AAC's frames are fixed in length: the demuxer's parser leaves the rate to the
+            // decoder (for HE-AAC), so it times only the first frame of each PES.
+            if described.codecName == "aac", params.frameSize > 0 {
+                untimed[i] = UntimedAudio(samples: Int64(params.frameSize), rate: Int64(params.sampleRate), anchor: p.dts ?? p.pts)
             }
             logger.info("track described from its first packet (after the probe)", metadata: ["source": "\(redactedURL)", "track": "\(i)", "codec": "\(described.codecName)"])
         }
@@ -280,9 +288,10 @@ public final class IngestSession: PacketSource {
         leftOut = missing
         streams = byIndex.filter { !missing.contains($0.index) }
         hasVideo = streams.contains { $0.mediaType == .video }
-        for i in missing.sorted() {
-            logger.warning("track left out: the probe could not describe it and no packet of it described it within \(formatSeconds(budget))",
-                           metadata: ["source": "\(redactedURL)", "track": "\(i)", "media": "\(byIndex[i].mediaType.rawValue)", "codec": "\(byIndex[i].codecName)", "error": "\(failure.map(Redactor.scrub) ?? "-")"])
+        let why = ended ? "the source ended first" : read.count >= 512 ? "none in the first 512 packets" : "none within \(formatSeconds(budget))"
+        for s in byIndex where missing.contains(s.index) {
+            logger.warning("track left out: the probe could not describe it, and no packet of it did (\(why))",
+                           metadata: ["source": "\(redactedURL)", "track": "\(s.index)", "media": "\(s.mediaType.rawValue)", "codec": "\(s.codecName)"])
         }
     }
 
@@ -311,19 +320,22 @@ public final class IngestSession: PacketSource {
         return u
     }
 
-    /// Fills `par` from what a decoder learns from `packet` (sample rate, channels, picture
-    /// size): true when it decoded.
-    private static func learnParameters(_ par: UnsafeMutablePointer<AVCodecParameters>, from packet: Packet) -> Bool {
-        guard let codec = avcodec_find_decoder(par.pointee.codec_id) else { return false }
+    /// What a decoder learns of a track from `packet` (sample rate, channels, frame size), on a
+    /// copy of the track's parameters (the demuxer's own stay as they are); nil when it did not
+    /// decode.
+    private static func learnParameters(_ par: UnsafePointer<AVCodecParameters>, from packet: Packet) -> CodecParameters? {
+        guard let codec = avcodec_find_decoder(par.pointee.codec_id) else { return nil }
         var dec = avcodec_alloc_context3(codec)
         var frame = av_frame_alloc()
-        defer { avcodec_free_context(&dec); av_frame_free(&frame) }
-        guard let dec, let frame, avcodec_parameters_to_context(dec, par) >= 0 else { return false }
+        var learnt = avcodec_parameters_alloc()
+        defer { avcodec_free_context(&dec); av_frame_free(&frame); avcodec_parameters_free(&learnt) }
+        guard let dec, let frame, let learnt, avcodec_parameters_to_context(dec, par) >= 0 else { return nil }
         dec.pointee.thread_count = 1
         guard avcodec_open2(dec, codec, nil) >= 0,
-              packet.withUnsafeAVPacket({ avcodec_send_packet(dec, $0) }) >= 0 else { return false }
-        _ = avcodec_receive_frame(dec, frame)
-        return avcodec_parameters_from_context(par, dec) >= 0
+              packet.withUnsafeAVPacket({ avcodec_send_packet(dec, $0) }) >= 0,
+              avcodec_receive_frame(dec, frame) >= 0,
+              avcodec_parameters_from_context(learnt, dec) >= 0 else { return nil }
+        return try? CodecParameters(copying: learnt)
     }
 
     private static func keys(_ dict: OpaquePointer?) -> [String] {

@@ -38,6 +38,8 @@ public final class CodecParameters: @unchecked Sendable {
     public var height: Int { Int(pointer.pointee.height) }
     public var sampleRate: Int { Int(pointer.pointee.sample_rate) }
     public var channels: Int { Int(pointer.pointee.ch_layout.nb_channels) }
+    /// Samples per audio frame, when fixed (AAC: 1024); 0 when not known or variable.
+    public var frameSize: Int { Int(pointer.pointee.frame_size) }
     public var bitRate: Int64 { pointer.pointee.bit_rate }
     public var hasExtradata: Bool { pointer.pointee.extradata_size > 0 }
     /// The codec's out-of-band setup (H.264: an `avcC` record or Annex B parameter sets).

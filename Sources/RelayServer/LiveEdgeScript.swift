@@ -4,11 +4,13 @@
 ///
 /// 0.1 s more target latency per stall (hls.js adds 1 s), and back to the target when behind it:
 /// hls.js's own catch-up needs more than 1 s buffered, which a hold-back under a second never has.
+/// `window.liveEdgeTicks` counts its checks (the tests read it: the script ran, not only loaded).
 enum LiveEdgeScript {
     static let source = """
         window.liveRelayKeepLive = function (hls, v) {
           hls.config.liveSyncOnStallIncrease = 0.1;
           return setInterval(() => {
+            window.liveEdgeTicks = (window.liveEdgeTicks || 0) + 1;
             // Live only, and only while the playlist is fresh (a publisher gone leaves it be).
             const d = hls.latestLevelDetails;
             if (!d || !d.live || d.age > 3 * (d.partTarget || d.targetduration)) return;

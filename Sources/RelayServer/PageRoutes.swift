@@ -54,7 +54,7 @@ enum PageRoutes {
         router.get("/assets/live-edge.js") { _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "text/javascript; charset=utf-8"
-            headers[.cacheControl] = "max-age=3600"
+            headers[.cacheControl] = "no-cache" // an interface: a new release's copy at once
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: LiveEdgeScript.source)))
         }
         router.get("/streams/:name/meta.json") { _, context in

@@ -36,7 +36,7 @@ final class CandidatePath: @unchecked Sendable {
     /// A TCP connection to a passive ICE-TCP candidate, made within `connectTimeoutMicros`; a
     /// frame that cannot be sent within a second breaks the path (its framing would be lost).
     static func tcp(host: String, port: Int, receiveTimeoutMicros: Int, connectTimeoutMicros: Int = 3_000_000) -> Result<CandidatePath, WebRTCError> {
-        guard let to = CandidateAddress(host: host, port: port) else { return .failure(WebRTCError("candidate address \(host)")) }
+        guard let to = CandidateAddress(host: host, port: port) else { return .failure(WebRTCError("candidate address \(host) port \(port)")) }
         let fd = socket(to.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return .failure(WebRTCError("socket: \(errno)")) }
         let r = to.connect(fd)
@@ -44,7 +44,7 @@ final class CandidatePath: @unchecked Sendable {
             guard errno == EINPROGRESS else {
                 let e = errno
                 Glibc.close(fd)
-                return .failure(WebRTCError("connect to tcp \(host):\(port): \(String(cString: strerror(e)))"))
+                return .failure(WebRTCError("connect to tcp \(to.description): \(String(cString: strerror(e)))"))
             }
             var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
             let ready = poll(&p, 1, Int32(connectTimeoutMicros / 1000))
@@ -53,8 +53,8 @@ final class CandidatePath: @unchecked Sendable {
             getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
             guard ready == 1, error == 0 else {
                 Glibc.close(fd)
-                return .failure(WebRTCError(ready == 1 ? "connect to tcp \(host):\(port): \(String(cString: strerror(error)))"
-                                                       : "connect to tcp \(host):\(port): no answer within \(connectTimeoutMicros / 1_000_000) s"))
+                return .failure(WebRTCError(ready == 1 ? "connect to tcp \(to.description): \(String(cString: strerror(error)))"
+                                                       : "connect to tcp \(to.description): no answer within \(connectTimeoutMicros / 1_000_000) s"))
             }
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~Int32(O_NONBLOCK))

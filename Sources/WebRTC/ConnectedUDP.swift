@@ -9,8 +9,11 @@ struct CandidateAddress {
     private var storage = sockaddr_storage()
     let length: socklen_t
 
+    /// `host:port` as errors say it (an IPv6 address in brackets).
+    let description: String
+
     init?(host: String, port: Int) {
-        guard (0...65535).contains(port) else { return nil }
+        guard (1...65535).contains(port) else { return nil }
         let bigEndianPort = in_port_t(UInt16(port).bigEndian)
         var v4 = sockaddr_in()
         var v6 = sockaddr_in6()
@@ -20,12 +23,14 @@ struct CandidateAddress {
             withUnsafeMutableBytes(of: &storage) { s in withUnsafeBytes(of: v4) { s.copyMemory(from: $0) } }
             family = AF_INET
             length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            description = "\(host):\(port)"
         } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
             v6.sin6_family = sa_family_t(AF_INET6)
             v6.sin6_port = bigEndianPort
             withUnsafeMutableBytes(of: &storage) { s in withUnsafeBytes(of: v6) { s.copyMemory(from: $0) } }
             family = AF_INET6
             length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+            description = "[\(host)]:\(port)"
         } else {
             return nil
         }
@@ -33,7 +38,8 @@ struct CandidateAddress {
 
     /// `connect(2)` of `fd` to this address: 0, or -1 with errno set.
     func connect(_ fd: Int32) -> Int32 {
-        withUnsafeBytes(of: storage) { Glibc.connect(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), length) }
+        var address = storage
+        return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, length) } }
     }
 }
 
@@ -42,13 +48,13 @@ struct CandidateAddress {
 enum ConnectedUDP {
     /// The socket, or why not.
     static func open(host: String, port: Int, receiveTimeoutMicros: Int, receiveBuffer: Int32? = nil) -> Result<Int32, WebRTCError> {
-        guard let to = CandidateAddress(host: host, port: port) else { return .failure(WebRTCError("candidate address \(host)")) }
+        guard let to = CandidateAddress(host: host, port: port) else { return .failure(WebRTCError("candidate address \(host) port \(port)")) }
         let fd = socket(to.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return .failure(WebRTCError("socket: \(errno)")) }
+        guard fd >= 0 else { return .failure(WebRTCError("socket: \(String(cString: strerror(errno)))")) }
         guard to.connect(fd) == 0 else {
             let e = errno
             close(fd)
-            return .failure(WebRTCError("connect to \(host):\(port): \(e)"))
+            return .failure(WebRTCError("connect to \(to.description): \(String(cString: strerror(e)))"))
         }
         var timeout = timeval(tv_sec: receiveTimeoutMicros / 1_000_000, tv_usec: receiveTimeoutMicros % 1_000_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

@@ -232,10 +232,12 @@ final class WHIPSession: @unchecked Sendable {
             throw WebRTCError("the answer has no ICE credentials or fingerprint")
         }
         let candidates = sdp.media.flatMap(\.candidates).filter { $0.component == 1 }
-        let udp = candidates.filter { $0.transport.lowercased() == "udp" }.max { $0.priority < $1.priority }
+        // UDP candidates by priority: the first this host can open (an IPv6 one fails at once
+        // where IPv6 has no route) is the one ICE checks go to.
+        let udps = candidates.filter { $0.transport.lowercased() == "udp" }.sorted { $0.priority > $1.priority }
         // ICE-TCP (RFC 6544): this side is active, so only a passive candidate can be reached.
         let tcp = candidates.filter { $0.transport.lowercased() == "tcp" && $0.tcpType?.lowercased() == "passive" }.max { $0.priority < $1.priority }
-        guard udp != nil || tcp != nil else {
+        guard !udps.isEmpty || tcp != nil else {
             abandon()
             throw WebRTCError("the answer has no UDP candidate and no passive TCP one")
         }
@@ -261,8 +263,11 @@ final class WHIPSession: @unchecked Sendable {
         var made: (path: CandidatePath, keys: SRTPKeys)?
         // 10 s for the session in all, with at least 3 s left for the TCP candidate.
         let begun = ContinuousClock.now
-        for candidate in [udp, tcp].compactMap({ $0 }) where made == nil {
+        var checkedUDP = false
+        for candidate in udps + [tcp].compactMap({ $0 }) where made == nil {
             let overTCP = candidate.transport.lowercased() == "tcp"
+            // One UDP path is checked (its 2 s), then the TCP candidate.
+            if !overTCP && checkedUDP { continue }
             let opened = overTCP ? CandidatePath.tcp(host: candidate.address, port: candidate.port, receiveTimeoutMicros: 50_000)
                                  : CandidatePath.udp(host: candidate.address, port: candidate.port, receiveTimeoutMicros: 50_000)
             let path: CandidatePath
@@ -270,6 +275,7 @@ final class WHIPSession: @unchecked Sendable {
             case .success(let p): path = p
             case .failure(let e): reasons.append("\(overTCP ? "tcp" : "udp"): \(e.description)"); continue
             }
+            if !overTCP { checkedUDP = true }
             let within: Duration = overTCP ? max(.seconds(3), .seconds(10) - (ContinuousClock.now - begun)) : .seconds(tcp != nil ? 7 : 10)
             do {
                 let keys = try Self.handshake(path: path, identity: identity, fingerprint: fingerprint, client: weStart, within: within,

@@ -7,11 +7,12 @@ fingerprints of every length, payload types past 127, rejected sections, lines c
 noise). Its candidates point at a UDP socket of its own that answers every datagram with noise,
 half-right STUN or DTLS-looking bytes, and at a passive ICE-TCP port of its own whose RFC 4571
 frames lie (lengths past the data, empty frames, unframed noise, half-right STUN, a frame cut by
-a close). One line per request (an exchange), and one per ICE-TCP connection (`ice-tcp connection N`):
+a close). One answer in ten is whole, so those paths are reached. One line per request (an
+exchange), and one per ICE-TCP connection (`ice-tcp connection N`):
 
     whip_endpoint.py --port P --seed 7 --exchanges 100
 """
-import os, random, socket, sys, threading
+import os, random, socket, sys, threading, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import http_answers, peer
 
@@ -81,18 +82,21 @@ def tcp_frames(conn, r):
     finally:
         conn.close()
 
+tcp_connections = [0]
+
 def tcp_accept():
     n = 0
     while True:
         conn, _ = tcp.accept()
         n += 1
+        tcp_connections[0] = n
         sys.stdout.write(f"ice-tcp connection {n}\n")
         sys.stdout.flush()
         threading.Thread(target=tcp_frames, args=(conn, random.Random(f"{a.seed}:tcp:{n}")), daemon=True).start()
 
 threading.Thread(target=tcp_accept, daemon=True).start()
 
-def sdp_answer(r, what):
+def sdp_answer(r, what, mutated=True):
     fp = ":".join(f"{b:02X}" for b in os.urandom(32))
     lines = ["v=0", "o=- 1 1 IN IP4 127.0.0.1", "s=-", "t=0 0", "a=ice-lite", "a=group:BUNDLE 0 1",
              "m=video 9 UDP/TLS/RTP/SAVPF 102", "c=IN IP4 0.0.0.0", "a=mid:0", "a=ice-ufrag:abcd", "a=ice-pwd:0123456789abcdef01234567",
@@ -100,7 +104,7 @@ def sdp_answer(r, what):
              f"a=candidate:1 1 udp 2130706431 127.0.0.1 {udp_port} typ host",
              f"a=candidate:3 1 tcp 1518280447 127.0.0.1 {tcp_port} typ host tcptype passive", "a=end-of-candidates",
              "m=audio 9 UDP/TLS/RTP/SAVPF 111", "c=IN IP4 0.0.0.0", "a=mid:1", "a=recvonly", "a=rtpmap:111 opus/48000/2"]
-    for _ in range(r.randrange(1, 6)):
+    for _ in range(r.randrange(1, 6) if mutated else 0):
         k = r.randrange(10)
         i = r.randrange(len(lines))
         if k == 0: del lines[i]; what.append("line dropped")
@@ -128,8 +132,11 @@ def exchange(conn, r, n, what):
     if method == "DELETE":
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"); conn.close()
         return
-    sdp = sdp_answer(r, what)
-    if r.random() < a.mutate / 2:
+    # One offer in ten gets a whole answer, so that the paths behind it (the noisy UDP
+    # candidate, then the lying ICE-TCP port) are reached whatever the seed.
+    whole = n % 10 == 1
+    sdp = sdp_answer(r, what, mutated=not whole)
+    if not whole and r.random() < a.mutate / 2:
         http_answers.answer(conn, r, sdp, what, status=201, content_type="application/sdp", port=a.port)
     else:
         location = r.choice([b"/session/1", b"http://127.0.0.1:1/x", b"", b"\xff\xfe", b"//evil", b"/" + b"a" * 5000])
@@ -139,3 +146,7 @@ def exchange(conn, r, n, what):
         what.append("201 with the answer")
 
 http_answers.accept_exchanges(a, exchange)
+# A whole answer's ICE-TCP attempt comes 2 s after it: waited for, so that the last one is seen.
+deadline = time.time() + 5
+while tcp_connections[0] == 0 and time.time() < deadline:
+    time.sleep(0.1)
