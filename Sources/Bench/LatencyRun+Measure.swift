@@ -157,7 +157,10 @@ extension LatencyRun {
               let h = o.hlsjs, let target = h.targetLatency else { return nil }
         let stalls = h.stalls ?? 0
         let td = h.targetDuration.map { ", target duration \($0) s" } ?? ""
-        return String(format: "hls.js aimed at %.2f s behind the live edge (stalls: %d%@)", target, stalls, td)
+        // Every player is meant to be kept at the edge by LiveRelay's script (`?edge=`): a row
+        // without it would measure hls.js alone, and says so.
+        let edge = h.keptLive == true ? "" : "; NOT kept at the live edge: \(h.edgeError ?? "its script did not run")"
+        return String(format: "hls.js aimed at %.2f s behind the live edge (stalls: %d%@)%@", target, stalls, td, edge)
     }
 
     /// LiveRelay's own histograms: capture → preview sink, and last frame → HLS part/segment listed.
