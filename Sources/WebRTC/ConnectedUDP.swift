@@ -6,7 +6,7 @@ import Glibc
 /// an IP literal, RFC 8839), or nil when `host` is neither.
 struct CandidateAddress {
     let family: Int32
-    private var storage = sockaddr_storage()
+    private let storage: sockaddr_storage
     let length: socklen_t
 
     /// `host:port` as errors say it (an IPv6 address in brackets).
@@ -20,20 +20,23 @@ struct CandidateAddress {
         if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
             v4.sin_family = sa_family_t(AF_INET)
             v4.sin_port = bigEndianPort
-            withUnsafeMutableBytes(of: &storage) { s in withUnsafeBytes(of: v4) { s.copyMemory(from: $0) } }
-            family = AF_INET
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            description = "\(host):\(port)"
+            (storage, length) = Self.stored(v4)
+            (family, description) = (AF_INET, "\(host):\(port)")
         } else if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
             v6.sin6_family = sa_family_t(AF_INET6)
             v6.sin6_port = bigEndianPort
-            withUnsafeMutableBytes(of: &storage) { s in withUnsafeBytes(of: v6) { s.copyMemory(from: $0) } }
-            family = AF_INET6
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-            description = "[\(host)]:\(port)"
+            (storage, length) = Self.stored(v6)
+            (family, description) = (AF_INET6, "[\(host)]:\(port)")
         } else {
             return nil
         }
+    }
+
+    /// A `sockaddr_in` or `sockaddr_in6` in a `sockaddr_storage`, and its length.
+    private static func stored<Address>(_ address: Address) -> (sockaddr_storage, socklen_t) {
+        var storage = sockaddr_storage()
+        withUnsafeMutableBytes(of: &storage) { s in withUnsafeBytes(of: address) { s.copyMemory(from: $0) } }
+        return (storage, socklen_t(MemoryLayout<Address>.size))
     }
 
     /// `connect(2)` of `fd` to this address: 0, or -1 with errno set.
