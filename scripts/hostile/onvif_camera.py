@@ -149,17 +149,21 @@ def discovery():
 
 
 def flood(s, addr, mid, r):
-    """One probe's answers: 1, 50 or 600 datagrams of 1 or 40 matches each."""
-    for i in range(r.choice([1, 50, 600])):
+    """One probe's answers: 1, 50 or 600 datagrams of 1 or 40 matches each. One of them, at a
+    random place, is a genuine match, so a listener that drops the good with the bad is seen."""
+    n = r.choice([1, 50, 600])
+    genuine = r.randrange(n)
+    for i in range(n):
         relates = mid if r.random() < 0.5 else r.choice(["urn:uuid:other", "", mid + "x", "\xff"])
         xaddr = r.choice([f"http://127.0.0.1:{a.port}/onvif/device_service", "http://10.66.66.66/onvif/device_service",
                           "ftp://127.0.0.1/", "http://" + "h" * 600 + "/", "http://127.0.0.1:70000/", ""])
+        if i == genuine: relates, xaddr = mid, f"http://127.0.0.1:{a.port}/onvif/device_service"
         doc = (f'<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope" xmlns:a="http://schemas.xmlsoap.org/ws/2004/08/addressing" '
                f'xmlns:d="http://schemas.xmlsoap.org/ws/2005/04/discovery"><s:Header><a:RelatesTo>{relates}</a:RelatesTo></s:Header><s:Body><d:ProbeMatches>'
                + f'<d:ProbeMatch><a:EndpointReference><a:Address>urn:uuid:cam{i}</a:Address></a:EndpointReference><d:Scopes>onvif://www.onvif.org/name/%ff%zz'
                f'</d:Scopes><d:XAddrs>{xaddr}</d:XAddrs></d:ProbeMatch>' * r.choice([1, 1, 40]) + '</d:ProbeMatches></s:Body></s:Envelope>')
         payload = doc.encode("utf-8", "surrogateescape")
-        if r.random() < 0.2: payload = broken(doc, r, []).encode("utf-8", "surrogateescape")[:65000]
+        if r.random() < 0.2 and i != genuine: payload = broken(doc, r, []).encode("utf-8", "surrogateescape")[:65000]
         try: s.sendto(payload[:65000], addr)
         except OSError: pass
 

@@ -33,6 +33,10 @@ public enum ONVIFDiscovery {
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return .failure(.socket("no socket: errno \(errno)")) }
         defer { close(fd) }
+        // A site's cameras answer at once; the default 208 KB buffer holds about a hundred answers
+        // (the kernel caps this at net.core.rmem_max).
+        var receiveBuffer: Int32 = 4 << 20
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receiveBuffer, socklen_t(MemoryLayout<Int32>.size))
         var ttl: UInt8 = 1
         _ = setsockopt(fd, Int32(IPPROTO_IP), IP_MULTICAST_TTL, &ttl, socklen_t(MemoryLayout<UInt8>.size))
         if let interface {
