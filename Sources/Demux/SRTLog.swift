@@ -2,11 +2,23 @@ import CSRT
 public import Logging
 import MediaCore
 import Synchronization
+import Glibc
 
 /// Routes libsrt's own log lines into swift-log, scrubbed of credentials. libsrt otherwise
 /// prints to stderr on its own threads, outside any log format (`--log-format json`).
 public enum SRTLog {
     private static let target = Mutex<Logger?>(nil)
+    /// Threads whose libsrt calls' failures their caller handles and says itself.
+    private static let quietThreads = Mutex<Set<UInt>>([])
+
+    /// Runs `body` with libsrt's errors on this thread left out of the log: for a call such as
+    /// a blocking `srt_accept`, whose failure when its listener closes is the expected way out.
+    static func quietly<T>(_ body: () -> T) -> T {
+        let me = UInt(pthread_self())
+        quietThreads.withLock { _ = $0.insert(me) }
+        defer { quietThreads.withLock { _ = $0.remove(me) } }
+        return body()
+    }
 
     /// Sends libsrt's errors to `logger` (its warnings, such as "nothing to read" on each
     /// receive deadline, say nothing LiveRelay does not know). Call once at start-up.
@@ -18,7 +30,8 @@ public enum SRTLog {
         srt_setloghandler(nil) { _, _, _, _, _, message in
             guard let message else { return }
             let text = String(cString: message)
-            guard !text.isEmpty, let logger = SRTLog.target.withLock({ $0 }) else { return }
+            guard !text.isEmpty, !SRTLog.quietThreads.withLock({ $0.contains(UInt(pthread_self())) }),
+                  let logger = SRTLog.target.withLock({ $0 }) else { return }
             logger.error("srt: \(Redactor.scrub(text))")
         }
     }

@@ -87,6 +87,13 @@ import RelayAPI
         #expect(unknown.status != 0)
         let metrics = try ChildProcess.run("/usr/bin/curl", ["-s", "http://127.0.0.1:\(port)/metrics"], timeout: 10).stdout
         #expect(metrics.contains("liverelay_ingest_refused_total{protocol=\"srt\",reason=\"read_unknown_stream\"} 1"), "\(metrics.split(separator: "\n").filter { $0.contains("refused") })")
+
+        // Stopping closes the port, which ends the accepting thread's wait in `srt_accept`: at
+        // once, and without libsrt's "listener socket is already closed" error in the log.
+        let stopping = Date()
+        serve.stop()
+        #expect(Date().timeIntervalSince(stopping) < 1.5 && serve.exitStatus == 0, "exit \(String(describing: serve.exitStatus))")
+        #expect(!serve.stderr.contains("srt_accept") && !serve.stdout.contains("srt_accept"), "\(serve.stderr.suffix(1500))")
     }
 
     /// With `auth`: a user with the read permission names themselves in the stream ID; a stream
