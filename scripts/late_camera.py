@@ -18,7 +18,18 @@ Prints "ready" once listening, "before serving: MODE" for each PLAY before its m
 "serving T" (T: when its media began to flow on the monotonic clock, seconds) and "played N D"
 for each session that sends media, D seconds after the camera began to serve.
 """
-import argparse, base64, os, socket, struct, subprocess, tempfile, threading, time
+import argparse, base64, os, socket, struct, subprocess, sys, tempfile, threading, time
+
+_said = threading.Lock()
+
+
+def say(line):
+    """One whole line to stdout: `print` writes the text and its newline apart, so two threads'
+    lines could run together ("played 2 0.000serving 62858.5") and the test miss one."""
+    with _said:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
 
 FPS = 30
 
@@ -127,7 +138,7 @@ class Camera:
     def play(self, conn, tracks, n):
         pictures = None
         if not self.flowing():
-            print(f"before serving: {self.a.mode}", flush=True)
+            say(f"before serving: {self.a.mode}")
             if self.a.mode == "close":
                 return
             if self.a.mode == "keyframe":
@@ -136,7 +147,7 @@ class Camera:
                 while not self.flowing():
                     time.sleep(0.005)
         if pictures is None:
-            print(f"played {n} {time.monotonic() - self.start - self.a.late:.3f}", flush=True)
+            say(f"played {n} {time.monotonic() - self.start - self.a.late:.3f}")
         udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         seq, ssrc, k = 1000, 0x1234ABCD, 0
         origin = time.monotonic()
@@ -180,11 +191,11 @@ def main():
     srv.bind(("127.0.0.1", a.port))
     srv.listen(64)
     cam.start = time.monotonic()
-    print("ready", flush=True)
+    say("ready")
 
     def announce():
         time.sleep(max(0.0, cam.start + a.late - time.monotonic()))
-        print(f"serving {cam.start + a.late:.6f}", flush=True)
+        say(f"serving {cam.start + a.late:.6f}")
     threading.Thread(target=announce, daemon=True).start()
     n = 0
     while True:

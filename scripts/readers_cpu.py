@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """LiveRelay's CPU per reader of one stream, SRT readers against RTSP-out readers, in one run, and
 a peer: `liverelay serve` (the binary given) with a 640x360 30 fps 1 Mbit/s test source, its CPU idle, then
-with N srt-live-transmit readers (libsrt's own tool, each writing to a file in /dev/shm), then with N RTSP
+with N srt-live-transmit readers (libsrt's own tool, each writing to a file), then with N RTSP
 readers over TCP (one asyncio client here: DESCRIBE, SETUP interleaved, PLAY, read and drop), each
 measured over the same seconds from /proc. The peer: GStreamer relaying the same stream (read from
 LiveRelay's RTSP out, remuxed into MPEG-TS, no re-encoding) to N srt-live-transmit readers from its
@@ -11,7 +11,7 @@ got bytes while measured. Prints one JSON line.
 
     scripts/readers_cpu.py .build/release/liverelay [--readers 100] [--seconds 10]
 """
-import argparse, asyncio, json, os, re, socket, subprocess, sys, tempfile, threading, time
+import argparse, asyncio, json, os, re, shutil, socket, subprocess, sys, tempfile, time
 
 def cpu_seconds(pid):
     fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
@@ -50,21 +50,26 @@ def free_udp_port():
 def srt_phase(pid, url, readers, seconds):
     """`pid`'s CPU (cores) while `readers` srt-live-transmit readers read `url`; how many of them
     got bytes over the same seconds (srtsink turns callers away that come too close together,
-    so they are started 50 ms apart and counted), and their mean bytes per second."""
-    out = tempfile.mkdtemp(prefix="srt-readers", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    so they are started 50 ms apart and counted), and their mean bytes per second. Each reader
+    writes to a file, in /dev/shm when it has room for the phase's ~150 MB."""
+    shm = "/dev/shm"
+    room = os.path.isdir(shm) and shutil.disk_usage(shm).free > 400 << 20
+    out = tempfile.mkdtemp(prefix="srt-readers", dir=shm if room else None)
     files = [os.path.join(out, f"{i}.ts") for i in range(readers)]
     procs = []
-    for f in files:
-        procs.append(subprocess.Popen(["srt-live-transmit", "-q", "-a:no", url, "file://con"], stdout=open(f, "wb"), stderr=subprocess.DEVNULL))
-        time.sleep(0.05)
-    time.sleep(4)
-    before = [os.path.getsize(f) for f in files]
-    cpu = measure(pid, seconds)
-    grown = [os.path.getsize(f) - b for f, b in zip(files, before)]
-    for p in procs: p.terminate()
-    for p in procs: p.wait()
-    for f in files: os.remove(f)
-    os.rmdir(out)
+    try:
+        for f in files:
+            with open(f, "wb") as sink:
+                procs.append(subprocess.Popen(["srt-live-transmit", "-q", "-a:no", url, "file://con"], stdout=sink, stderr=subprocess.DEVNULL))
+            time.sleep(0.05)
+        time.sleep(4)
+        before = [os.path.getsize(f) for f in files]
+        cpu = measure(pid, seconds)
+        grown = [os.path.getsize(f) - b for f, b in zip(files, before)]
+    finally:
+        for p in procs: p.terminate()
+        for p in procs: p.wait()
+        shutil.rmtree(out, ignore_errors=True)
     served = [g for g in grown if g > 0]
     return cpu, len(served), round(sum(served) / len(served) / seconds) if served else 0
 
@@ -108,9 +113,12 @@ def main():
     gst.terminate(); gst.wait()
     serve.terminate(); serve.wait()
     # Per reader served: a reader turned away costs nothing and is not counted.
-    out["srt_per_reader_percent"] = round((out["srt"] - out["idle"]) * 100 / max(1, out["srt_served"]), 3)
-    out["rtsp_per_reader_percent"] = round((out["rtsp"] - out["idle"]) * 100 / a.readers, 3)
-    out["gstreamer_srt_per_reader_percent"] = round((out["gstreamer"] - out["gstreamer_idle"]) * 100 / max(1, out["gstreamer_served"]), 3)
+    per = lambda cpu, idle, n: round((cpu - idle) * 100 / n, 3) if n else None
+    out["srt_per_reader_percent"] = per(out["srt"], out["idle"], out["srt_served"])
+    out["rtsp_per_reader_percent"] = per(out["rtsp"], out["idle"], a.readers)
+    out["gstreamer_srt_per_reader_percent"] = per(out["gstreamer"], out["gstreamer_idle"], out["gstreamer_served"])
+    if out["srt_served"] < a.readers:
+        out["srt_warning"] = f"serve's SRT port served {out['srt_served']} of {a.readers} readers"
     if out["gstreamer_served"] < a.readers:
         out["gstreamer_warning"] = f"srtsink served {out['gstreamer_served']} of {a.readers} readers"
     if gst_died:

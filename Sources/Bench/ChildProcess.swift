@@ -30,6 +30,8 @@ public final class ChildProcess: @unchecked Sendable {
     private let errPipe = Pipe()
     private let outBuffer = LockedData()
     private let errBuffer = LockedData()
+    /// Left by each output's collecting thread at the pipe's end.
+    private let collecting = DispatchGroup()
     /// Standard output left unread for the owner (`rawStdout: true`): a stream of pictures.
     public let rawStdout: Pipe?
 
@@ -43,18 +45,20 @@ public final class ChildProcess: @unchecked Sendable {
         self.rawStdout = rawStdout ? outPipe : nil
         process.standardOutput = outPipe
         try process.run()
-        if !rawStdout { Self.drain(outPipe, into: outBuffer) }
-        Self.drain(errPipe, into: errBuffer)
+        if !rawStdout { Self.drain(outPipe, into: outBuffer, group: collecting) }
+        Self.drain(errPipe, into: errBuffer, group: collecting)
     }
 
     /// Collects a pipe's output on a thread of its own, reading a duplicate of its descriptor
     /// until the end. Not Foundation's `readabilityHandler`: its dispatch source, cancelled while
     /// the pipe's descriptor is closed and reused, crashed the test runner in libdispatch's
     /// `_dispatch_event_loop_drain` (a soak starts and drops a hundred children).
-    private static func drain(_ pipe: Pipe, into buffer: LockedData) {
+    private static func drain(_ pipe: Pipe, into buffer: LockedData, group: DispatchGroup) {
         let fd = dup(pipe.fileHandleForReading.fileDescriptor)
         guard fd >= 0 else { return }
+        group.enter()
         let t = Thread {
+            defer { group.leave() }
             var chunk = [UInt8](repeating: 0, count: 65_536)
             while true {
                 let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
@@ -81,6 +85,13 @@ public final class ChildProcess: @unchecked Sendable {
     deinit { stop() }
 
     public var stdout: String { outBuffer.string }
+
+    /// Waits until everything the process wrote has been collected (its pipes ended), at most
+    /// `timeout` seconds (a child it left running may hold them open).
+    @discardableResult
+    public func waitForOutput(timeout: Double) -> Bool {
+        collecting.wait(timeout: .now() + timeout) == .success
+    }
     public var stderr: String { errBuffer.string }
 
     /// Waits until a line containing `text` appears on stdout or stderr.

@@ -140,8 +140,14 @@ public final class SRTListener: @unchecked Sendable {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { p in SRTLog.quietly { srt_accept(listener, p, &length) } }
             }
             guard s != SRT_INVALID_SOCK else {
-                // Closed by `stop`; any other failure is retried without spinning.
-                if !isStopped { usleep(50_000) }
+                // Closed by `stop`, the way out. Otherwise a queued caller that went away (retried),
+                // or a listener libsrt closed (said, and the thread ends).
+                guard !isStopped else { return }
+                if srt_getsockstate(listener) != SRTS_LISTENING {
+                    SRTLog.error("the SRT port \(port) stopped listening (\(String(cString: srt_getlasterror_str()))); no more callers are taken")
+                    return
+                }
+                usleep(50_000)
                 continue
             }
             guard !isStopped else { srt_close(s); return }
