@@ -85,6 +85,7 @@ public final class ChildProcess: @unchecked Sendable {
     deinit { stop() }
 
     public var stdout: String { outBuffer.string }
+    public var stderr: String { errBuffer.string }
 
     /// Waits until everything the process wrote has been collected (its pipes ended), at most
     /// `timeout` seconds (a child it left running may hold them open).
@@ -92,7 +93,6 @@ public final class ChildProcess: @unchecked Sendable {
     public func waitForOutput(timeout: Double) -> Bool {
         collecting.wait(timeout: .now() + timeout) == .success
     }
-    public var stderr: String { errBuffer.string }
 
     /// Waits until a line containing `text` appears on stdout or stderr.
     public func waitFor(_ text: String, timeout: Double) -> Bool {

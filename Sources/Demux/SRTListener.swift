@@ -143,8 +143,9 @@ public final class SRTListener: @unchecked Sendable {
                 // Closed by `stop`, the way out. Otherwise a queued caller that went away (retried),
                 // or a listener libsrt closed (said, and the thread ends).
                 guard !isStopped else { return }
+                let why = String(cString: srt_getlasterror_str())
                 if srt_getsockstate(listener) != SRTS_LISTENING {
-                    SRTLog.error("the SRT port \(port) stopped listening (\(String(cString: srt_getlasterror_str()))); no more callers are taken")
+                    SRTLog.error("the SRT port \(port) stopped listening (\(why)); no more callers are taken")
                     return
                 }
                 usleep(50_000)
