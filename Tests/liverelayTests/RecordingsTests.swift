@@ -9,8 +9,8 @@ import RelayAPI
 /// Recordings found by time: the recorder's files go into the catalog with their SHA-256
 /// chained, and the API gives the recorded spans with the restart between them as a gap.
 @Suite(.ownThreads, .serialized) struct RecordingsTests {
-    /// Holds the last five seconds and the next one of `stream` (POST …/holds): 201.
-    /// Holds the stream's recordings from 5 s ago to 1 s ahead; returns the hold's end.
+    /// Holds the last five seconds and the next one of `stream` (POST …/holds): 201; returns
+    /// the hold's end.
     @discardableResult
     func hold(port: Int, stream: String, reason: String) throws -> Date {
         let f = ISO8601DateFormatter()
@@ -21,17 +21,6 @@ import RelayAPI
                                                           "http://127.0.0.1:\(port)/api/recordings/\(stream)/holds"], timeout: 15)
         #expect(held.stdout.hasSuffix("201"), "\(held.stdout)")
         return end
-    }
-
-    /// When a recording file began, from its name (`NAME-yyyyMMdd-HHmmss.mp4`, UTC).
-    static func began(_ file: String) -> Date? {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = TimeZone(identifier: "UTC")
-        f.dateFormat = "yyyyMMdd-HHmmss"
-        let parts = file.dropLast(4).split(separator: "-")
-        guard parts.count >= 2 else { return nil }
-        return f.date(from: parts.suffix(2).joined(separator: "-"))
     }
 
     @Test func recordedSpansShowARestartAsAGapAndEachFileIsHashed() throws {
@@ -180,7 +169,7 @@ import RelayAPI
         #expect(bytes <= 200_000 + 6 * perFile, "\(bytes) bytes kept under max_bytes 200KB (\(perFile) bytes a file)")
         // Held: every file that began before the hold's end (one, or two when the stream started
         // within its last second: a loaded machine).
-        func isHeld(_ file: String) -> Bool { file == heldFile || (Self.began(file).map { $0 < heldUntil } ?? false) }
+        func isHeld(_ file: String) -> Bool { file == heldFile || (RecordingFileName(file).map { $0.began < heldUntil } ?? false) }
         let rest = left.floored.filter { !isHeld($0) }, unheld = flooredAll.filter { !isHeld($0) }
         #expect(left.floored.contains(heldFile), "the held file went: \(left.floored)")
         #expect(rest.count < unheld.count && rest == Array(unheld.suffix(rest.count)), "\(left.floored) of \(flooredAll)")
